@@ -1,0 +1,111 @@
+"""Every analysis tunable in one typed, frozen place.
+
+Estimators never read globals: the caller passes a `Params` down explicitly
+(`DEFAULT_PARAMS` unless a study overrides something). Randomness is seeded
+from here and drawn through an explicit `numpy.random.Generator`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+
+class ParamsError(ValueError):
+    """A tunable is out of range; the message names the field and the allowed range."""
+
+
+@dataclass(frozen=True, slots=True)
+class Params:
+    """Analysis tunables (paper defaults). Build variants with `params.replace(...)`."""
+
+    alpha: float = 0.05
+    """Two-sided level of every t-style dispersion interval (t quantile at 1 - alpha/2)."""
+    min_pairs: int = 4
+    """Sparse-cell sensitivity: keep configurations with at least this many complete pairs."""
+    threshold_partial: float = 0.5
+    """Operational recall threshold `recall >= 0.5` (rows recalled, McNemar)."""
+    threshold_full: float = 1.0
+    """Full-recall threshold `recall == 1.0` (equivalently >= 1.0)."""
+    excluded_configurations: tuple[str, ...] = ()
+    """Named configurations dropped in the 'named configuration excluded' sensitivity."""
+    rescue_cutoff: float = 0.5
+    """Binary rescue rule: control < cutoff fails, treatment >= cutoff rescues (exploratory)."""
+    rescue_sweep_start: float = 0.40
+    """First control-failure cutoff of the rescue sweep."""
+    rescue_sweep_stop: float = 0.60
+    """Last control-failure cutoff of the rescue sweep (inclusive)."""
+    rescue_sweep_step: float = 0.01
+    """Step of the rescue sweep."""
+    borderline_margin: float = 0.02
+    """Configurations whose control mean lies within this of the cutoff are borderline."""
+    effect_cuts: tuple[float, ...] = (0.0, 0.10, 0.20)
+    """Continuous-effect cut points: count configurations with effect >= each."""
+    headings_max: int = 5
+    """Largest number of fixed headings a carrier can carry."""
+    single_field_arms: tuple[str, ...] = ("j", "p", "t")
+    """Arms whose schema has a single free-text field (headings sub-analysis)."""
+    abstention_markers: tuple[str, ...] = (
+        "i don't know", "i do not know", "not recorded", "not available", "unknown",
+        "not mentioned", "not provided", "no record", "cannot recall", "not specified",
+    )
+    """Case-insensitive substrings that mark an answer as abstaining somewhere."""
+    bootstrap_resamples: int = 10_000
+    """Configuration-level bootstrap resamples (ours, not the paper's)."""
+    bootstrap_seed: int = 20_260_728
+    """Seed of the configuration-level bootstrap generator."""
+    bootstrap_method: str = "percentile"
+    """Bootstrap interval method: 'percentile' or 'bca'."""
+    signflip_exact_max: int = 20
+    """Enumerate all 2^n sign patterns up to this many configurations, else Monte Carlo."""
+    signflip_draws: int = 100_000
+    """Monte Carlo sign-flip draws above `signflip_exact_max`."""
+    signflip_seed: int = 20_260_729
+    """Seed of the Monte Carlo sign-flip generator."""
+    gee_cov_type: str = "bias_reduced"
+    """statsmodels GEE covariance: 'bias_reduced' (Mancl-DeRouen) for ~20 clusters."""
+    dependence_scenario: str | None = None
+    """Scenario of the within-row dependence block; None means the study's primary scenario."""
+
+    def __post_init__(self) -> None:
+        def need(ok: bool, field: str, rule: str) -> None:
+            if not ok:
+                raise ParamsError(f"Params.{field} = {getattr(self, field)!r}: {rule}")
+
+        need(0.0 < self.alpha < 1.0, "alpha", "use a level strictly between 0 and 1, e.g. 0.05")
+        need(self.min_pairs >= 1, "min_pairs", "use an integer >= 1")
+        for name in ("threshold_partial", "threshold_full", "rescue_cutoff"):
+            need(0.0 <= getattr(self, name) <= 1.0, name, "use a recall in [0, 1]")
+        need(self.rescue_sweep_step > 0, "rescue_sweep_step", "use a positive step")
+        need(self.rescue_sweep_start <= self.rescue_sweep_stop, "rescue_sweep_start",
+             "must not exceed rescue_sweep_stop")
+        need(self.borderline_margin >= 0, "borderline_margin", "use a margin >= 0")
+        need(self.bootstrap_resamples >= 1, "bootstrap_resamples", "use an integer >= 1")
+        need(self.bootstrap_method in ("percentile", "bca"), "bootstrap_method",
+             "use 'percentile' or 'bca'")
+        need(self.signflip_exact_max <= 24, "signflip_exact_max",
+             "keep it <= 24 (2^n patterns are enumerated in memory)")
+        need(self.signflip_draws >= 1, "signflip_draws", "use an integer >= 1")
+        need(self.headings_max >= 0, "headings_max", "use an integer >= 0")
+
+    def replace(self, **changes: Any) -> Params:
+        """A copy with `changes` applied (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def rescue_sweep(self) -> tuple[float, ...]:
+        """The sweep cutoffs start..stop inclusive, computed in decimals (no float drift)."""
+        start = Fraction(str(self.rescue_sweep_start))
+        stop = Fraction(str(self.rescue_sweep_stop))
+        step = Fraction(str(self.rescue_sweep_step))
+        count = int((stop - start) / step) + 1
+        return tuple(float(start + i * step) for i in range(count))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready mapping of every field (tuples as lists)."""
+        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
+                for f in dataclasses.fields(self)}
+
+
+DEFAULT_PARAMS = Params()
