@@ -1,0 +1,290 @@
+"""Endpoint client for any OpenAI-compatible chat-completions base URL.
+
+Methods note: built on the official `openai` AsyncOpenAI client with its own retries switched off
+(max_retries=0): retries are the sweep's job, because each failed attempt must stay in the data as
+an invalid row.  The API key is read from an environment variable at construction and held only
+inside the openai client; nothing this module returns or records contains it (request records are
+built from the body we send, never from headers).  Temperature is fixed per sweep; a seed is sent
+when the probe found the endpoint accepts one, and `seed_sent` is recorded on every call either way.
+The request shape for schema arms follows the probe verdict (`structured_mode`): OpenAI's
+`json_schema` response format, llama.cpp's `json_object` + `schema`, or no response_format.
+Every reply records the model (`model`) and provider (`provider`, as gateways such as OpenRouter
+report it) that actually served it, for the pin audit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+from openai import AsyncOpenAI
+
+STRUCTURED_MODES = ("json_schema", "json_object_schema", "none")
+REASONING_OFF = ("none", "openrouter", "effort", "chat_template")
+
+
+class ClientConfigError(ValueError):
+    """The endpoint configuration is unusable as given."""
+
+
+class InfraFault(Exception):
+    """An infrastructure fault: the endpoint, network or gateway failed, not the arm."""
+
+    def __init__(self, kind: str, detail: str, *, status: int | None = None, retry_after: float | None = None):
+        super().__init__(f"{kind}: {detail}")
+        self.kind = kind
+        """Fault class: connection, timeout, http_5xx, http_429, http_4xx, truncated, pin_violation."""
+        self.detail = detail
+        self.status = status
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointConfig:
+    """Everything that shapes a request to one served configuration (never the key itself)."""
+
+    base_url: str
+    """OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1."""
+    model: str
+    """Model id sent in every request."""
+    api_key_env: str | None = "OPENAI_API_KEY"
+    """Name of the environment variable holding the key; None for keyless local servers."""
+    temperature: float = 0.0
+    """Sampling temperature, fixed for the whole sweep."""
+    seed: int | None = 0
+    """Seed to send; None sends none."""
+    send_seed: bool = True
+    """Whether the endpoint accepts a seed (probe verdict); recorded on every call."""
+    timeout_s: float = 300.0
+    """Per-call timeout; a call exceeding it is an infrastructure fault."""
+    structured_mode: str = "json_schema"
+    """How schema arms ask for structure: json_schema, json_object_schema (llama.cpp) or none."""
+    reasoning_off: str = "none"
+    """How reasoning is disabled: none (not sent), openrouter, effort, chat_template."""
+    provider_order: tuple[str, ...] = ()
+    """Gateway provider pin (OpenRouter-style `provider.order`); empty for no pin."""
+    allow_fallbacks: bool | None = None
+    """Gateway fallback setting sent with the pin; None sends none."""
+    quantization: str | None = None
+    """Pinned quantization (sent as `provider.quantizations` when a pin is given)."""
+    accept_served_models: tuple[str, ...] = ()
+    """Served model ids accepted besides `model` itself (aliases the endpoint reports)."""
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
+    """Further JSON body fields, passed through verbatim and recorded."""
+
+    def __post_init__(self) -> None:
+        if self.structured_mode not in STRUCTURED_MODES:
+            raise ClientConfigError(f"structured_mode {self.structured_mode!r}; use one of {STRUCTURED_MODES}")
+        if self.reasoning_off not in REASONING_OFF:
+            raise ClientConfigError(f"reasoning_off {self.reasoning_off!r}; use one of {REASONING_OFF}")
+
+    def pin_body(self) -> dict[str, Any]:
+        """The gateway routing fields (empty without a pin)."""
+        prov: dict[str, Any] = {}
+        if self.provider_order:
+            prov["order"] = list(self.provider_order)
+        if self.allow_fallbacks is not None:
+            prov["allow_fallbacks"] = self.allow_fallbacks
+        if self.quantization and self.provider_order:
+            prov["quantizations"] = [self.quantization]
+        return {"provider": prov} if prov else {}
+
+
+@dataclass(frozen=True, slots=True)
+class CallResult:
+    """One completed chat call as the sweep records it."""
+
+    text: str
+    """Assistant message content ('' when the endpoint returned none)."""
+    finish_reason: str | None
+    """Finish reason as reported (stop, length, ...)."""
+    served_model: str | None
+    """Model id the response reports."""
+    served_provider: str | None
+    """Provider the response reports (gateways), else None."""
+    prompt_tokens: int | None
+    """Prompt tokens the endpoint counted, when reported."""
+    completion_tokens: int | None
+    """Completion tokens the endpoint counted, when reported."""
+    seed_sent: bool
+    """Whether a seed was in the request."""
+    latency_s: float
+    """Wall time of the call."""
+    reasoning_chars: int
+    """Characters of reasoning content the reply carried (0 when none)."""
+
+
+def _reasoning_fields(mode: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(top-level kwargs, extra_body) that disable reasoning in the given dialect."""
+    if mode == "openrouter":
+        return {}, {"reasoning": {"enabled": False}}
+    if mode == "effort":
+        return {"reasoning_effort": "none"}, {}
+    if mode == "chat_template":
+        return {}, {"chat_template_kwargs": {"enable_thinking": False}}
+    return {}, {}
+
+
+def response_format_for(mode: str, schema: Mapping[str, Any] | None, name: str = "carrier") -> dict[str, Any] | None:
+    """The response_format a schema arm sends under a structured mode; None for plain arms."""
+    if schema is None or mode == "none":
+        return None
+    if mode == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": dict(schema)}}
+    return {"type": "json_object", "schema": dict(schema)}
+
+
+def _retry_after(headers: Mapping[str, str] | None) -> float | None:
+    if not headers:
+        return None
+    val = headers.get("retry-after")
+    if val is None:
+        return None
+    try:
+        return max(0.0, float(val))
+    except ValueError:
+        return None
+
+
+class EndpointClient:
+    """Async chat client for one endpoint configuration."""
+
+    def __init__(self, config: EndpointConfig, *, max_connections: int | None = None) -> None:
+        self.config = config
+        key: str | None = None
+        if config.api_key_env:
+            key = os.environ.get(config.api_key_env)
+        # Local servers need no key; the openai client insists on a non-empty string.
+        self._client = AsyncOpenAI(
+            api_key=key or "unused-local",
+            base_url=config.base_url,
+            max_retries=0,
+            timeout=config.timeout_s,
+        )
+        self.key_present = bool(key)
+
+    def request_body(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        max_tokens: int,
+        schema: Mapping[str, Any] | None = None,
+        schema_name: str = "carrier",
+    ) -> dict[str, Any]:
+        """The exact JSON body sent (no headers, hence no key): recorded in the ledger."""
+        cfg = self.config
+        body: dict[str, Any] = {
+            "model": cfg.model,
+            "messages": [dict(m) for m in messages],
+            "temperature": cfg.temperature,
+            "max_tokens": max_tokens,
+        }
+        if cfg.send_seed and cfg.seed is not None:
+            body["seed"] = cfg.seed
+        fmt = response_format_for(cfg.structured_mode, schema, schema_name)
+        if fmt is not None:
+            body["response_format"] = fmt
+        top, extra = _reasoning_fields(cfg.reasoning_off)
+        body.update(top)
+        body.update(extra)
+        body.update(cfg.pin_body())
+        body.update(dict(cfg.extra_body))
+        return body
+
+    async def send(self, body: Mapping[str, Any]) -> CallResult:
+        """Send a body built by `request_body`; raise InfraFault for infrastructure failures."""
+        known = {"model", "messages", "temperature", "max_tokens", "seed", "response_format", "reasoning_effort"}
+        kwargs = {k: v for k, v in body.items() if k in known}
+        extra = {k: v for k, v in body.items() if k not in known}
+        t0 = time.perf_counter()
+        try:
+            raw = await self._client.chat.completions.with_raw_response.create(
+                **kwargs, extra_body=extra or None
+            )
+        except openai.APITimeoutError as exc:
+            raise InfraFault("timeout", f"no reply within {self.config.timeout_s}s") from exc
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            kind = "truncated" if "incomplete" in str(cause).lower() or "protocol" in type(cause).__name__.lower() else "connection"
+            raise InfraFault(kind, f"{type(cause).__name__}: {cause}") from exc
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            msg = _status_message(exc)
+            if status == 429:
+                raise InfraFault("http_429", msg, status=status, retry_after=_retry_after(exc.response.headers)) from exc
+            if status >= 500:
+                raise InfraFault("http_5xx", msg, status=status, retry_after=_retry_after(exc.response.headers)) from exc
+            raise InfraFault("http_4xx", msg, status=status) from exc
+        except openai.APIResponseValidationError as exc:
+            raise InfraFault("truncated", f"reply did not validate: {exc}") from exc
+        try:
+            resp = raw.parse()
+        except (json.JSONDecodeError, ValueError, openai.APIResponseValidationError) as exc:
+            raise InfraFault("truncated", f"reply body is not a complete JSON document: {exc}") from exc
+        latency = time.perf_counter() - t0
+        return _to_result(resp, seed_sent="seed" in body, latency=latency)
+
+    async def chat(
+        self,
+        messages: Sequence[Mapping[str, str]],
+        *,
+        max_tokens: int,
+        schema: Mapping[str, Any] | None = None,
+        schema_name: str = "carrier",
+    ) -> CallResult:
+        """Build and send one request."""
+        return await self.send(self.request_body(messages, max_tokens=max_tokens, schema=schema, schema_name=schema_name))
+
+    async def aclose(self) -> None:
+        """Close the underlying HTTP connections."""
+        await self._client.close()
+
+
+def _status_message(exc: openai.APIStatusError) -> str:
+    try:
+        text = exc.response.text
+    except Exception:  # pragma: no cover - body unreadable
+        text = ""
+    return f"HTTP {exc.status_code}: {text[:300]}"
+
+
+def _to_result(resp: Any, *, seed_sent: bool, latency: float) -> CallResult:
+    choices = getattr(resp, "choices", None)
+    if not choices:
+        raise InfraFault("truncated", "reply carries no choices")
+    choice = choices[0]
+    msg = choice.message
+    text = msg.content if msg is not None and msg.content is not None else ""
+    extra_msg = (getattr(msg, "model_extra", None) or {}) if msg is not None else {}
+    reasoning = extra_msg.get("reasoning") or extra_msg.get("reasoning_content") or ""
+    extra = getattr(resp, "model_extra", None) or {}
+    provider = extra.get("provider")
+    usage = getattr(resp, "usage", None)
+    return CallResult(
+        text=text,
+        finish_reason=choice.finish_reason,
+        served_model=getattr(resp, "model", None),
+        served_provider=str(provider) if provider is not None else None,
+        prompt_tokens=getattr(usage, "prompt_tokens", None) if usage else None,
+        completion_tokens=getattr(usage, "completion_tokens", None) if usage else None,
+        seed_sent=seed_sent,
+        latency_s=latency,
+        reasoning_chars=len(reasoning) if isinstance(reasoning, str) else 0,
+    )
+
+
+async def gather_limited(coros: Sequence[Any], limit: int) -> list[Any]:
+    """Run coroutines with at most `limit` in flight (helper for probes and benchmarks)."""
+    sem = asyncio.Semaphore(limit)
+
+    async def one(c: Any) -> Any:
+        async with sem:
+            return await c
+
+    return await asyncio.gather(*(one(c) for c in coros))
