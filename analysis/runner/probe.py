@@ -1,0 +1,211 @@
+"""Capability probe: what one endpoint accepts and honours under the exact parameters a sweep sends.
+
+Methods note (paper section 4.2): a probe through a gateway measures the conjunction of model,
+endpoint and request parameters, so every verdict here is stored with the request body that
+produced it (pin fields included) and must not be reported as a property of the model alone.
+Steps, each a real request through `EndpointClient` with the sweep's pin, temperature and seed:
+
+1. plain request (no response_format); a 4xx here is `probe_rejected_no_endpoint_for_parameters`;
+   if it fails only with the seed, the seed is recorded as not accepted and left out afterwards;
+2. OpenAI `json_schema` response format with a two-property required schema; then llama.cpp's
+   `json_object` + `schema`.  Accepted (HTTP 200) and the reply validates against the schema:
+   that mode is used.  Accepted but a required property missing or the JSON invalid:
+   `schema_advertised_reply_nonconforming` (the mode is still used, as the paper's sweep did, and
+   the verdict is disclosed).  Neither accepted: `schema_unsupported`, mode `none`;
+3. reasoning: without any reasoning field first (a reply without reasoning content means there is
+   nothing to disable), then the OpenRouter, chat-template and reasoning_effort dialects; none of
+   them yielding a reasoning-free reply is `probe_rejected_reasoning_not_disableable`;
+4. context length from GET /models (`context_length`, vLLM's `max_model_len`, llama.cpp's
+   `meta.n_ctx_train`), else the declared value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import jsonschema
+
+from analysis.runner.client import EndpointClient, EndpointConfig, InfraFault
+
+PROBE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"service": {"type": "string"}, "port": {"type": "string"}},
+    "required": ["service", "port"],
+    "additionalProperties": False,
+}
+PROBE_MESSAGES = [
+    {"role": "system", "content": "You extract facts and answer in JSON."},
+    {"role": "user", "content": "The ledger service listens on port 7311. Reply with a JSON object with the "
+                                "string fields service and port."},
+]
+PLAIN_MESSAGES = [{"role": "user", "content": "Say OK."}]
+
+
+class ProbeError(RuntimeError):
+    """The probe could not reach the endpoint at all."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One probe step's outcome with the request that produced it."""
+
+    step: str
+    """Probe step: plain, seed, json_schema, json_object_schema, reasoning:<dialect>, models."""
+    verdict: str
+    """Verdict code, e.g. json_schema_ok, schema_advertised_reply_nonconforming."""
+    status: int | None
+    """HTTP status (None for transport failures)."""
+    detail: str
+    """Short human-readable evidence (error excerpt or reply excerpt)."""
+    request: Mapping[str, Any]
+    """The exact request body sent (no headers, hence no key)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeReport:
+    """All verdicts for one endpoint and the request shape they imply."""
+
+    base_url: str
+    """Probed base URL."""
+    model: str
+    """Probed model id."""
+    structured_mode: str
+    """Request shape for schema arms: json_schema, json_object_schema or none."""
+    schema_verdict: str
+    """json_schema_ok, json_object_schema_ok, schema_advertised_reply_nonconforming or schema_unsupported."""
+    seed_accepted: bool
+    """Whether a request with a seed was accepted."""
+    reasoning_off: str
+    """Dialect that gives reasoning-free replies, or 'none'."""
+    reasoning_verdict: str
+    """reasoning_absent, reasoning_disabled, or probe_rejected_reasoning_not_disableable."""
+    usable: bool
+    """False when the plain request itself was rejected (probe_rejected_no_endpoint_for_parameters)."""
+    context_length: int | None
+    """Context length reported by /models, else the declared one."""
+    served_models: tuple[str, ...]
+    """Model ids /models lists."""
+    verdicts: tuple[Verdict, ...] = field(default_factory=tuple)
+    """Every step, in order."""
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+async def _try(client: EndpointClient, step: str, body: dict[str, Any]) -> tuple[Verdict, Any]:
+    try:
+        res = await client.send(body)
+    except InfraFault as exc:
+        return Verdict(step, f"rejected_{exc.kind}", exc.status, exc.detail[:300], body), None
+    return Verdict(step, "accepted", 200, res.text[:300], body), res
+
+
+def _conforms(text: str) -> tuple[bool, str]:
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return False, f"reply is not JSON: {exc}"
+    try:
+        jsonschema.validate(obj, PROBE_SCHEMA)
+    except jsonschema.ValidationError as exc:
+        return False, f"reply violates the schema: {exc.message}"
+    return True, "reply validates"
+
+
+async def _models(cfg: EndpointConfig) -> tuple[tuple[str, ...], int | None, Verdict]:
+    headers = {}
+    key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    url = cfg.base_url.rstrip("/") + "/models"
+    try:
+        async with httpx.AsyncClient(timeout=30) as hc:
+            r = await hc.get(url, headers=headers)
+        data = r.json().get("data", []) if r.status_code == 200 else []
+    except (httpx.HTTPError, ValueError) as exc:
+        return (), None, Verdict("models", "models_unavailable", None, str(exc)[:200], {"url": url})
+    ids = tuple(str(d.get("id")) for d in data if isinstance(d, dict))
+    ctx = None
+    for d in data:
+        if isinstance(d, dict) and d.get("id") == cfg.model or len(data) == 1:
+            meta = d.get("meta") or {}
+            for val in (d.get("context_length"), d.get("max_model_len"), meta.get("n_ctx_train")):
+                if isinstance(val, int):
+                    ctx = val
+                    break
+    return ids, ctx, Verdict("models", "models_listed", r.status_code, ", ".join(ids)[:200], {"url": url})
+
+
+async def probe(cfg: EndpointConfig, *, declared_context: int | None = None, max_tokens: int = 96) -> ProbeReport:
+    """Run every probe step against one endpoint configuration."""
+    verdicts: list[Verdict] = []
+    ids, ctx, v_models = await _models(cfg)
+    verdicts.append(v_models)
+    seed_ok = cfg.send_seed and cfg.seed is not None
+    client = EndpointClient(dataclasses.replace(cfg, structured_mode="none", reasoning_off="none"))
+    try:
+        body = client.request_body(PLAIN_MESSAGES, max_tokens=16)
+        v, res = await _try(client, "plain", body)
+        if res is None and seed_ok:
+            body_ns = {k: val for k, val in body.items() if k != "seed"}
+            v2, res = await _try(client, "seed", body_ns)
+            verdicts.append(v)
+            v = v2
+            if res is not None:
+                seed_ok = False  # accepted only without the seed: the seed is not accepted
+        if res is None:
+            verdicts.append(dataclasses.replace(v, verdict="probe_rejected_no_endpoint_for_parameters"))
+            return ProbeReport(cfg.base_url, cfg.model, "none", "schema_unsupported", seed_ok, "none",
+                               "not_probed", False, ctx or declared_context, ids, tuple(verdicts))
+        verdicts.append(v)
+        plain_reasoning = res.reasoning_chars
+
+        mode, schema_verdict = "none", "schema_unsupported"
+        for step in ("json_schema", "json_object_schema"):
+            c = EndpointClient(dataclasses.replace(cfg, structured_mode=step, reasoning_off="none", send_seed=seed_ok))
+            try:
+                b = c.request_body(PROBE_MESSAGES, max_tokens=max_tokens, schema=PROBE_SCHEMA, schema_name="probe")
+                v, r = await _try(c, step, b)
+            finally:
+                await c.aclose()
+            if r is None:
+                verdicts.append(v)
+                continue
+            ok, why = _conforms(r.text)
+            code = f"{step}_ok" if ok else "schema_advertised_reply_nonconforming"
+            verdicts.append(dataclasses.replace(v, verdict=code, detail=f"{why}; reply: {r.text[:200]}"))
+            mode, schema_verdict = step, code
+            if ok:
+                break
+
+        reasoning_off, reasoning_verdict = "none", "reasoning_absent"
+        if plain_reasoning:
+            reasoning_verdict = "probe_rejected_reasoning_not_disableable"
+            for dialect in ("openrouter", "chat_template", "effort"):
+                c = EndpointClient(dataclasses.replace(cfg, structured_mode="none", reasoning_off=dialect,
+                                                       send_seed=seed_ok))
+                try:
+                    v, r = await _try(c, f"reasoning:{dialect}", c.request_body(PLAIN_MESSAGES, max_tokens=16))
+                finally:
+                    await c.aclose()
+                verdicts.append(v)
+                if r is not None and r.reasoning_chars == 0:
+                    reasoning_off, reasoning_verdict = dialect, "reasoning_disabled"
+                    break
+        return ProbeReport(cfg.base_url, cfg.model, mode, schema_verdict, seed_ok, reasoning_off,
+                           reasoning_verdict, reasoning_verdict != "probe_rejected_reasoning_not_disableable",
+                           ctx or declared_context, ids, tuple(verdicts))
+    finally:
+        await client.aclose()
+
+
+def apply(cfg: EndpointConfig, report: ProbeReport) -> EndpointConfig:
+    """The endpoint configuration whose request shape follows the probe verdicts."""
+    return dataclasses.replace(cfg, structured_mode=report.structured_mode, send_seed=report.seed_accepted,
+                               reasoning_off=report.reasoning_off)
