@@ -1,0 +1,184 @@
+"""Load and validate the paper's claims file (``data/published/claims.yaml``).
+
+Methods note: the file is one YAML mapping with a ``claims:`` list; each claim keeps the
+id, printed value, printed precision (``decimals``) and role of the transcription. The
+validator collects every problem before raising, so a bad file is fixed in one pass.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Iterator, Mapping
+
+import yaml
+
+ROLES = ("primitive", "derived", "design")
+STRING_VALUED = ("design.recency_cutoff", "fab.example.fabricated_timestamp", "fab.example.planted_timestamp")
+REQUIRED_KEYS = ("id", "section", "what", "value", "decimals", "printed", "role")
+
+
+class ClaimsError(ValueError):
+    """A claims file that cannot be used; the message lists every problem and its fix."""
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One printed number of the paper."""
+
+    id: str
+    """Unique dotted id, stable across versions."""
+    section: str
+    """Section (and table) the number is printed in."""
+    what: str
+    """Plain-language statement of the quantity."""
+    value: float | int | str | None
+    """The printed value (None for an em dash, str for dates and clock times)."""
+    decimals: int | None
+    """Printed precision: compare with round(x, decimals) == value."""
+    printed: str
+    """The exact printed token."""
+    role: str
+    """primitive (fit input), derived (must be computed) or design (protocol constant)."""
+    of: int | None = None
+    """Denominator of an 'a of b' count."""
+    unit: str | None = None
+    """fraction, tokens, chars, date or time_utc."""
+    config: str | None = None
+    """Model id as printed where the claim comes from."""
+    arm: str | None = None
+    """Arm letter."""
+    table: str | None = None
+    """Short table key."""
+    note: str | None = None
+    """Transcriber's note (INCONSISTENT / AMBIGUOUS / TENSION flags in capitals)."""
+    external: bool = False
+    """A literature figure, never fitted or reproduced."""
+
+    def matches(self, x: float | Fraction) -> bool:
+        """True when x rounds to the printed value at printed precision (ties accepted)."""
+        if self.value is None or isinstance(self.value, str) or self.decimals is None:
+            return False
+        return matches_printed(x, self.value, self.decimals)
+
+
+def matches_printed(x: float | Fraction, value: float | int, decimals: int) -> bool:
+    """|x - value| <= half a unit of the last printed decimal, in exact rationals."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return False
+    fx = Fraction(x) if not isinstance(x, Fraction) else x
+    half = Fraction(1, 2 * 10**decimals)
+    return abs(fx - Fraction(str(value))) <= half
+
+
+@dataclass(frozen=True, slots=True)
+class Claims:
+    """The validated claims, in file order."""
+
+    items: tuple[Claim, ...]
+    """Every claim, in file order."""
+    source: str
+    """Path the claims were read from."""
+
+    def __iter__(self) -> Iterator[Claim]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @property
+    def by_id(self) -> Mapping[str, Claim]:
+        """Claims keyed by id."""
+        return {c.id: c for c in self.items}
+
+    def __getitem__(self, cid: str) -> Claim:
+        for c in self.items:
+            if c.id == cid:
+                return c
+        raise KeyError(f"no claim {cid!r} in {self.source}; check the id against the claims file")
+
+    def value(self, cid: str) -> float | int | str | None:
+        """The printed value of claim ``cid``."""
+        return self[cid].value
+
+    def role_of(self, role: str) -> tuple[Claim, ...]:
+        """Claims with the given role."""
+        return tuple(c for c in self.items if c.role == role)
+
+
+def _problems(i: int, raw: object) -> list[str]:
+    where = f"claim #{i + 1}"
+    if not isinstance(raw, dict):
+        return [f"{where}: is a {type(raw).__name__}, expected a mapping; write it as 'key: value' lines"]
+    probs = []
+    cid = raw.get("id")
+    if isinstance(cid, str):
+        where = f"claim #{i + 1} ({cid})"
+    for k in REQUIRED_KEYS:
+        if k not in raw:
+            probs.append(f"{where}: missing key {k!r}; add it (see paper/CLAIMS.md for the format)")
+    if "id" in raw and (not isinstance(cid, str) or not cid.strip()):
+        probs.append(f"{where}: id must be a non-empty string")
+    role = raw.get("role")
+    if "role" in raw and role not in ROLES:
+        probs.append(f"{where}: unknown role {role!r}; use one of {', '.join(ROLES)}")
+    value, dec = raw.get("value"), raw.get("decimals")
+    if "value" in raw:
+        if isinstance(value, bool) or not (value is None or isinstance(value, (int, float, str))):
+            probs.append(f"{where}: value {value!r} is not a number; write the printed number (null for an em dash)")
+        elif isinstance(value, str) and cid not in STRING_VALUED:
+            probs.append(f"{where}: value {value!r} is not numeric; write it as a YAML number "
+                         f"(drop '+', '%' and thousands separators) or add the id to STRING_VALUED if it is a date/time")
+        elif isinstance(value, float) and not math.isfinite(value):
+            probs.append(f"{where}: value {value!r} is not finite; write the printed number")
+    if "decimals" in raw:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if isinstance(dec, bool) or not isinstance(dec, int) or dec < 0:
+                probs.append(f"{where}: decimals {dec!r} must be a non-negative integer for a numeric value")
+            elif isinstance(value, float) and round(value, dec) != value:
+                probs.append(f"{where}: value {value!r} has more decimals than decimals={dec}; fix one of them")
+        elif dec is not None:
+            probs.append(f"{where}: decimals must be null when value is {value!r}")
+    of = raw.get("of")
+    if of is not None and (isinstance(of, bool) or not isinstance(of, int)):
+        probs.append(f"{where}: 'of' {of!r} must be an integer denominator")
+    return probs
+
+
+def parse_claims(text: str, source: str = "<string>") -> Claims:
+    """Parse and validate claims YAML text; raises ClaimsError listing every problem."""
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ClaimsError(f"{source}: not valid YAML ({e}); fix the syntax at the reported line") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
+        raise ClaimsError(f"{source}: expected one top-level key 'claims:' holding a list of claims")
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    items = []
+    for i, raw in enumerate(doc["claims"]):
+        p = _problems(i, raw)
+        problems += p
+        if isinstance(raw, dict) and isinstance(raw.get("id"), str):
+            cid = raw["id"]
+            if cid in seen:
+                problems.append(f"claim #{i + 1}: duplicate id {cid!r} (first at claim #{seen[cid] + 1}); "
+                                f"give each claim a unique id")
+            else:
+                seen[cid] = i
+        if not p and isinstance(raw, dict):
+            fields = {k: raw.get(k) for k in Claim.__slots__ if k in raw}
+            fields["external"] = bool(raw.get("external", False))
+            items.append(Claim(**fields))
+    if problems:
+        raise ClaimsError(f"{source}: {len(problems)} problem(s):\n  " + "\n  ".join(problems))
+    return Claims(items=tuple(items), source=source)
+
+
+def load_claims(path: str | Path) -> Claims:
+    """Read and validate a claims file."""
+    p = Path(path)
+    if not p.is_file():
+        raise ClaimsError(f"{p}: no such claims file; pass the path of data/published/claims.yaml")
+    return parse_claims(p.read_text(encoding="utf-8"), source=str(p))
