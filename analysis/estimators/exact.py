@@ -1,0 +1,149 @@
+"""Exact paired McNemar test of a recall threshold between two arms (paper 4.3, 4.5).
+
+Methods note. Blocks are (configuration, execution_group, repeat) on one
+scenario; an arm succeeds in a block when its valid row's recall is >= the
+threshold (compared exactly in integers; `== 1.0` is `>= 1.0`). Over blocks
+where both arms have a valid outcome: b = only the first arm succeeds, c = only
+the second, plus the concordant counts. With n = b + c and X ~ Bin(n, 1/2):
+  p     = min(1, 2 P(X <= min(b, c)))                    (two-sided exact)
+  mid-p = min(1, 2 P(X <= min(b, c)) - P(X = min(b, c)))  (Lancaster mid-p)
+With n = 0 both are 1; with no blocks at all they are NaN with a reason.
+The missing-partner variants add the blocks where exactly one arm has a valid
+outcome, with the absent outcome counted as a failure, or as a success.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import polars as pl
+from scipy import stats
+
+from analysis.estimators.common import (
+    BLOCK, NAN, EstimatorError, at_least, outcomes, single_outcomes,
+)
+
+NO_BLOCKS = "no block has both arms' outcomes"
+
+
+@dataclass(frozen=True, slots=True)
+class McNemarCounts:
+    """Paired threshold counts and the exact test for one population of blocks."""
+
+    b: int
+    """Blocks where only the first arm succeeds."""
+    c: int
+    """Blocks where only the second arm succeeds."""
+    both: int
+    """Blocks where both arms succeed (concordant)."""
+    neither: int
+    """Blocks where neither arm succeeds (concordant)."""
+    pairs: int
+    """Blocks counted (b + c + both + neither)."""
+    p_value: float
+    """Two-sided exact binomial p = min(1, 2 P(X <= min(b, c))), X ~ Bin(b + c, 1/2)."""
+    mid_p: float
+    """Two-sided mid-p = min(1, 2 P(X <= min(b, c)) - P(X = min(b, c)))."""
+    reason: str | None
+    """Why p_value/mid_p are NaN (None when defined)."""
+
+
+@dataclass(frozen=True, slots=True)
+class McNemarResult:
+    """Exact paired McNemar of `first` against `second` at one threshold."""
+
+    first: str
+    """First arm (its lone successes are b)."""
+    second: str
+    """Second arm (its lone successes are c)."""
+    scenario: str
+    """Scenario of the blocks."""
+    threshold: float
+    """Success means recall >= threshold."""
+    complete: McNemarCounts
+    """Blocks where both arms have a valid outcome."""
+    missing_as_failure: McNemarCounts
+    """Adds one-arm blocks, the absent outcome counted as a failure."""
+    missing_as_success: McNemarCounts
+    """Adds one-arm blocks, the absent outcome counted as a success."""
+    first_only: int
+    """Blocks where only the first arm has a valid outcome."""
+    second_only: int
+    """Blocks where only the second arm has a valid outcome."""
+
+
+EXACT_INTEGER_LIMIT = 2000
+"""Up to this many discordant blocks the binomial tail is summed in exact integers."""
+
+
+def exact_p(b: int, c: int) -> tuple[float, float]:
+    """Two-sided exact binomial p and mid-p for discordant counts b and c.
+
+    Summed in exact rationals (sum of C(n, i) / 2^n) up to EXACT_INTEGER_LIMIT
+    discordant blocks, so e.g. b=7, c=0 gives exactly 1/64; scipy's binom above it.
+    """
+    n, m = b + c, min(b, c)
+    if n == 0:
+        return 1.0, 1.0
+    if n <= EXACT_INTEGER_LIMIT:
+        pmf = Fraction(math.comb(n, m), 2 ** n)
+        cdf = Fraction(sum(math.comb(n, i) for i in range(m + 1)), 2 ** n)
+    else:
+        cdf = float(stats.binom.cdf(m, n, 0.5))
+        pmf = float(stats.binom.pmf(m, n, 0.5))
+    return float(min(1, 2 * cdf)), float(min(1, 2 * cdf - pmf))
+
+
+def counts(first_ok: np.ndarray, second_ok: np.ndarray) -> McNemarCounts:
+    """McNemar counts and exact test from two aligned boolean success vectors."""
+    a, s = np.asarray(first_ok, dtype=bool), np.asarray(second_ok, dtype=bool)
+    b, c = int((a & ~s).sum()), int((~a & s).sum())
+    both, neither = int((a & s).sum()), int((~a & ~s).sum())
+    pairs = b + c + both + neither
+    if pairs == 0:
+        return McNemarCounts(0, 0, 0, 0, 0, NAN, NAN, NO_BLOCKS)
+    p, mid = exact_p(b, c)
+    return McNemarCounts(b, c, both, neither, pairs, p, mid, None)
+
+
+def block_successes(rows: pl.DataFrame, first: str, second: str, *, scenario: str,
+                    threshold: float, runs: pl.DataFrame | None = None) -> pl.DataFrame:
+    """One row per block with any valid outcome of either arm: first_ok, second_ok (null = missing).
+
+    `runs` (configuration, execution_group), when given, restricts the blocks to those runs.
+    """
+    if first == second:
+        raise EstimatorError(f"both arms are {first!r}; McNemar compares two different arms")
+    out = outcomes(rows, scenario).filter(pl.col("arm").is_in([first, second]))
+    if runs is not None:
+        out = out.join(runs.select("configuration", "execution_group"),
+                       on=["configuration", "execution_group"], how="semi")
+    single_outcomes(out, (*BLOCK, "arm"))
+    ok = at_least(pl.col("checks_passed"), pl.col("checks_total"), threshold)
+
+    def arm(code: str, tag: str) -> pl.DataFrame:
+        return out.filter(pl.col("arm") == code).select(*BLOCK, ok.alias(tag))
+    return arm(first, "first_ok").join(arm(second, "second_ok"), on=BLOCK, how="full",
+                                       coalesce=True)
+
+
+def paired_mcnemar(rows: pl.DataFrame, first: str, second: str, *, scenario: str,
+                   threshold: float, runs: pl.DataFrame | None = None) -> McNemarResult:
+    """Exact paired McNemar of `first` vs `second` at `recall >= threshold` (module note)."""
+    blocks = block_successes(rows, first, second, scenario=scenario, threshold=threshold, runs=runs)
+    present = blocks.select(
+        fp=pl.col("first_ok").is_not_null(), sp=pl.col("second_ok").is_not_null(),
+        f0=pl.col("first_ok").fill_null(False), s0=pl.col("second_ok").fill_null(False),
+        f1=pl.col("first_ok").fill_null(True), s1=pl.col("second_ok").fill_null(True))
+    col = {name: present.get_column(name).to_numpy() for name in present.columns}
+    complete = col["fp"] & col["sp"]
+    return McNemarResult(
+        first=first, second=second, scenario=scenario, threshold=float(threshold),
+        complete=counts(col["f0"][complete], col["s0"][complete]),
+        missing_as_failure=counts(col["f0"], col["s0"]),
+        missing_as_success=counts(col["f1"], col["s1"]),
+        first_only=int((col["fp"] & ~col["sp"]).sum()),
+        second_only=int((~col["fp"] & col["sp"]).sum()))
