@@ -1,0 +1,26 @@
+"""Evidence packages: provenance lock, schemas, loading and validation.
+
+``from analysis.evidence import load_package, verify_package, write_lock, EvidenceError``
+"""
+from .errors import (
+    ConsistencyError,
+    EvidenceError,
+    LockFormatError,
+    Mismatch,
+    PackageNotFoundError,
+    Problem,
+    ProvenanceError,
+    SchemaError,
+    StudyError,
+    StudyWarning,
+)
+from .model import Configuration, EvidencePackage, PackageSummary, PartitionRun, Study
+from .package import load_package, verify_package
+from .provenance import LOCK_NAME, REQUIRED_FILES, verify_files, write_lock
+
+__all__ = [
+    "ConsistencyError", "Configuration", "EvidenceError", "EvidencePackage", "LOCK_NAME",
+    "LockFormatError", "Mismatch", "PackageNotFoundError", "PackageSummary", "PartitionRun",
+    "Problem", "ProvenanceError", "REQUIRED_FILES", "SchemaError", "Study", "StudyError",
+    "StudyWarning", "load_package", "verify_files", "verify_package", "write_lock",
+]

@@ -1,0 +1,102 @@
+"""Rules across rows, checks and study (the end of the format contract).
+
+Method: each rule is one vectorised polars query that returns the offending
+row indices; indices are turned into physical lines only for those rows.
+Cells that failed conversion are null and never trigger a rule on their own.
+"""
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from .csvscan import MAX_PER_RULE, capped
+from .errors import Problem
+from .loader import ParsedCsv
+from .model import Study
+from .schema import CHECKS_FILE, ROWS_FILE
+
+SLOT = ("scenario", "configuration", "execution_group", "repeat", "arm")
+_I = "__index"
+
+
+def _emit(problems: list[Problem], hits: pl.DataFrame, lines: np.ndarray, file: str, column: str,
+          what: str, message) -> None:
+    """One problem per hit row (capped); ``message`` maps a hit dict to text."""
+    total = hits.height
+    found = [Problem(file, int(lines[h[_I]]), column, message(h))
+             for h in hits.head(MAX_PER_RULE + 1).iter_rows(named=True)]
+    capped(problems, found, file, what, total)
+
+
+def check_rows(rows: ParsedCsv, study: Study | None, problems: list[Problem]) -> None:
+    """Rules inside rows.csv and between rows.csv and study.toml."""
+    df = rows.frame.with_row_index(_I)
+    lines = rows.lines
+    first = df.group_by("row_id").agg(pl.col(_I).min().alias("first"))
+    dup = df.filter(pl.col("row_id").is_not_null() & pl.col("row_id").is_duplicated()
+                    & ~pl.col("row_id").is_first_distinct()).join(first, on="row_id")
+    _emit(problems, dup.sort(_I), lines, ROWS_FILE, "row_id", "duplicate row_id",
+          lambda h: f"duplicate row_id {h['row_id']!r} (first on line {lines[h['first']]}); "
+                    "row ids must be unique")
+    valid = df.filter(pl.col("valid").fill_null(False)
+                      & pl.all_horizontal([pl.col(c).is_not_null() for c in SLOT]))
+    slot = pl.struct(list(SLOT))
+    twice = valid.filter(slot.is_duplicated() & ~slot.is_first_distinct())
+    firsts = valid.filter(slot.is_first_distinct()).select(*SLOT, pl.col(_I).alias("first"))
+    twice = twice.join(firsts, on=list(SLOT)).sort(_I)
+    _emit(problems, twice, lines, ROWS_FILE, "valid", "duplicate valid row",
+          lambda h: f"second valid row for slot ({', '.join(str(h[c]) for c in SLOT)}); first on line "
+                    f"{lines[h['first']]}: mark the failed attempt valid=false with an invalid_reason")
+    totals = (df.filter(pl.col("checks_total").is_not_null() & pl.col("scenario").is_not_null())
+              .group_by("scenario", "checks_total").agg(pl.len().alias("n"))
+              .sort(["scenario", "n", "checks_total"], descending=[False, True, False])
+              .group_by("scenario", maintain_order=True).first()
+              .select("scenario", pl.col("checks_total").alias("usual")))
+    varies = df.join(totals, on="scenario").filter(pl.col("checks_total") != pl.col("usual")).sort(_I)
+    _emit(problems, varies, lines, ROWS_FILE, "checks_total", "varying checks_total",
+          lambda h: f"checks_total {h['checks_total']} differs from {h['usual']} used by the other "
+                    f"rows of scenario {h['scenario']!r}; one scenario has one number of checks")
+    if study is None:
+        return
+    known = list(study.configurations)
+    unknown = df.filter(pl.col("configuration").is_not_null()
+                        & ~pl.col("configuration").is_in(known)).sort(_I)
+    _emit(problems, unknown, lines, ROWS_FILE, "configuration", "unknown configuration",
+          lambda h: f"unknown configuration {h['configuration']!r}: add "
+                    f"[configurations.\"{h['configuration']}\"] to study.toml or fix the row")
+    runs = pl.DataFrame(
+        {"configuration": [r.configuration for r in study.partition_runs],
+         "execution_group": [r.execution_group for r in study.partition_runs],
+         "planned": [r.planned_repeats for r in study.partition_runs]},
+        schema={"configuration": pl.String, "execution_group": pl.String, "planned": pl.Int64})
+    above = (df.join(runs, on=["configuration", "execution_group"])
+             .filter(pl.col("repeat") > pl.col("planned")).sort(_I))
+    _emit(problems, above, lines, ROWS_FILE, "repeat", "repeat above planned",
+          lambda h: f"repeat {h['repeat']} is above planned_repeats = {h['planned']} of the run "
+                    f"({h['configuration']}, {h['execution_group']}); fix the repeat or the plan")
+
+
+def check_checks(rows: ParsedCsv, checks: ParsedCsv, problems: list[Problem]) -> None:
+    """checks.csv against rows.csv: known row ids, counts equal checks_total/checks_passed."""
+    cdf = checks.frame.select("row_id", "passed").with_row_index(_I)
+    rdf = rows.frame.select("row_id", "checks_total", "checks_passed").with_row_index(_I)
+    ids = rdf.get_column("row_id").drop_nulls()
+    orphan = cdf.filter(pl.col("row_id").is_not_null() & ~pl.col("row_id").is_in(ids.implode()))
+    _emit(problems, orphan, checks.lines, CHECKS_FILE, "row_id", "unknown row_id",
+          lambda h: f"row_id {h['row_id']!r} is not a row of rows.csv; remove the check or add the row")
+    counts = cdf.group_by("row_id").agg(
+        pl.len().alias("n_checks"), pl.col("passed").sum().alias("n_passed"),
+        pl.col("passed").is_null().any().alias("bad"))
+    unique = rdf.filter(pl.col("row_id").is_not_null() & ~pl.col("row_id").is_duplicated()
+                        & pl.col("checks_passed").is_not_null())
+    joined = unique.join(counts, on="row_id", how="left").with_columns(
+        pl.col("n_checks").fill_null(0), pl.col("n_passed").fill_null(0), pl.col("bad").fill_null(False))
+    wrong_n = joined.filter(pl.col("checks_total").is_not_null()
+                            & (pl.col("n_checks") != pl.col("checks_total"))).sort(_I)
+    _emit(problems, wrong_n, rows.lines, ROWS_FILE, "checks_total", "check count",
+          lambda h: f"row {h['row_id']!r} has {h['n_checks']} checks in checks.csv but checks_total "
+                    f"is {h['checks_total']}; every row with an outcome lists all its checks")
+    wrong_p = joined.filter(~pl.col("bad") & (pl.col("n_passed") != pl.col("checks_passed"))).sort(_I)
+    _emit(problems, wrong_p, rows.lines, ROWS_FILE, "checks_passed", "passed count",
+          lambda h: f"row {h['row_id']!r} has {h['n_passed']} passed checks in checks.csv but "
+                    f"checks_passed is {h['checks_passed']}; make them agree")

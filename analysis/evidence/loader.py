@@ -1,0 +1,163 @@
+"""Parse rows.csv and checks.csv without type inference, then convert per schema.
+
+Method: :mod:`csvscan` checks the structure and gives every record's physical
+line; polars reads all cells as strings; each column is then checked and cast
+with vectorised expressions (a regex for integers, exact ``true``/``false`` for
+booleans, the schema's range). Bad cells become problems with file, line and
+column; every problem is collected, none raised early.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from . import csvscan
+from .csvscan import capped
+from .errors import Problem
+from .schema import BOOL, INT, SCHEMAS, RULES, Column, RowRule
+
+_INT_RE = r"^-?[0-9]{1,18}$"
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCsv:
+    """A CSV file converted per its schema (bad cells are null)."""
+
+    frame: pl.DataFrame
+    """Schema columns in schema order with their dtypes, then extra columns as text."""
+    lines: np.ndarray
+    """Physical 1-based start line of every row of ``frame``."""
+    bad_cells: frozenset[str]
+    """Columns with at least one cell that failed conversion."""
+
+
+def _header_problems(file: str, header: tuple[str, ...], schema: tuple[Column, ...]) -> list[Problem]:
+    problems = []
+    seen: set[str] = set()
+    for i, name in enumerate(header, start=1):
+        if name == "":
+            problems.append(Problem(file, 1, f"#{i}", "empty column name in the header; name it"))
+        elif name in seen:
+            problems.append(Problem(file, 1, name, "column appears twice in the header; keep one"))
+        seen.add(name)
+    for col in schema:
+        if col.name not in seen:
+            problems.append(Problem(file, 1, col.name,
+                                    f"required column {col.name!r} is missing from the header"))
+    return problems
+
+
+def _describe(col: Column) -> str:
+    if col.kind == INT:
+        rng = ""
+        if col.minimum is not None and col.maximum is not None:
+            rng = f" in {col.minimum}..{col.maximum}"
+        elif col.minimum is not None:
+            rng = f" >= {col.minimum}"
+        return "an integer" + rng
+    if col.kind == BOOL:
+        return "true or false"
+    return "text"
+
+
+def _convert(file: str, raw: pl.DataFrame, lines: np.ndarray, schema: tuple[Column, ...],
+             problems: list[Problem]) -> tuple[pl.DataFrame, set[str]]:
+    """Cast every schema column; report empty required cells, bad types, ranges."""
+    empty_to_null = [pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c)
+                     for c in raw.columns]
+    raw = raw.select(empty_to_null)
+    exprs, masks = [], []
+    for col in schema:
+        s = pl.col(col.name)
+        if col.required:
+            masks.append((col, "empty", s.is_null()))
+        if col.kind == INT:
+            ok = s.str.contains(_INT_RE)
+            val = pl.when(ok).then(s.cast(pl.Int64, strict=False))
+            masks.append((col, "type", s.is_not_null() & ~ok))
+            lo = val < col.minimum if col.minimum is not None else pl.lit(False)
+            hi = val > col.maximum if col.maximum is not None else pl.lit(False)
+            masks.append((col, "range", (lo | hi).fill_null(False)))
+            exprs.append(pl.when(ok & ~(lo | hi).fill_null(False)).then(val).alias(col.name))
+        elif col.kind == BOOL:
+            ok = s.is_in(["true", "false"])
+            masks.append((col, "type", s.is_not_null() & ~ok))
+            exprs.append(pl.when(ok).then(s == "true").alias(col.name))
+        else:
+            exprs.append(s)
+    mask_frame = raw.select([m.alias(f"m{i}") for i, (_, _, m) in enumerate(masks)])
+    bad_cols: set[str] = set()
+    for i, (col, what, _) in enumerate(masks):
+        idx = mask_frame.get_column(f"m{i}").arg_true()
+        if idx.len() == 0:
+            continue
+        bad_cols.add(col.name)
+        picked = idx.head(csvscan.MAX_PER_RULE + 1).to_list()
+        values = raw.get_column(col.name).gather(picked).to_list()
+        found = []
+        for row, value in zip(picked, values):
+            if what == "empty":
+                msg = f"empty, but {col.name} is required ({_describe(col)})"
+            elif what == "type":
+                msg = f"{value!r} is not {_describe(col)}"
+            else:
+                msg = f"{value} is out of range: must be {_describe(col)}"
+            found.append(Problem(file, int(lines[row]), col.name, msg))
+        capped(problems, found, file, f"{col.name} {what}", idx.len())
+    known = {c.name for c in schema}
+    extras = [pl.col(c).cast(pl.String) for c in raw.columns if c not in known]
+    return raw.select(exprs + extras), bad_cols
+
+
+def _rule_problems(file: str, frame: pl.DataFrame, lines: np.ndarray, rules: tuple[RowRule, ...],
+                   problems: list[Problem]) -> None:
+    """Cross-column rules of one row, checked where all cells are present."""
+    for rule in rules:
+        if rule.kind == "le":
+            left = pl.sum_horizontal([pl.col(c) for c in rule.left])
+            present = pl.all_horizontal([pl.col(c).is_not_null() for c in (*rule.left, rule.right)])
+            mask = present & (left > pl.col(rule.right))
+        elif rule.kind == "reason":
+            reason = pl.col(rule.left[0]).is_not_null()
+            mask = (pl.col(rule.right) & reason) | (~pl.col(rule.right) & ~reason)
+        else:  # pragma: no cover - the schema tables are fixed data
+            raise ValueError(f"unknown rule kind {rule.kind!r}")
+        idx = frame.select(mask.fill_null(False).alias("m")).get_column("m").arg_true()
+        cols = [*rule.left, rule.right]
+        picked = idx.head(csvscan.MAX_PER_RULE + 1).to_list()
+        sub = frame.select(cols)[picked].rows() if picked else []
+        found = [Problem(file, int(lines[i]), rule.left[0],
+                         f"{rule.message} ({', '.join(f'{c}={v}' for c, v in zip(cols, vals))})")
+                 for i, vals in zip(picked, sub)]
+        capped(problems, found, file, rule.name, idx.len())
+
+
+def parse_csv(file: str, raw_bytes: bytes, problems: list[Problem]) -> ParsedCsv | None:
+    """Parse one of the package's CSV files; append problems; None if unusable."""
+    schema = SCHEMAS[file]
+    structure, found = csvscan.scan(raw_bytes, file)
+    problems.extend(found)
+    if structure is None:
+        return None
+    head = _header_problems(file, structure.header, schema)
+    if head:
+        problems.extend(head)
+        return None
+    try:
+        raw = pl.read_csv(structure.data, has_header=True, infer_schema=False, quote_char='"',
+                          empty_string_is_null=True, truncate_ragged_lines=False,
+                          raise_if_empty=False, encoding="utf8")
+    except pl.exceptions.PolarsError as exc:  # structure was checked; keep a clean error anyway
+        problems.append(Problem(file, None, None, f"cannot be parsed as CSV: {exc}".splitlines()[0]))
+        return None
+    if raw.height != len(structure.lines) or tuple(raw.columns) != structure.header:
+        problems.append(Problem(file, None, None,
+                                f"parsed {raw.height} rows but found {len(structure.lines)} records; "
+                                "check quoting and line ends"))
+        return None
+    frame, bad_cols = _convert(file, raw, structure.lines, schema, problems)
+    del raw
+    _rule_problems(file, frame, structure.lines, RULES[file], problems)
+    return ParsedCsv(frame=frame, lines=structure.lines, bad_cells=frozenset(bad_cols))

@@ -1,0 +1,103 @@
+"""The loaded evidence: frozen dataclasses shared by every analysis module."""
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import polars as pl
+
+
+@dataclass(frozen=True, slots=True)
+class Configuration:
+    """One served configuration (model/provider/quantization) of study.toml."""
+
+    key: str
+    """Its key in ``[configurations]``, as used in rows.csv."""
+    family: str
+    """Model family (families are weighted equally in the family analysis)."""
+    published: datetime.date
+    """Publication date; on/after the recency cutoff means inside the primary panel."""
+    provider: str | None
+    """Serving provider, if recorded."""
+    quantization: str | None
+    """Weight quantization, if recorded."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRun:
+    """A run that forms the capacity-matched panel (at most one per configuration)."""
+
+    configuration: str
+    """Configuration key."""
+    execution_group: str
+    """Execution group of the run in rows.csv."""
+    planned_repeats: int
+    """Repeats planned; repeats 1..planned_repeats are the run's slots."""
+
+
+@dataclass(frozen=True, slots=True)
+class Study:
+    """The study configuration of study.toml."""
+
+    name: str
+    """Name of the study."""
+    recency_cutoff: datetime.date
+    """Configurations published on or after this date are in the primary panel."""
+    control: str
+    """Control arm of the primary contrast."""
+    treatment: str
+    """Treatment arm of the primary contrast (effect = treatment - control)."""
+    scenario: str
+    """Scenario the primary contrast is read on."""
+    configurations: Mapping[str, Configuration]
+    """Every configuration by key."""
+    partition_runs: tuple[PartitionRun, ...]
+    """The panel's runs, in file order."""
+
+
+@dataclass(frozen=True)
+class EvidencePackage:
+    """A verified and validated evidence package."""
+
+    root: Path
+    """Directory of the package."""
+    digests: Mapping[str, str]
+    """Every file named in the lock -> its verified SHA-256."""
+    study: Study
+    """Parsed study.toml."""
+    rows: pl.DataFrame
+    """rows.csv: schema columns with their dtypes (empty = null), extra columns as text."""
+    checks: pl.DataFrame
+    """checks.csv: row_id, check, expected, passed, in_carrier (+ extra columns as text)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PackageSummary:
+    """What ``verify_package`` found: enough for a one-line report."""
+
+    root: Path
+    """Directory of the package."""
+    digests: Mapping[str, str]
+    """Every locked file -> SHA-256."""
+    rows: int
+    """Rows in rows.csv."""
+    valid_rows: int
+    """Rows with valid = true."""
+    checks: int
+    """Rows in checks.csv."""
+    configurations: int
+    """Configurations in study.toml."""
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """The locked file names, sorted."""
+        return tuple(sorted(self.digests))
+
+    def line(self) -> str:
+        """One-line human summary."""
+        digests = " ".join(f"{name}={self.digests[name]}" for name in self.files)
+        return (f"OK {self.root}: {len(self.digests)} files verified, {self.rows} rows "
+                f"({self.valid_rows} valid), {self.checks} checks, {self.configurations} "
+                f"configurations; sha256 {digests}")

@@ -1,0 +1,50 @@
+"""Load and verify whole evidence packages.
+
+Order: the provenance lock is verified first (nothing is parsed before); then
+study.toml, rows.csv and checks.csv are parsed from the verified bytes; then
+the cross-file rules run. Every problem is collected and raised at once.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from types import MappingProxyType
+
+from . import consistency
+from .errors import ConsistencyError, EvidenceError, Problem, SchemaError, StudyError, raise_collected
+from .loader import parse_csv
+from .model import EvidencePackage, PackageSummary
+from .provenance import verify_files
+from .schema import CHECKS_FILE, ROWS_FILE, STUDY_FILE
+from .study import parse_study
+
+
+def load_package(root: str | Path) -> EvidencePackage:
+    """Verify the lock, then parse and validate the package; raise EvidenceError subclasses."""
+    root = Path(root)
+    verified = verify_files(root)
+    contents = dict(verified.contents)
+    study, study_problems = parse_study(contents.pop(STUDY_FILE))
+    schema_problems: list[Problem] = []
+    rows = parse_csv(ROWS_FILE, contents.pop(ROWS_FILE), schema_problems)
+    checks = parse_csv(CHECKS_FILE, contents.pop(CHECKS_FILE), schema_problems)
+    cross: list[Problem] = []
+    if rows is not None:
+        consistency.check_rows(rows, study, cross)
+        if checks is not None:
+            consistency.check_checks(rows, checks, cross)
+    buckets: dict[type[EvidenceError], list[Problem]] = {
+        StudyError: study_problems, SchemaError: schema_problems, ConsistencyError: cross}
+    raise_collected(buckets)
+    if study is None or rows is None or checks is None:  # pragma: no cover - a bug, not bad input
+        raise RuntimeError("a file failed to parse without reporting a problem")
+    return EvidencePackage(root=root, digests=MappingProxyType(dict(verified.digests)), study=study,
+                           rows=rows.frame, checks=checks.frame)
+
+
+def verify_package(root: str | Path) -> PackageSummary:
+    """Verify and fully validate a package; return counts and digests for a report."""
+    package = load_package(root)
+    return PackageSummary(
+        root=package.root, digests=package.digests, rows=package.rows.height,
+        valid_rows=int(package.rows.get_column("valid").sum()), checks=package.checks.height,
+        configurations=len(package.study.configurations))

@@ -1,0 +1,187 @@
+"""The provenance lock: verified first, before any file is parsed.
+
+Method: read ``provenance.lock``, check it is canonical JSON of the form
+``{"algorithm": "sha256", "files": {name: 64 lowercase hex}}``, then hash the
+exact bytes of every file it names and compare. The bytes that were hashed are
+returned, so the parsers read exactly what was verified. Files in the
+directory that the lock does not name are never opened.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Mapping, Sequence
+
+from .errors import LockFormatError, Mismatch, PackageNotFoundError, Problem, ProvenanceError
+
+LOCK_NAME = "provenance.lock"
+REQUIRED_FILES: tuple[str, ...] = ("study.toml", "rows.csv", "checks.csv")
+ALGORITHM = "sha256"
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedFiles:
+    """The outcome of a successful lock check."""
+
+    digests: Mapping[str, str]
+    """Every file named in the lock -> its SHA-256 (lowercase hex)."""
+    contents: Mapping[str, bytes]
+    """The exact verified bytes of the required files."""
+
+
+def sha256_bytes(data: bytes) -> str:
+    """SHA-256 of ``data`` as 64 lowercase hex characters."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def canonical_lock_bytes(files: Mapping[str, str]) -> bytes:
+    """The one byte form of a lock: sorted keys, indent 2, trailing newline."""
+    doc = {"algorithm": ALGORITHM, "files": dict(sorted(files.items()))}
+    return (json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _bad_name(name: str) -> str | None:
+    """Why a lock entry cannot name a file inside the package, or None."""
+    if not name or "\\" in name or "\x00" in name:
+        return "is not a relative path with '/' separators"
+    p = PurePosixPath(name)
+    if p.is_absolute() or any(part in ("..", ".", "") for part in name.split("/")):
+        return "must be a plain relative path inside the package (no '..', '.', or leading '/')"
+    if name == LOCK_NAME:
+        return "the lock cannot pin itself"
+    return None
+
+
+def _lock_problem(msg: str, line: int | None = None, col: str | None = None) -> LockFormatError:
+    return LockFormatError([Problem(LOCK_NAME, line, col, msg)])
+
+
+def read_lock(root: Path) -> dict[str, str]:
+    """Parse and check the lock file; return name -> expected digest."""
+    path = root / LOCK_NAME
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ProvenanceError(
+            [Problem(LOCK_NAME, None, None, f"{LOCK_NAME} is missing from {root}; "
+                     "write one with `python generate.py lock DIR`")],
+            [Mismatch(LOCK_NAME, None, None)],
+        ) from None
+    try:
+        text = raw.decode("utf-8")
+        doc = json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise _lock_problem(f"not UTF-8 (byte {exc.start}): {exc.reason}") from None
+    except json.JSONDecodeError as exc:
+        raise _lock_problem(f"not JSON: {exc.msg}", exc.lineno, str(exc.colno)) from None
+    if not isinstance(doc, dict) or set(doc) != {"algorithm", "files"}:
+        raise _lock_problem('must be a JSON object with exactly the keys "algorithm" and "files"')
+    if doc["algorithm"] != ALGORITHM:
+        raise _lock_problem(f'"algorithm" must be "{ALGORITHM}", not {doc["algorithm"]!r}',
+                            None, "algorithm")
+    files = doc["files"]
+    if not isinstance(files, dict):
+        raise _lock_problem('"files" must be an object of file name -> sha256', None, "files")
+    problems: list[Problem] = []
+    mismatches: list[Mismatch] = []
+    for name, digest in files.items():
+        why = _bad_name(name)
+        if why:
+            problems.append(Problem(LOCK_NAME, None, f"files.{name}", f"file name {name!r} {why}"))
+        elif not isinstance(digest, str) or not _HEX64.fullmatch(digest):
+            actual = _digest_if_present(root, name)
+            problems.append(Problem(
+                LOCK_NAME, None, f"files.{name}",
+                f"digest of {name} is {digest!r}, not 64 lowercase hex characters; "
+                f"expected {digest!r}, actual {actual or 'missing file'}"))
+            mismatches.append(Mismatch(name, str(digest), actual))
+    if problems:
+        raise LockFormatError(problems, mismatches)
+    if raw != canonical_lock_bytes(files):
+        raise _lock_problem(
+            "not in canonical form (keys sorted, indent 2, one trailing newline), so a byte of "
+            "it was changed after it was written; if the digests are right, rewrite it with "
+            "`python generate.py lock DIR`")
+    return dict(files)
+
+
+def _digest_if_present(root: Path, name: str) -> str | None:
+    try:
+        return sha256_bytes((root / name).read_bytes())
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def verify_files(root: str | Path, required: Sequence[str] = REQUIRED_FILES) -> VerifiedFiles:
+    """Check every file the lock names against its digest.
+
+    Raises :class:`ProvenanceError` naming every missing or changed file and
+    every required file the lock does not name, with expected and actual digests.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise PackageNotFoundError([Problem(str(root), None, None, "is not a directory")])
+    expected = read_lock(root)
+    problems: list[Problem] = []
+    mismatches: list[Mismatch] = []
+    contents: dict[str, bytes] = {}
+    for name in sorted(expected):
+        want = expected[name]
+        try:
+            data = (root / name).read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            problems.append(Problem(name, None, None,
+                                    f"missing: the lock expects sha256 {want}, actual: no such file"))
+            mismatches.append(Mismatch(name, want, None))
+            continue
+        got = sha256_bytes(data)
+        if got != want:
+            problems.append(Problem(name, None, None,
+                                    f"changed: expected sha256 {want}, actual {got}"))
+            mismatches.append(Mismatch(name, want, got))
+        elif name in required:
+            contents[name] = data
+        del data
+    for name in required:
+        if name not in expected:
+            actual = _digest_if_present(root, name)
+            problems.append(Problem(
+                LOCK_NAME, None, f"files.{name}",
+                f"required file {name} is not named in the lock: expected (none in lock), "
+                f"actual {actual or 'missing file'}"))
+            mismatches.append(Mismatch(name, None, actual))
+    if problems:
+        raise ProvenanceError(problems, mismatches)
+    return VerifiedFiles(digests=dict(sorted(expected.items())), contents=contents)
+
+
+def write_lock(root: str | Path, files: Sequence[str] | None = None) -> dict:
+    """Hash the package's files and write ``provenance.lock``.
+
+    ``files`` are extra file names (relative, '/' separators) to pin besides the
+    required ones. Returns the lock document that was written.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise PackageNotFoundError([Problem(str(root), None, None, "is not a directory")])
+    names = sorted(set(REQUIRED_FILES) | set(files or ()))
+    problems: list[Problem] = []
+    digests: dict[str, str] = {}
+    for name in names:
+        why = _bad_name(name)
+        if why:
+            problems.append(Problem(name, None, None, f"cannot be locked: {why}"))
+            continue
+        digest = _digest_if_present(root, name)
+        if digest is None:
+            problems.append(Problem(name, None, None, "cannot be locked: no such file"))
+        else:
+            digests[name] = digest
+    if problems:
+        raise ProvenanceError(problems, summary="cannot write the lock")
+    (root / LOCK_NAME).write_bytes(canonical_lock_bytes(digests))
+    return {"algorithm": ALGORITHM, "files": digests}

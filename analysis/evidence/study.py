@@ -1,0 +1,186 @@
+"""Parse and check study.toml (tomllib), reporting problems with line and key.
+
+Method: tomllib parses; a small line scanner maps every table header and key
+to its line so semantic problems (a date written as a string, a missing key)
+can be reported where they are. Unknown keys are ignored with a
+:class:`StudyWarning`.
+"""
+from __future__ import annotations
+
+import datetime
+import re
+import tomllib
+import warnings
+from types import MappingProxyType
+from typing import Any
+
+from .errors import Problem, StudyWarning
+from .model import Configuration, PartitionRun, Study
+from .schema import CONFIGURATION_KEYS, PARTITION_RUN_KEYS, STUDY_FILE, STUDY_KEYS
+
+_HEADER = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*\]\]?\s*(?:#.*)?$")
+_KEY = re.compile(r"""^\s*((?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)"""
+                  r"""(?:\s*\.\s*(?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+))*)\s*=\s*""")
+_PART = re.compile(r""""((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+)""")
+_TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
+TOP_KEYS = ("study", "configurations", "partition_runs")
+
+
+def _parts(dotted: str) -> tuple[str, ...]:
+    return tuple(a or b or c for a, b, c in _PART.findall(dotted))
+
+
+def key_lines(text: str) -> dict[tuple[Any, ...], int]:
+    """Map key paths (tables and keys; array tables get an index) to 1-based lines."""
+    where: dict[tuple[Any, ...], int] = {}
+    counts: dict[tuple[str, ...], int] = {}
+    current: tuple[Any, ...] = ()
+    for number, line in enumerate(text.splitlines(), start=1):
+        m = _HEADER.match(line)
+        if m and not _KEY.match(line):
+            name = _parts(m.group(2))
+            if m.group(1) == "[[":
+                idx = counts.get(name, 0)
+                counts[name] = idx + 1
+                current = (*name, idx)
+            else:
+                current = name
+            where.setdefault(current, number)
+            continue
+        k = _KEY.match(line)
+        if k:
+            where.setdefault((*current, *_parts(k.group(1))), number)
+    return where
+
+
+def _path_text(path: tuple[Any, ...]) -> str:
+    out = []
+    for part in path:
+        if isinstance(part, int):
+            out[-1] += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z0-9_-]+", part):
+            out.append(part)
+        else:
+            out.append(f'"{part}"')
+    return ".".join(out)
+
+
+class _Checker:
+    """Collects problems and warnings for one study.toml."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = key_lines(text)
+        self.problems: list[Problem] = []
+
+    def line(self, path: tuple[Any, ...]) -> int | None:
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = path[:-1]
+        return None
+
+    def problem(self, path: tuple[Any, ...], message: str) -> None:
+        self.problems.append(Problem(STUDY_FILE, self.line(path), _path_text(path), message))
+
+    def warn_unknown(self, path: tuple[Any, ...]) -> None:
+        warnings.warn(f"{STUDY_FILE}:{self.line(path)}: unknown key {_path_text(path)} is ignored",
+                      StudyWarning, stacklevel=4)
+
+    def table(self, path: tuple[Any, ...], value: Any) -> dict[str, Any] | None:
+        if not isinstance(value, dict):
+            self.problem(path, f"must be a table, not {type(value).__name__}")
+            return None
+        return value
+
+    def keys(self, path: tuple[Any, ...], table: dict[str, Any],
+             spec: dict[str, tuple[str, bool, str]]) -> dict[str, Any]:
+        """Check a table against a key spec; return the good values."""
+        good: dict[str, Any] = {}
+        for key, (kind, required, _) in spec.items():
+            if key not in table:
+                if required:
+                    self.problem((*path, key), f"required key {key!r} is missing; add it")
+                continue
+            value, err = table[key], None
+            if kind == "text":
+                if not isinstance(value, str) or not value:
+                    err = "must be a non-empty string"
+            elif kind == "date":
+                if isinstance(value, datetime.datetime) or not isinstance(value, datetime.date):
+                    err = f"must be a TOML date written unquoted like 2026-01-28, not {value!r}"
+            elif kind == "int>=1":
+                if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                    err = f"must be an integer >= 1, not {value!r}"
+            if err:
+                self.problem((*path, key), err)
+            else:
+                good[key] = value
+        for key in table:
+            if key not in spec:
+                self.warn_unknown((*path, key))
+        return good
+
+
+def parse_study(data: bytes) -> tuple[Study | None, list[Problem]]:
+    """Parse study.toml bytes into a :class:`Study`, or return its problems."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return None, [Problem(STUDY_FILE, line, None, f"not UTF-8 ({exc.reason}); save it as UTF-8")]
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = _TOML_POS.search(str(exc))
+        line, col = (int(m.group(1)), f"char {m.group(2)}") if m else (None, None)
+        msg = _TOML_POS.sub("", str(exc)).strip()
+        return None, [Problem(STUDY_FILE, line, col,
+                              f"not valid TOML: {msg} (dates are unquoted, like 2026-01-28)")]
+    c = _Checker(text)
+    for key in doc:
+        if key not in TOP_KEYS:
+            c.warn_unknown((key,))
+    head: dict[str, Any] = {}
+    if "study" not in doc:
+        c.problem(("study",), "the [study] table is missing; add it")
+    elif (table := c.table(("study",), doc["study"])) is not None:
+        head = c.keys(("study",), table, STUDY_KEYS)
+    configurations: dict[str, Configuration] = {}
+    confs = doc.get("configurations")
+    if confs is None:
+        c.problem(("configurations",), "no [configurations.\"...\"] table; add one per configuration")
+    elif c.table(("configurations",), confs) is not None:
+        for key, value in confs.items():
+            path = ("configurations", key)
+            if (table := c.table(path, value)) is None:
+                continue
+            good = c.keys(path, table, CONFIGURATION_KEYS)
+            if {"family", "published"} <= good.keys():
+                configurations[key] = Configuration(key, good["family"], good["published"],
+                                                    good.get("provider"), good.get("quantization"))
+    runs: list[PartitionRun] = []
+    raw_runs = doc.get("partition_runs", [])
+    if not isinstance(raw_runs, list):
+        c.problem(("partition_runs",), "must be an array of tables written [[partition_runs]]")
+        raw_runs = []
+    seen: dict[str, int] = {}
+    for i, value in enumerate(raw_runs):
+        path = ("partition_runs", i)
+        if (table := c.table(path, value)) is None:
+            continue
+        good = c.keys(path, table, PARTITION_RUN_KEYS)
+        conf = good.get("configuration")
+        if conf is not None and isinstance(confs, dict) and conf not in confs:
+            c.problem((*path, "configuration"),
+                      f"unknown configuration {conf!r}: add [configurations.\"{conf}\"] or fix the key")
+        elif conf is not None and conf in seen:
+            c.problem((*path, "configuration"), f"configuration {conf!r} already has a partition run "
+                      f"(partition_runs[{seen[conf]}]); keep at most one per configuration")
+        elif len(good) == len(PARTITION_RUN_KEYS):
+            seen[conf] = i
+            runs.append(PartitionRun(conf, good["execution_group"], good["planned_repeats"]))
+    if c.problems:
+        return None, c.problems
+    study = Study(head["name"], head["recency_cutoff"], head["control"], head["treatment"],
+                  head["scenario"], MappingProxyType(configurations), tuple(runs))
+    return study, []
