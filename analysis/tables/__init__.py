@@ -1,0 +1,33 @@
+"""Report tables: builders (ReportContext -> TableSpec) and renderers (CSV, Markdown, HTML).
+
+Importing this package is cheap; builders and renderers live in submodules and are imported
+by ``analysis.tables.registry`` only when a table is built.
+"""
+
+from __future__ import annotations
+
+TABLE_ORDER: tuple[tuple[str, str], ...] = (
+    ("analysis.tables.paper", "supporting_arms"),
+    ("analysis.tables.paper", "ladder"),
+    ("analysis.tables.paper", "scenario_comparison"),
+    ("analysis.tables.paper", "reduced_ceiling"),
+    ("analysis.tables.paper", "reduced_ceiling_by_model"),
+    ("analysis.tables.paper", "fill_examples"),
+    ("analysis.tables.panel", "table3"),
+    ("analysis.tables.panel", "panel_summary"),
+    ("analysis.tables.panel", "sparse_cells"),
+    ("analysis.tables.panel", "sensitivity"),
+    ("analysis.tables.explore", "threshold_classes"),
+    ("analysis.tables.explore", "borderline"),
+    ("analysis.tables.explore", "deeper_repeats"),
+    ("analysis.tables.explore", "headings"),
+    ("analysis.tables.explore", "headings_within"),
+    ("analysis.tables.explore", "carrier"),
+    ("analysis.tables.failures", "fabrication"),
+    ("analysis.tables.failures", "parse_failure_summary"),
+    ("analysis.tables.failures", "invalid_summary"),
+    ("analysis.tables.explore", "validity"),
+    ("analysis.tables.explore", "recall_cells"),
+    ("analysis.tables.failures", "claims_audit"),
+)
+"""Every table builder, in report order, as (module, function)."""

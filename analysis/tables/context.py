@@ -1,0 +1,89 @@
+"""What every table and figure builder reads: the package, the computed results, the params.
+
+Methods note: builders are pure functions of a ``ReportContext``; descriptive cells (means
+with their row counts) are computed here from valid rows with an outcome, the single
+validity rule of the evidence format. Inferential statistics come from ``results``
+(analysis.results.build_results) or from the estimator modules, never recomputed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """Inputs of every table, figure and report builder."""
+
+    package: Any
+    """The loaded EvidencePackage (analysis.evidence.load_package)."""
+    results: Mapping[str, Any]
+    """The results.json mapping (analysis.results.build_results), JSON-ready."""
+    params: Any
+    """The analysis Params passed down to every estimator."""
+    audit: Any = None
+    """AuditResult of the claims audit (analysis.audit.audit_claims), or None when not run."""
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    """Named extra inputs (e.g. the v2 pilot package), empty by default."""
+
+    @property
+    def study(self) -> Any:
+        """The package's Study."""
+        return self.package.study
+
+    @property
+    def rows(self) -> pl.DataFrame:
+        """All rows of the package."""
+        return self.package.rows
+
+    @property
+    def threshold(self) -> float:
+        """The operational recall threshold (Params.threshold_partial, paper 0.5)."""
+        return float(getattr(self.params, "threshold_partial", 0.5))
+
+
+def scored_rows(
+    rows: pl.DataFrame,
+    *,
+    scenario: str | None = None,
+    arms: Sequence[str] | None = None,
+) -> pl.DataFrame:
+    """Valid rows with an outcome (optionally one scenario / some arms), plus a ``recall`` column."""
+    cond = pl.col("valid") & pl.col("checks_passed").is_not_null()
+    if scenario is not None:
+        cond = cond & (pl.col("scenario") == scenario)
+    if arms is not None:
+        cond = cond & pl.col("arm").is_in(list(arms))
+    return rows.filter(cond).with_columns(
+        (pl.col("checks_passed").cast(pl.Float64) / pl.col("checks_total").cast(pl.Float64)).alias(
+            "recall"
+        )
+    )
+
+
+def cell_stats(df: pl.DataFrame, by: Sequence[str], threshold: float) -> pl.DataFrame:
+    """Per cell of ``by``: rows, mean recall, rows at or above ``threshold``, rows at full recall."""
+    return (
+        df.group_by(list(by))
+        .agg(
+            pl.len().alias("rows"),
+            pl.col("recall").mean().alias("mean"),
+            (pl.col("recall") >= threshold).sum().cast(pl.Int64).alias("rows_at_threshold"),
+            (pl.col("recall") >= 1.0).sum().cast(pl.Int64).alias("rows_full"),
+        )
+        .sort(list(by))
+    )
+
+
+def section(results: Mapping[str, Any], *path: str) -> Any:
+    """``results[a][b]...`` or None when any key is absent (a key the evidence cannot fill)."""
+    node: Any = results
+    for key in path:
+        if not isinstance(node, Mapping) or key not in node:
+            return None
+        node = node[key]
+    return node

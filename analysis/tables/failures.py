@@ -1,0 +1,93 @@
+"""Builders of the failure-mode tables (paper 4.11 and 6): fabrication, parse failures, invalid rows,
+and the claims audit.
+
+Methods note: counts come from analysis.estimators.failures and analysis.audit; this module
+formats them. Fabrication is classified on the retained answer prefix (v1 kept 400 characters).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from analysis.estimators.failures import fabrication as fabrication_estimate
+from analysis.estimators.failures import invalid_rows, parse_failures
+from analysis.tables.context import ReportContext
+from analysis.tables.labels import arm_label
+from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_mean_n, fmt_num
+
+
+def fabrication(ctx: ReportContext) -> TableSpec:
+    """Paper 4.11: failing rows that fabricate with no abstention marker versus those that abstain."""
+    thr = ctx.threshold
+    title = f"Exploratory: failing rows (recall < {thr:g}) that fabricate versus abstain, by arm"
+    cols = ["arm", "failing rows", "fabricates with no abstention", "abstains somewhere", "no answer"]
+    fa = fabrication_estimate(ctx.rows, ctx.study.scenario, thr, ctx.params.abstention_markers)
+    if fa.failing_rows == 0:
+        return empty_table("t_fabrication", title, cols, f"no valid row below recall {thr:g}")
+    frame = fa.per_arm.sort(["failing_rows", "arm"], descending=[True, False])
+    out = [{"arm": arm_label(r["arm"]), "failing rows": str(r["failing_rows"]),
+            cols[2]: str(r["fabricates"]), cols[3]: str(r["abstains"]), "no answer": str(r["no_answer"])}
+           for r in frame.iter_rows(named=True)]
+    return TableSpec("t_fabrication", title, frame, display_frame(out, cols),
+                     note=f"{fa.failing_rows} failing rows; {fa.placeholder_rows} contain a high-frequency "
+                          "placeholder value (stock port, round number, documentation host). Classified on "
+                          "the retained answer prefix only.")
+
+
+def parse_failure_summary(ctx: ReportContext) -> TableSpec:
+    """Paper 6: rows carrying a parse failure against clean rows, per arm group and over all arms."""
+    title = "Parse failures: rows carrying one, how many stay valid, and their recall against clean rows"
+    cols = ["arms", "rows with a parse failure", "of which valid", "their recall", "clean rows' recall"]
+    groups = parse_failures(ctx.rows, ctx.study.scenario,
+                            (("single_field_schema", tuple(ctx.params.single_field_arms)),))
+    if all(g.failure_rows == 0 and g.clean_rows == 0 for g in groups):
+        return empty_table("t_parse_failures", title, cols, "no rows of the primary scenario")
+    data = pl.DataFrame(
+        [{"group": g.group, "arms": ",".join(g.arms) if g.arms else None, "failure_rows": g.failure_rows,
+          "failure_valid": g.failure_valid, "failure_mean": g.failure_mean, "clean_rows": g.clean_rows,
+          "clean_mean": g.clean_mean} for g in groups],
+        schema={"group": pl.String, "arms": pl.String, "failure_rows": pl.Int64, "failure_valid": pl.Int64,
+                "failure_mean": pl.Float64, "clean_rows": pl.Int64, "clean_mean": pl.Float64})
+    out = [{"arms": "all arms" if g.arms is None else f"{g.group.replace('_', ' ')} ({', '.join(g.arms)})",
+            cols[1]: str(g.failure_rows), cols[2]: str(g.failure_valid),
+            cols[3]: fmt_mean_n(g.failure_mean, g.failure_valid),
+            cols[4]: fmt_mean_n(g.clean_mean, g.clean_rows)} for g in groups]
+    return TableSpec("t_parse_failures", title, data, display_frame(out, cols),
+                     note="Parse failures stay in the means by design: a schema the model cannot satisfy "
+                          "is arm behaviour, not an infrastructure fault.")
+
+
+def invalid_summary(ctx: ReportContext) -> TableSpec:
+    """Paper 6: invalid rows of the primary scenario by reason and arm, with their recall if recorded."""
+    title = "Invalid rows of the primary scenario by reason and arm"
+    cols = ["reason", "arm", "rows", "recall where recorded"]
+    frame = invalid_rows(ctx.rows, ctx.study.scenario)
+    if frame.height == 0:
+        return empty_table("t_invalid", title, cols, "every row of the primary scenario is valid")
+    out = [{"reason": str(r["invalid_reason"]), "arm": r["arm"], "rows": str(r["rows"]),
+            cols[3]: fmt_mean_n(r["mean_recall"], r["with_outcome"])} for r in frame.iter_rows(named=True)]
+    return TableSpec("t_invalid", title, frame, display_frame(out, cols),
+                     note="Invalid rows enter no aggregate; an invalid row may still record an outcome.")
+
+
+def _audit_frame(audit: Any) -> pl.DataFrame | None:
+    table = getattr(audit, "table", None)
+    if table is None:
+        return None
+    return table if isinstance(table, pl.DataFrame) else pl.DataFrame(table)
+
+
+def claims_audit(ctx: ReportContext) -> TableSpec:
+    """The claims audit: every transcribed claim of the paper against the value computed here."""
+    title = "Claims audit: the paper's printed numbers against values computed from this evidence"
+    frame = _audit_frame(ctx.audit)
+    if frame is None or frame.height == 0:
+        return empty_table("t_claims_audit", title, ["claim", "status"],
+                           "the claims audit was not run for this evidence")
+    disp = frame.select([pl.col(c).cast(pl.String) if frame.schema[c] != pl.Float64
+                         else pl.col(c).map_elements(lambda v: fmt_num(v, 4), return_dtype=pl.String)
+                         for c in frame.columns]).fill_null("—")
+    return TableSpec("t_claims_audit", title, frame, disp,
+                     note=str(getattr(ctx.audit, "headline", "")))

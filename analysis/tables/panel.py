@@ -1,0 +1,159 @@
+"""Builders of the panel tables (paper section 4.7): Table 3, panel summary, sparse-cell sensitivity.
+
+Methods note: every statistic is read from results.json (analysis.results.build_results,
+keys documented in docs/RESULTS_KEYS.md); only j fill, which results.json does not carry
+per configuration, comes from analysis.estimators.fill over the partition runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from analysis.estimators.fill import fill_fractions
+from analysis.tables.context import ReportContext, section
+from analysis.tables.spec import (
+    TableSpec,
+    display_frame,
+    empty_table,
+    fmt_int,
+    fmt_num,
+    fmt_pct,
+    fmt_signed,
+)
+
+_EFFECT_SCHEMA = {"configuration": pl.String, "effect": pl.Float64, "pairs": pl.Int64,
+                  "control_rows": pl.Int64, "treatment_rows": pl.Int64,
+                  "control_mean": pl.Float64, "treatment_mean": pl.Float64}
+
+
+def effects_frame(results: Any) -> pl.DataFrame:
+    """results.panel.effects as one row per configuration (sorted), nulls for undefined values."""
+    effects = section(results, "panel", "effects") or {}
+    rows = [{"configuration": k, **{c: v.get(c) for c in _EFFECT_SCHEMA if c != "configuration"}}
+            for k, v in sorted(effects.items())]
+    return pl.DataFrame(rows, schema=_EFFECT_SCHEMA)
+
+
+def partition_runs_frame(study: Any) -> pl.DataFrame:
+    """The study's partition runs as (configuration, execution_group, planned_repeats)."""
+    return pl.DataFrame(
+        [{"configuration": r.configuration, "execution_group": r.execution_group,
+          "planned_repeats": r.planned_repeats} for r in study.partition_runs],
+        schema={"configuration": pl.String, "execution_group": pl.String, "planned_repeats": pl.Int64})
+
+
+def panel_fills(ctx: ReportContext) -> pl.DataFrame:
+    """Control-arm fill per configuration over the partition runs (configuration, fill, fill_rows)."""
+    study = ctx.study
+    return fill_fractions(ctx.rows, arm=study.control, scenario=study.scenario,
+                          runs=partition_runs_frame(study))
+
+
+def table3(ctx: ReportContext) -> TableSpec:
+    """Paper Table 3: per-configuration means, complete pairs, paired effect, row counts and fill."""
+    s = ctx.study
+    c, t = s.control, s.treatment
+    title = f"Primary panel: per-configuration paired effect {t}−{c} on {s.scenario}"
+    cols = ["Model", f"{c} mean", f"{t} mean", "Complete pairs", f"Paired {t}-{c}",
+            f"{c} rows", f"{t} rows", f"{c} fill"]
+    eff = effects_frame(ctx.results)
+    if eff.height == 0:
+        return empty_table("t3_panel", title, cols, "no configuration in the primary panel")
+    frame = eff.join(panel_fills(ctx).select("configuration", "fill"), on="configuration", how="left")
+    out = [{"Model": r["configuration"], cols[1]: fmt_num(r["control_mean"]),
+            cols[2]: fmt_num(r["treatment_mean"]), "Complete pairs": str(r["pairs"]),
+            cols[4]: fmt_signed(r["effect"]), cols[5]: str(r["control_rows"]),
+            cols[6]: str(r["treatment_rows"]), cols[7]: fmt_pct(r["fill"])}
+           for r in frame.iter_rows(named=True)]
+    return TableSpec("t3_panel", title, frame, display_frame(out, cols),
+                     note=f"Means count every valid row of the arm in the partition run ({c} rows, {t} "
+                          "rows are their denominators); the paired effect averages complete "
+                          f"within-repeat pairs. {c} fill is the share of the declared ceiling used.")
+
+
+def panel_summary(ctx: ReportContext) -> TableSpec:
+    """Equal-configuration summary of the panel: centre, spread, signs, leave-one-out, dispersion."""
+    title = "Panel summary over configurations (each weighted equally)"
+    p = section(ctx.results, "panel")
+    cols = ["statistic", "value"]
+    if not p or not p.get("configurations"):
+        return empty_table("t3_summary", title, cols, "no configuration in the primary panel")
+    spec = [
+        ("configurations", "configurations", fmt_int),
+        ("mean", "mean paired effect", fmt_signed), ("median", "median", fmt_signed),
+        ("q1", "first quartile", fmt_signed), ("q3", "third quartile", fmt_signed),
+        ("min", "minimum", fmt_signed), ("max", "maximum", fmt_signed),
+        ("positive", "positive effects", fmt_int), ("negative", "negative effects", fmt_int),
+        ("zero", "zero effects", fmt_int),
+        ("loo_min", "leave-one-out mean, lowest", fmt_signed),
+        ("loo_max", "leave-one-out mean, highest", fmt_signed),
+        ("dispersion_lo", "dispersion interval, low", fmt_signed),
+        ("dispersion_hi", "dispersion interval, high", fmt_signed),
+    ]
+    data = pl.DataFrame({"key": [k for k, _, _ in spec],
+                         "value": [None if p.get(k) is None else float(p[k]) for k, _, _ in spec]},
+                        schema={"key": pl.String, "value": pl.Float64})
+    out = [{"statistic": label, "value": f(p.get(k))} for k, label, f in spec]
+    return TableSpec("t3_summary", title, data, display_frame(out, cols),
+                     note="The dispersion interval is mean ± t(0.975, n−1)·sd/√n over configurations, "
+                          "conditional on this panel; it is not a confidence interval for recent models.")
+
+
+def _without_single_pair(eff: pl.DataFrame) -> dict[str, Any]:
+    kept = eff.filter(pl.col("pairs") > 1)["effect"].drop_nulls()
+    return {"configurations": kept.len(), "mean": kept.mean() if kept.len() else None,
+            "median": kept.median() if kept.len() else None}
+
+
+def sparse_cells(ctx: ReportContext) -> TableSpec:
+    """Paper sparse-cell table: panel mean and median under the sparse-cell restrictions."""
+    title = "Sparse-cell sensitivity: equal-configuration paired mean by population"
+    cols = ["population", "configurations", "equal-configuration paired mean", "median"]
+    p = section(ctx.results, "panel")
+    if not p or not p.get("configurations"):
+        return empty_table("t_sparse", title, cols, "no configuration in the primary panel")
+    min_pairs = int(getattr(ctx.params, "min_pairs", 4))
+    sp = section(ctx.results, "sparse") or {}
+    rows = [("at least one complete pair", "panel", p)]
+    rows.append((f"at least {min_pairs} complete pairs", "min_pairs",
+                 sp.get(f"min_pairs_{min_pairs}") or sp.get("min_pairs_4") or {}))
+    rows.append(("equal valid-arm counts", "equal_counts", sp.get("equal_counts") or {}))
+    rows.append(("excluding single-pair configurations", "exclude_single_pair",
+                 _without_single_pair(effects_frame(ctx.results))))
+    data = pl.DataFrame(
+        [{"population": key, "configurations": int(d.get("configurations") or 0),
+          "mean": d.get("mean"), "median": d.get("median")} for _, key, d in rows],
+        schema={"population": pl.String, "configurations": pl.Int64, "mean": pl.Float64,
+                "median": pl.Float64})
+    out = [{"population": label, "configurations": str(int(d.get("configurations") or 0)),
+            cols[2]: fmt_signed(d.get("mean")), "median": fmt_signed(d.get("median"))}
+           for label, _, d in rows]
+    return TableSpec("t_sparse", title, data, display_frame(out, cols),
+                     note="An em dash marks a mean that is undefined because no configuration remains.")
+
+
+def sensitivity(ctx: ReportContext) -> TableSpec:
+    """Planned-repeat bounds and family weighting (paper section 4.7)."""
+    title = "Missingness bounds and family-weighted sensitivity"
+    cols = ["analysis", "value"]
+    b = section(ctx.results, "bounds") or {}
+    f = section(ctx.results, "families") or {}
+    if not b and not f:
+        return empty_table("t_sensitivity", title, cols, "no configuration in the primary panel")
+    spec = [("bounds.lo", "planned-repeat bound, worst case", b.get("lo"), fmt_signed),
+            ("bounds.hi", "planned-repeat bound, best case", b.get("hi"), fmt_signed),
+            ("families.families", "families with a panel configuration", f.get("families"), fmt_int),
+            ("families.mean", "family-weighted mean", f.get("mean"), fmt_signed),
+            ("families.lofo_min", "leave-one-family-out mean, lowest", f.get("lofo_min"), fmt_signed),
+            ("families.lofo_max", "leave-one-family-out mean, highest", f.get("lofo_max"), fmt_signed),
+            ("families.dispersion_lo", "family dispersion interval, low", f.get("dispersion_lo"), fmt_signed),
+            ("families.dispersion_hi", "family dispersion interval, high", f.get("dispersion_hi"), fmt_signed)]
+    data = pl.DataFrame({"key": [k for k, *_ in spec],
+                         "value": [None if v is None else float(v) for _, _, v, _ in spec]},
+                        schema={"key": pl.String, "value": pl.Float64})
+    out = [{"analysis": label, "value": fmt(v)} for _, label, v, fmt in spec]
+    return TableSpec("t_sensitivity", title, data, display_frame(out, cols),
+                     note="Bounds set every missing planned-repeat outcome to its worst and best case "
+                          "within [0, 1]; family figures weight families equally.")

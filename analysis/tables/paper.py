@@ -1,0 +1,244 @@
+"""Builders of the paper's descriptive tables (sections 4.1 to 4.6): cell means with denominators.
+
+Methods note: every cell is a mean of exact recall over valid rows with an outcome, shown as
+``mean (n=rows)`` because rows are effectively binary (a mean of four rows is a count of
+four). Which runs a table reads is decided from the evidence itself (which arms ran together
+in an execution group), never from configuration names typed here.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from analysis.estimators.fill import fill_fractions
+from analysis.tables.context import ReportContext, cell_stats, scored_rows
+from analysis.tables.labels import (
+    CEILING_ARMS,
+    DESCRIBED_ARM,
+    PLAIN_ARM,
+    REDUCED_CEILING_ARM,
+    SCENARIO_ARMS,
+    SUPPORTING_ARMS,
+    arm_label,
+)
+from analysis.tables.spec import (
+    TableSpec,
+    display_frame,
+    empty_table,
+    fmt_count_of,
+    fmt_int,
+    fmt_mean_n,
+    fmt_num,
+    fmt_pct,
+    fmt_signed,
+)
+
+
+def _lookup(stats: pl.DataFrame, **keys: str) -> dict | None:
+    cond = pl.lit(True)
+    for k, v in keys.items():
+        cond = cond & (pl.col(k) == v)
+    hit = stats.filter(cond)
+    return hit.row(0, named=True) if hit.height else None
+
+
+def supporting_arms(ctx: ReportContext) -> TableSpec:
+    """Paper Table 1: mean recall per configuration and supporting arm on the primary scenario."""
+    title = "Supporting arms: mean exact recall by configuration and arm (primary scenario)"
+    rows = scored_rows(ctx.rows, scenario=ctx.study.scenario, arms=SUPPORTING_ARMS)
+    if rows.height == 0:
+        return empty_table("t1_supporting_arms", title, ["Model", *SUPPORTING_ARMS],
+                           "no valid rows of the supporting arms f, n, k, l, m")
+    stats = cell_stats(rows, ["configuration", "arm"], ctx.threshold)
+    arms = [a for a in SUPPORTING_ARMS if a in set(stats["arm"])]
+    out = []
+    for conf in sorted(set(stats["configuration"])):
+        rec = {"Model": conf}
+        for a in arms:
+            hit = _lookup(stats, configuration=conf, arm=a)
+            rec[arm_label(a)] = fmt_mean_n(hit["mean"], hit["rows"]) if hit else "—"
+        out.append(rec)
+    cols = ["Model", *[arm_label(a) for a in arms]]
+    return TableSpec("t1_supporting_arms", title, stats, display_frame(out, cols),
+                     note="Cells are means over valid rows with an outcome; n is the row count. "
+                          "Rows are effectively binary, so a mean stands for a small count.")
+
+
+def _ladder_groups(ctx: ReportContext) -> pl.DataFrame:
+    """(configuration, execution_group) pairs where control, treatment and the plain arm all ran."""
+    study = ctx.study
+    arms = (study.control, study.treatment, PLAIN_ARM)
+    rows = scored_rows(ctx.rows, scenario=study.scenario, arms=arms)
+    return (rows.group_by("configuration", "execution_group")
+            .agg(pl.col("arm").n_unique().alias("k")).filter(pl.col("k") == len(set(arms)))
+            .select("configuration", "execution_group").sort("configuration", "execution_group"))
+
+
+def ladder(ctx: ReportContext) -> TableSpec:
+    """Paper Table 2: the assigned-policy ladder control -> treatment -> plain headings."""
+    title = "Assigned-policy ladder on the endpoints where all three rungs ran (primary scenario)"
+    study = ctx.study
+    groups = _ladder_groups(ctx)
+    cols = ["Model", "rung", "change", "recall", "full-recall rows", "effect vs previous rung"]
+    if groups.height == 0:
+        return empty_table("t2_ladder", title, cols,
+                           f"no execution group ran {study.control}, {study.treatment} and "
+                           f"{PLAIN_ARM} together")
+    rows = scored_rows(ctx.rows, scenario=study.scenario).join(
+        groups, on=["configuration", "execution_group"], how="semi")
+    stats = cell_stats(rows, ["configuration", "arm"], ctx.threshold)
+    rungs = (study.control, study.treatment, PLAIN_ARM)
+    data, out = [], []
+    for conf in sorted(set(groups["configuration"])):
+        prev = None
+        for arm in rungs:
+            hit = _lookup(stats, configuration=conf, arm=arm)
+            effect = None if prev is None else hit["mean"] - prev
+            data.append({"configuration": conf, "arm": arm, "rows": hit["rows"], "mean": hit["mean"],
+                         "rows_full": hit["rows_full"], "effect_vs_previous": effect})
+            out.append({"Model": conf, "rung": arm, "change": arm_label(arm).split(" (", 1)[-1].rstrip(")"),
+                        "recall": fmt_mean_n(hit["mean"], hit["rows"]),
+                        "full-recall rows": fmt_count_of(hit["rows_full"], hit["rows"]),
+                        "effect vs previous rung": "—" if effect is None else fmt_signed(effect)})
+            prev = hit["mean"]
+    frame = pl.DataFrame(data, schema={"configuration": pl.String, "arm": pl.String, "rows": pl.Int64,
+                                       "mean": pl.Float64, "rows_full": pl.Int64,
+                                       "effect_vs_previous": pl.Float64})
+    return TableSpec("t2_ladder", title, frame, display_frame(out, cols),
+                     note="Pooled over the execution groups in which all three rungs ran; the effect "
+                          "is the difference of rung means (a policy contrast, not a decomposition).")
+
+
+def scenario_comparison(ctx: ReportContext) -> TableSpec:
+    """Paper section 4.4: ladder endpoints' arm means on every scenario."""
+    title = "Exploratory scenario comparison on the ladder endpoints: mean recall by arm and scenario"
+    groups = _ladder_groups(ctx)
+    confs = sorted(set(groups["configuration"]))
+    cols = ["Model", "Arm"]
+    if not confs:
+        return empty_table("t_scenarios", title, cols, "no ladder endpoint (see the ladder table)")
+    primary = ctx.study.scenario
+    rows = scored_rows(ctx.rows, arms=SCENARIO_ARMS).filter(pl.col("configuration").is_in(confs))
+    rows = pl.concat([
+        rows.filter(pl.col("scenario") == primary).join(
+            groups, on=["configuration", "execution_group"], how="semi"),
+        rows.filter(pl.col("scenario") != primary),
+    ])
+    scenarios = sorted(set(rows["scenario"]))
+    if len(scenarios) < 2:
+        return empty_table("t_scenarios", title, cols,
+                           "the ladder endpoints ran only one scenario")
+    stats = cell_stats(rows, ["configuration", "arm", "scenario"], ctx.threshold)
+    out = []
+    for conf in confs:
+        for arm in [a for a in SCENARIO_ARMS if a in set(stats.filter(pl.col("configuration") == conf)["arm"])]:
+            rec = {"Model": conf, "Arm": arm_label(arm)}
+            for sc in scenarios:
+                hit = _lookup(stats, configuration=conf, arm=arm, scenario=sc)
+                rec[sc] = fmt_mean_n(hit["mean"], hit["rows"]) if hit else "—"
+            out.append(rec)
+    return TableSpec("t_scenarios", title, stats, display_frame(out, [*cols, *scenarios]),
+                     note=f"{primary} rows are those of the ladder's execution groups; other scenarios "
+                          "pool every group of the endpoint. Scenarios differ in facts, grading and "
+                          "prompts, so this is not an iteration contrast.")
+
+
+def _ceiling_groups(ctx: ReportContext) -> pl.DataFrame:
+    rows = scored_rows(ctx.rows, scenario=ctx.study.scenario, arms=[REDUCED_CEILING_ARM])
+    return rows.select("configuration", "execution_group").unique().sort("configuration", "execution_group")
+
+
+def reduced_ceiling(ctx: ReportContext) -> TableSpec:
+    """Paper section 4.5: control vs halved ceiling (and plain controls) in the ceiling groups."""
+    title = "Reduced declared ceiling: rows, recall, carried characters and clipping (primary scenario)"
+    cols = ["Model", "Arm", "n", f"rows ≥ {ctx.threshold:g}", "mean", "carried chars", "folds clipped at cap"]
+    groups = _ceiling_groups(ctx)
+    if groups.height == 0:
+        return empty_table("t_ceiling", title, cols, f"no valid rows of the reduced-ceiling arm {REDUCED_CEILING_ARM}")
+    rows = scored_rows(ctx.rows, scenario=ctx.study.scenario, arms=CEILING_ARMS).join(
+        groups, on=["configuration", "execution_group"], how="semi")
+    frame = (rows.group_by("configuration", "arm").agg(
+        pl.len().alias("rows"), pl.col("recall").mean().alias("mean"),
+        (pl.col("recall") >= ctx.threshold).sum().cast(pl.Int64).alias("rows_at_threshold"),
+        pl.col("carried_chars").cast(pl.Float64).mean().alias("carried_chars_mean"),
+        pl.col("folds_clipped").sum().alias("folds_clipped"), pl.col("folds").sum().alias("folds"),
+        pl.col("parse_failures").sum().alias("parse_failures"))
+        .with_columns(pl.col("arm").replace_strict({a: i for i, a in enumerate(CEILING_ARMS)},
+                                                   return_dtype=pl.Int64).alias("_o"))
+        .sort("configuration", "_o").drop("_o"))
+    out = [{"Model": r["configuration"], "Arm": arm_label(r["arm"]), "n": str(r["rows"]),
+            cols[3]: str(r["rows_at_threshold"]), "mean": fmt_num(r["mean"]),
+            "carried chars": fmt_int(r["carried_chars_mean"]),
+            "folds clipped at cap": fmt_count_of(r["folds_clipped"], r["folds"])}
+           for r in frame.iter_rows(named=True)]
+    return TableSpec("t_ceiling", title, frame, display_frame(out, cols),
+                     note="Execution groups in which the reduced-ceiling arm ran; carried chars is the "
+                          "mean final carrier length; clipping counts folds over all folds.")
+
+
+def reduced_ceiling_by_model(ctx: ReportContext) -> TableSpec:
+    """Paper section 4.6: control and reduced-ceiling rows at threshold per endpoint, with control fill."""
+    study = ctx.study
+    thr = ctx.threshold
+    title = "Reduced-ceiling direction by endpoint: rows at or above the threshold, and control fill"
+    cols = ["Model", f"{study.control} rows ≥ {thr:g}", f"{REDUCED_CEILING_ARM} rows ≥ {thr:g}",
+            f"{study.control} fill of its ceiling"]
+    confs = sorted(set(_ceiling_groups(ctx)["configuration"]))
+    if not confs:
+        return empty_table("t_ceiling_by_model", title, cols,
+                           f"no valid rows of the reduced-ceiling arm {REDUCED_CEILING_ARM}")
+    rows = scored_rows(ctx.rows, scenario=study.scenario, arms=[study.control, REDUCED_CEILING_ARM])
+    stats = cell_stats(rows.filter(pl.col("configuration").is_in(confs)), ["configuration", "arm"], thr)
+    fills = fill_fractions(ctx.rows, arm=study.control, scenario=study.scenario)
+    data, out = [], []
+    for conf in confs:
+        c = _lookup(stats, configuration=conf, arm=study.control)
+        t = _lookup(stats, configuration=conf, arm=REDUCED_CEILING_ARM)
+        f = _lookup(fills, configuration=conf)
+        data.append({"configuration": conf,
+                     "control_rows": c["rows"] if c else 0, "control_at_threshold": c["rows_at_threshold"] if c else 0,
+                     "reduced_rows": t["rows"] if t else 0, "reduced_at_threshold": t["rows_at_threshold"] if t else 0,
+                     "control_fill": f["fill"] if f else None})
+        out.append({cols[0]: conf,
+                    cols[1]: f"{c['rows_at_threshold']}/{c['rows']} rows" if c else "—",
+                    cols[2]: f"{t['rows_at_threshold']}/{t['rows']} rows" if t else "—",
+                    cols[3]: fmt_pct(f["fill"]) if f else "—"})
+    frame = pl.DataFrame(data, schema={"configuration": pl.String, "control_rows": pl.Int64,
+                                       "control_at_threshold": pl.Int64, "reduced_rows": pl.Int64,
+                                       "reduced_at_threshold": pl.Int64, "control_fill": pl.Float64})
+    return TableSpec("t_ceiling_by_model", title, frame, display_frame(out, cols),
+                     note="Every valid row of the endpoint on the primary scenario, all execution groups.")
+
+
+def fill_examples(ctx: ReportContext) -> TableSpec:
+    """Paper section 4.6: carried characters and fill of the undivided arms, with recall."""
+    study = ctx.study
+    title = f"Fill of the undivided field ({study.control} by endpoint, {DESCRIBED_ARM} pooled), with recall"
+    cols = ["model", "rows", "carried chars", "of the declared ceiling", "recall"]
+    parts = []
+    for arm in (study.control, DESCRIBED_ARM):
+        fills = fill_fractions(ctx.rows, arm=arm, scenario=study.scenario)
+        if fills.height == 0:
+            continue
+        rec = cell_stats(scored_rows(ctx.rows, scenario=study.scenario, arms=[arm]),
+                         ["configuration"], ctx.threshold)
+        joined = fills.join(rec.select("configuration", "rows", "mean"), on="configuration", how="left")
+        if arm == DESCRIBED_ARM:  # the paper pools the described arm into one row
+            joined = joined.select(
+                pl.lit(f"{arm}, described field").alias("configuration"),
+                (pl.col("fill") * pl.col("fill_rows")).sum().truediv(pl.col("fill_rows").sum()).alias("fill"),
+                pl.col("fill_rows").sum(),
+                (pl.col("carried_mean") * pl.col("fill_rows")).sum().truediv(pl.col("fill_rows").sum())
+                .alias("carried_mean"),
+                pl.col("rows").sum(),
+                (pl.col("mean") * pl.col("rows")).sum().truediv(pl.col("rows").sum()).alias("mean"))
+        parts.append(joined.with_columns(pl.lit(arm).alias("arm")).select(
+            "arm", "configuration", "fill_rows", "carried_mean", "fill", "rows", "mean"))
+    if not parts:
+        return empty_table("t_fill_examples", title, cols, f"no valid {study.control} rows recording carried and declared characters")
+    frame = pl.concat(parts).sort(["fill", "configuration"], descending=[True, False])
+    out = [{"model": r["configuration"], "rows": str(r["fill_rows"]), "carried chars": fmt_int(r["carried_mean"]),
+            "of the declared ceiling": fmt_pct(r["fill"]), "recall": fmt_mean_n(r["mean"], r["rows"])}
+           for r in frame.iter_rows(named=True)]
+    return TableSpec("t_fill_examples", title, frame, display_frame(out, cols),
+                     note="Fill is carried / declared characters averaged over rows; every execution group.")

@@ -1,0 +1,69 @@
+"""Render a TableSpec to CSV (full precision), Markdown (report) and HTML (great_tables).
+
+Methods note: renderers are deterministic (no timestamps, fixed table ids) so rendered tables
+can be golden files and ``generate.py --check`` can diff them byte for byte.
+"""
+
+from __future__ import annotations
+
+import io
+
+import polars as pl
+
+from analysis.tables.spec import TableSpec
+
+
+def _csv_frame(data: pl.DataFrame) -> pl.DataFrame:
+    """Nested columns (lists, structs) flattened to text so CSV stays one value per cell."""
+    fixes = []
+    for name, dtype in data.schema.items():
+        if isinstance(dtype, pl.List):
+            fixes.append(pl.col(name).list.eval(pl.element().cast(pl.String)).list.join(";"))
+        elif isinstance(dtype, pl.Struct):
+            fixes.append(pl.col(name).struct.json_encode())
+    return data.with_columns(fixes) if fixes else data
+
+
+def to_csv(spec: TableSpec) -> str:
+    """Full-precision CSV of the data frame (header only when the evidence has no rows)."""
+    buf = io.StringIO()
+    _csv_frame(spec.data).write_csv(buf, float_precision=None, line_terminator="\n")
+    return buf.getvalue()
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(spec: TableSpec) -> str:
+    """A pipe table with its reading note, or the empty-reason when the evidence holds no rows."""
+    if spec.is_empty or spec.display.height == 0:
+        return f"*{spec.empty_reason or 'Not in this evidence.'}*\n"
+    cols = spec.display.columns
+    lines = ["| " + " | ".join(_cell(c) for c in cols) + " |",
+             "|" + "|".join("---" for _ in cols) + "|"]
+    for row in spec.display.iter_rows():
+        lines.append("| " + " | ".join(_cell(v) for v in row) + " |")
+    text = "\n".join(lines) + "\n"
+    if spec.note:
+        text += f"\n*{_cell(spec.note)}*\n"
+    return text
+
+
+def to_html(spec: TableSpec) -> str:
+    """A great_tables HTML fragment with a fixed id (deterministic), or a note paragraph when empty."""
+    from great_tables import GT  # imported here: only the tables stage pays for it
+
+    if spec.is_empty or spec.display.height == 0:
+        reason = spec.empty_reason or "Not in this evidence."
+        return (f'<div class="table-empty" id="{spec.name}"><p class="table-title">{_esc(spec.title)}</p>'
+                f"<p><em>{_esc(reason)}</em></p></div>\n")
+    gt = GT(spec.display, id=spec.name).tab_header(title=spec.title)
+    if spec.note:
+        gt = gt.tab_source_note(spec.note)
+    return gt.as_raw_html() + "\n"
+
+
+def _esc(text: str) -> str:
+    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;"))
