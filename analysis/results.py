@@ -1,0 +1,242 @@
+"""Assemble results.json: the RESULTS.md contract keys plus documented extras.
+
+`build_results(package, params)` runs every core estimator on a loaded evidence
+package and returns a JSON-ready dict: the keys of RESULTS.md exactly (counts as
+ints, floats at full precision, `None` for undefined statistics), then the extra
+keys documented in docs/RESULTS_KEYS.md. It does no file work except reading
+the git commit for `provenance`; `write_results` is the one writer.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import math
+import platform
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+import analysis
+from analysis.estimators import bounds as bounds_mod
+from analysis.estimators import cells as cells_mod
+from analysis.estimators import dependence as dependence_mod
+from analysis.estimators import exact as exact_mod
+from analysis.estimators import families as families_mod
+from analysis.estimators import paired
+from analysis.estimators.common import EstimatorError, contrast_of, json_ready, runs_frame
+from analysis.params import Params
+
+RESULTS_VERSION = 1
+CONTRACT_SPARSE_K = 4   # RESULTS.md names the subset `min_pairs_4`
+CORE_KEYS = ("evidence", "panel", "sparse", "bounds", "families", "dependence", "headings")
+
+
+class ResultsKeyCollisionError(EstimatorError):
+    """An extension returned a results.json key that build_results already writes."""
+
+
+def _summary_block(s: paired.PanelSummary) -> dict[str, Any]:
+    keys = ("configurations", "mean", "median", "q1", "q3", "min", "max", "positive",
+            "negative", "zero", "loo_min", "loo_max", "dispersion_lo", "dispersion_hi")
+    return {k: getattr(s, k) for k in keys}
+
+
+def _panel_block(p: paired.Panel) -> dict[str, Any]:
+    block = _summary_block(p.summary)
+    block["effects"] = {
+        e.configuration: {"effect": e.effect, "pairs": e.pairs, "control_rows": e.control_rows,
+                          "treatment_rows": e.treatment_rows, "control_mean": e.control_mean,
+                          "treatment_mean": e.treatment_mean}
+        for e in p.effects}
+    return block
+
+
+def _subset_block(s: paired.Subset, full: bool = False) -> dict[str, Any]:
+    if not full:
+        return {"configurations": s.summary.configurations, "mean": s.summary.mean,
+                "median": s.summary.median}
+    return {"rule": s.rule, **_summary_block(s.summary), "members": list(s.configurations),
+            "reasons": dict(s.summary.reasons)}
+
+
+def _mcnemar_block(r: exact_mod.McNemarResult) -> dict[str, Any]:
+    return json_ready(r)
+
+
+def _reasons(prefix: str, reasons: Mapping[str, str], out: dict[str, str]) -> None:
+    for field, why in reasons.items():
+        out[f"{prefix}.{field}"] = why
+
+
+def _git(args: list[str]) -> str | None:
+    root = Path(analysis.__file__).resolve().parent.parent
+    try:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                              timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def provenance(package: Any, params: Params) -> dict[str, Any]:
+    """Package version, git commit/dirty flag, library versions, params and evidence root."""
+    import scipy
+    import statsmodels
+    commit = _git(["rev-parse", "HEAD"])
+    status = _git(["status", "--porcelain", "--untracked-files=no"]) if commit else None
+    return {
+        "results_version": RESULTS_VERSION,
+        "package": "compaction-carriers",
+        "version": analysis.__version__,
+        "git_commit": commit,
+        "git_dirty": None if status is None else bool(status),
+        "python": platform.python_version(),
+        "libraries": {"polars": pl.__version__, "numpy": np.__version__,
+                      "scipy": scipy.__version__, "statsmodels": statsmodels.__version__},
+        "evidence_root": str(package.root),
+        "params": params.to_dict(),
+    }
+
+
+def _headings_block(package: Any, params: Params) -> dict[str, Any] | None:
+    if importlib.util.find_spec("analysis.estimators.headings") is None:
+        return None
+    headings = importlib.import_module("analysis.estimators.headings")
+    study = package.study
+    h = headings.headings_analysis(package.rows, study.scenario, study.control, params)
+    w = h.within_all
+    return {"pooled_r": h.pooled.r, "rows": h.pooled.rows,
+            "within_cell": {"cells": w.cells, "rows": w.rows, "slope": w.slope, "r": w.r}}
+
+
+def _explore_block(package: Any, params: Params) -> dict[str, Any]:
+    if importlib.util.find_spec("analysis.estimators.explore_results") is None:
+        return {}
+    module = importlib.import_module("analysis.estimators.explore_results")
+    return dict(module.explore_results(package, params))
+
+
+def build_results(package: Any, params: Params) -> dict[str, Any]:
+    """Every RESULTS.md key of `package` (an EvidencePackage), plus the documented extras."""
+    study = package.study
+    rows, checks = package.rows, package.checks
+    contrast = contrast_of(study)
+    runs = runs_frame(study)
+    p = paired.panel(rows, runs, contrast, recency_cutoff=study.recency_cutoff, params=params)
+    alpha = params.alpha
+    sparse_k = paired.min_pairs_subset(p, CONTRACT_SPARSE_K, alpha)
+    equal = paired.equal_counts_subset(p, alpha)
+    bnd = bounds_mod.planned_repeat_bounds(rows, p)
+    fam = families_mod.family_weighted(p.frame, alpha)
+    dep_scenario = params.dependence_scenario or study.scenario
+    dep = dependence_mod.within_row_dependence(rows, checks, dep_scenario)
+
+    results: dict[str, Any] = {
+        "evidence": {"sha256": {name: package.digests[name] for name in sorted(package.digests)}},
+        "panel": _panel_block(p),
+        "sparse": {f"min_pairs_{CONTRACT_SPARSE_K}": _subset_block(sparse_k),
+                   "equal_counts": _subset_block(equal)},
+        "bounds": {"lo": bnd.lo, "hi": bnd.hi},
+        "families": {"families": fam.families, "mean": fam.mean, "lofo_min": fam.lofo_min,
+                     "lofo_max": fam.lofo_max, "dispersion_lo": fam.dispersion_lo,
+                     "dispersion_hi": fam.dispersion_hi},
+        "dependence": {"scenario": dep.scenario, "rows": dep.rows,
+                       "checks_per_row": dep.checks_per_row, "icc": dep.icc,
+                       "design_effect": dep.design_effect, "effective_per_row": dep.effective_per_row},
+    }
+    headings = _headings_block(package, params)
+    if headings is not None:
+        results["headings"] = headings
+    results.update(_extras(package, params, p, bnd, fam, dep))
+    explore = _explore_block(package, params)
+    clash = sorted(set(explore) & set(results))
+    if clash:
+        raise ResultsKeyCollisionError(
+            f"explore_results returned key(s) {clash} that build_results already writes; "
+            "rename them in analysis/estimators/explore_results.py")
+    results.update(explore)
+    return json_ready(results)
+
+
+def _extras(package: Any, params: Params, p: paired.Panel, bnd: bounds_mod.PlannedRepeatBounds,
+            fam: families_mod.FamilyWeighted,
+            dep: dependence_mod.WithinRowDependence) -> dict[str, Any]:
+    study, rows, alpha = package.study, package.rows, params.alpha
+    runs = runs_frame(study)
+    in_window = runs.filter(pl.col("published") >= study.recency_cutoff)
+    members = set(p.frame.get_column("configuration"))
+    sens: dict[str, Any] = {}
+    k = params.min_pairs
+    sens[f"min_pairs_{k}"] = _subset_block(paired.min_pairs_subset(p, k, alpha), full=True)
+    sens["equal_counts"] = _subset_block(paired.equal_counts_subset(p, alpha), full=True)
+    if params.excluded_configurations:
+        sens["excluded"] = _subset_block(
+            paired.excluded_subset(p, params.excluded_configurations, alpha), full=True)
+    each = paired.each_excluded(p)
+    sens["each_excluded"] = {
+        name: {"configurations": each.remaining, "mean": float(m), "median": float(md)}
+        for name, m, md in zip(each.configurations, each.mean, each.median, strict=True)}
+
+    panel_runs = p.frame.select("configuration", "execution_group")
+    mcnemar = {
+        tag: _mcnemar_block(exact_mod.paired_mcnemar(
+            rows, study.control, study.treatment, scenario=study.scenario, threshold=thr,
+            runs=panel_runs))
+        for tag, thr in (("partial", params.threshold_partial), ("full", params.threshold_full))}
+
+    reasons: dict[str, str] = {}
+    _reasons("panel", p.summary.reasons, reasons)
+    _reasons("bounds", bnd.reasons, reasons)
+    _reasons("families", fam.reasons, reasons)
+    _reasons("dependence", dep.reasons, reasons)
+    for name, s in (("sparse.min_pairs_4", paired.min_pairs_subset(p, CONTRACT_SPARSE_K, alpha)),
+                    ("sparse.equal_counts", paired.equal_counts_subset(p, alpha))):
+        _reasons(name, {f: w for f, w in s.summary.reasons.items() if f in ("mean", "median")},
+                 reasons)
+    for e in p.effects:
+        for arm in ("control", "treatment"):
+            if math.isnan(getattr(e, f"{arm}_mean")):
+                reasons[f"panel.effects.{e.configuration}.{arm}_mean"] = "no valid rows of this arm"
+
+    cell_table = cells_mod.cell_summary(rows, params).table
+    return {
+        "provenance": provenance(package, params),
+        "contrast": {"control": study.control, "treatment": study.treatment,
+                     "scenario": study.scenario, "recency_cutoff": study.recency_cutoff,
+                     "checks_total": p.checks_total},
+        "panel_detail": {
+            "effects_exact": {e.configuration: f"{e.effect_exact.numerator}/{e.effect_exact.denominator}"
+                              for e in p.effects},
+            "execution_groups": {e.configuration: e.execution_group for e in p.effects},
+            "out_of_window": sorted(set(runs.get_column("configuration"))
+                                    - set(in_window.get_column("configuration"))),
+            "no_complete_pair": sorted(set(in_window.get_column("configuration")) - members),
+        },
+        "sensitivity": sens,
+        "bounds_detail": {
+            "configurations": bnd.configurations, "planned_repeats": bnd.planned_repeats,
+            "missing_control": bnd.missing_control, "missing_treatment": bnd.missing_treatment,
+            "missing_both": bnd.missing_both,
+            "per_configuration": {r["configuration"]: {k2: v for k2, v in r.items() if k2 != "configuration"}
+                                  for r in bnd.per_configuration.iter_rows(named=True)},
+        },
+        "families_detail": {r["family"]: {"configurations": r["configurations"], "mean": r["mean"]}
+                            for r in fam.family_means.iter_rows(named=True)},
+        "dependence_detail": {"msb": dep.msb, "msw": dep.msw},
+        "mcnemar": mcnemar,
+        "cells": {"by": list(cells_mod.WITH_GROUP), "threshold_partial": params.threshold_partial,
+                  "rows": cell_table},
+        "reasons": reasons,
+    }
+
+
+def write_results(results: Mapping[str, Any], path: Path) -> None:
+    """Write results.json (indent 2, full-precision floats, no NaN tokens, trailing newline)."""
+    text = json.dumps(results, indent=2, ensure_ascii=False, allow_nan=False)
+    Path(path).write_text(text + "\n", encoding="utf-8")
