@@ -1,0 +1,97 @@
+"""Carrier audit: graded values present in the carrier versus answered correctly (paper 4.10).
+
+Population: valid rows of the scenario with an outcome whose checks all have a non-null
+`in_carrier` (the *audited* rows). Per row: `carrier` = checks whose value is in the final
+carrier, `answered` = checks passed; a *present-missed* check is in the carrier but not
+answered, an *absent-answered* check is answered but not in the carrier (guessing or
+reconstruction). Direction of a disagreeing row: `carrier_higher` or `answer_higher`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from analysis.estimators._explore_common import require_columns, valid_outcome_rows
+
+
+def carrier_rows(rows: pl.DataFrame, checks: pl.DataFrame, scenario: str | None) -> pl.DataFrame:
+    """One line per audited row: row_id, configuration, arm, carrier, answered, present_missed,
+    absent_answered, direction ('equal', 'carrier_higher', 'answer_higher')."""
+    require_columns(checks, ("row_id", "passed", "in_carrier"), "checks")
+    base = valid_outcome_rows(rows, scenario).select("row_id", "configuration", "arm")
+    per_row = (
+        checks.join(base.select("row_id"), on="row_id", how="semi")
+        .group_by("row_id")
+        .agg(
+            pl.col("in_carrier").is_null().any().alias("_unaudited"),
+            pl.col("in_carrier").sum().cast(pl.Int64).alias("carrier"),
+            pl.col("passed").sum().cast(pl.Int64).alias("answered"),
+            (pl.col("in_carrier") & ~pl.col("passed")).sum().cast(pl.Int64).alias("present_missed"),
+            (~pl.col("in_carrier") & pl.col("passed")).sum().cast(pl.Int64).alias("absent_answered"),
+        )
+        .filter(~pl.col("_unaudited"))
+        .drop("_unaudited")
+    )
+    return (
+        base.join(per_row, on="row_id", how="inner")
+        .with_columns(
+            pl.when(pl.col("carrier") == pl.col("answered"))
+            .then(pl.lit("equal"))
+            .when(pl.col("carrier") > pl.col("answered"))
+            .then(pl.lit("carrier_higher"))
+            .otherwise(pl.lit("answer_higher"))
+            .alias("direction")
+        )
+        .sort("row_id")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CarrierAudit:
+    """Carrier-presence versus answer counts over the audited rows."""
+
+    audited_rows: int
+    """Valid rows with an outcome whose checks all record in_carrier."""
+    agree_rows: int
+    """Audited rows whose carrier count equals their answered count."""
+    carrier_higher_rows: int
+    """Rows where more graded values are in the carrier than answered."""
+    answer_higher_rows: int
+    """Rows where more graded values are answered than present in the carrier."""
+    present_missed_rows: int
+    """Rows with at least one check in the carrier but not answered."""
+    absent_answered_rows: int
+    """Rows with at least one check answered although absent from the carrier."""
+    per_row: pl.DataFrame
+    """carrier_rows(): one line per audited row."""
+    per_arm: pl.DataFrame
+    """arm, audited_rows, present_missed_rows, share (present_missed / audited), absent_answered_rows."""
+
+
+def carrier_audit(rows: pl.DataFrame, checks: pl.DataFrame, scenario: str | None) -> CarrierAudit:
+    """Audit every row whose checks all have in_carrier (scenario None = all scenarios)."""
+    pr = carrier_rows(rows, checks, scenario)
+    per_arm = (
+        pr.group_by("arm")
+        .agg(
+            pl.len().cast(pl.Int64).alias("audited_rows"),
+            (pl.col("present_missed") > 0).sum().cast(pl.Int64).alias("present_missed_rows"),
+            (pl.col("absent_answered") > 0).sum().cast(pl.Int64).alias("absent_answered_rows"),
+        )
+        .with_columns((pl.col("present_missed_rows") / pl.col("audited_rows")).alias("share"))
+        .select("arm", "audited_rows", "present_missed_rows", "share", "absent_answered_rows")
+        .sort("arm")
+    )
+    d = pr["direction"]
+    return CarrierAudit(
+        audited_rows=pr.height,
+        agree_rows=int((d == "equal").sum()),
+        carrier_higher_rows=int((d == "carrier_higher").sum()),
+        answer_higher_rows=int((d == "answer_higher").sum()),
+        present_missed_rows=int((pr["present_missed"] > 0).sum()),
+        absent_answered_rows=int((pr["absent_answered"] > 0).sum()),
+        per_row=pr,
+        per_arm=per_arm,
+    )

@@ -1,0 +1,175 @@
+"""results.json keys of the exploratory estimators (fill, headings, carrier, failures, beyond).
+
+`headings_block(package, params)` is the RESULTS.md `headings` block exactly;
+`explore_results(package, params)` returns the further keys (documented in
+docs/RESULTS_KEYS.md by estimators-core), JSON-ready: NaN -> null, tuples -> lists.
+
+Keys: `fill`, `headings_detail`, `carrier_audit`, `failure_modes`, `beyond_paper`
+(the last labelled "ours, not the paper's").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from analysis.estimators import beyond, carrier, failures, fill, headings, paired
+from analysis.estimators._explore_common import EXPLORE_LABEL, Correlation
+from analysis.estimators.cells import cell_summary
+from analysis.estimators.common import contrast_of, json_ready, runs_frame
+from analysis.estimators.dependence import within_row_dependence
+from analysis.params import Params
+
+
+def effects_from_panel(panel: paired.Panel) -> pl.DataFrame:
+    """Adapter: the paired panel's per-configuration effects as fill.EFFECT_COLUMNS (+ execution_group)."""
+    return panel.frame.select(*fill.EFFECT_COLUMNS, "execution_group")
+
+
+def _panel(package: Any, params: Params) -> paired.Panel:
+    study = package.study
+    return paired.panel(package.rows, runs_frame(study), contrast_of(study),
+                        recency_cutoff=study.recency_cutoff, params=params)
+
+
+def headings_block(package: Any, params: Params) -> dict[str, Any]:
+    """The RESULTS.md `headings` block: pooled_r, rows, within_cell {cells, rows, slope, r}."""
+    study = package.study
+    pooled = headings.pooled_correlation(package.rows, study.scenario)
+    w = headings.within_cell(package.rows, study.scenario)
+    return json_ready({"pooled_r": pooled.r, "rows": pooled.rows,
+                       "within_cell": {"cells": w.cells, "rows": w.rows, "slope": w.slope, "r": w.r}})
+
+
+def _corr(c: Correlation) -> dict[str, Any]:
+    return {"pearson": c.pearson, "spearman": c.spearman, "n": c.n,
+            "configurations": list(c.units), "reason": c.reason}
+
+
+def _sep(s: fill.Separation) -> dict[str, Any]:
+    return {"positive": list(s.positive), "negative": list(s.negative),
+            "positive_fills": list(s.positive_fills), "negative_fills": list(s.negative_fills),
+            "margin": s.margin, "separates": s.separates, "reason": s.reason}
+
+
+def _rescue(r: fill.RescueClassification) -> dict[str, Any]:
+    return {"cutoff": r.cutoff, "rescue_threshold": r.rescue_threshold, "failing": r.failing,
+            "rescued": r.rescued, "separation": _sep(r.separation)}
+
+
+def _fill_block(a: fill.FillAnalysis) -> dict[str, Any]:
+    return {
+        "definition": "mean over valid control-arm rows of the partition run (primary scenario) "
+                      "of carried_chars / declared_chars",
+        "per_configuration": {r["configuration"]: {"fill": r["fill"], "fill_rows": r["fill_rows"]}
+                              for r in a.fills.iter_rows(named=True)},
+        "missing_fill": list(a.missing_fill),
+        "cutoff": a.cutoff,
+        "borderline": list(a.borderline),
+        "correlations": {"all": _corr(a.all), "all_excl_borderline": _corr(a.all_excl_borderline),
+                         "failing": _corr(a.failing),
+                         "failing_excl_borderline": _corr(a.failing_excl_borderline)},
+        "rescue": _rescue(a.rescue),
+        "rescue_excl_borderline": _rescue(a.rescue_excl_borderline),
+        "sweep": [_rescue(s) for s in a.sweep],
+        "sweep_separates": a.sweep_separates,
+        "gains": [{"threshold": g.threshold, "count": g.count, "of": g.of, "separation": _sep(g.separation)}
+                  for g in a.gains],
+    }
+
+
+def _table(t: headings.HeadingsTable) -> list[dict[str, Any]]:
+    return [{"headings": lv.headings, "rows": lv.rows, "mean": lv.mean,
+             "rows_at_threshold": lv.rows_at_threshold} for lv in t.levels]
+
+
+def _within(w: headings.WithinCell) -> dict[str, Any]:
+    return {"arms": list(w.arms) if w.arms is not None else None, "cells": w.cells, "rows": w.rows,
+            "slope": w.slope, "r": w.r, "reason": w.reason}
+
+
+def _headings_detail(h: headings.HeadingsAnalysis, params: Params) -> dict[str, Any]:
+    return {
+        "threshold": params.threshold_partial,
+        "table_all_arms": _table(h.table_all),
+        "table_single_field_arms": _table(h.table_single_field),
+        "pooled_reason": h.pooled.reason,
+        "within_all_arms": _within(h.within_all),
+        "within_single_field_arms": _within(h.within_single_field),
+        "within_control_arm": _within(h.within_control),
+    }
+
+
+def _failures_block(fm: failures.FailureModes) -> dict[str, Any]:
+    fab = fm.fabrication
+    return {
+        "parse_failures": [json_ready(g) for g in fm.parse],
+        "invalid": json_ready(fm.invalid),
+        "fabrication": {
+            "threshold": fab.threshold, "failing_rows": fab.failing_rows, "fabricates": fab.fabricates,
+            "abstains": fab.abstains, "no_answer": fab.no_answer, "placeholder_rows": fab.placeholder_rows,
+            "per_arm": json_ready(fab.per_arm),
+            "placeholder_signature": [{"name": p.name, "category": p.category, "regex": p.regex}
+                                      for p in failures.PLACEHOLDER_SIGNATURE],
+        },
+        "graders": json_ready(fm.graders),
+    }
+
+
+def _beyond_block(package: Any, params: Params, p: paired.Panel) -> dict[str, Any]:
+    study = package.study
+    effects = p.frame.get_column("effect").to_numpy()
+    boot = beyond.bootstrap_mean(effects, resamples=params.bootstrap_resamples, seed=params.bootstrap_seed,
+                                 alpha=params.alpha, method=params.bootstrap_method)
+    flip = beyond.sign_flip_test(effects, exact_max_n=params.signflip_exact_max,
+                                 draws=params.signflip_draws, seed=params.signflip_seed)
+    runs = runs_frame(study).filter(pl.col("published") >= study.recency_cutoff)
+    run_rows = paired.run_outcomes(package.rows, runs, p.contrast).join(
+        p.frame.select("configuration", "execution_group"), on=["configuration", "execution_group"], how="semi")
+    gee = beyond.gee_arm_effect(run_rows, control=study.control, treatment=study.treatment,
+                                alpha=params.alpha, cov_type=params.gee_cov_type)
+    dep = within_row_dependence(package.rows, package.checks, study.scenario)
+    cells = cell_summary(package.rows, params, scenario=study.scenario).table.select(
+        "scenario", "configuration", "execution_group", "arm", "rows", pl.col("mean_recall").alias("mean"))
+    deff_cells = beyond.design_effect_intervals(cells, dep.checks_per_row, dep.design_effect, params.alpha)
+    return {
+        "label": EXPLORE_LABEL,
+        "bootstrap": json_ready(boot),
+        "sign_flip": json_ready(flip),
+        "gee": json_ready(gee),
+        "design_effect_intervals": {
+            "label": EXPLORE_LABEL,
+            "method": "wilson score interval at n_eff = rows * k / deff",
+            "scenario": study.scenario, "checks_per_row": dep.checks_per_row,
+            "design_effect": dep.design_effect,
+            "cells": json_ready(deff_cells),
+        },
+    }
+
+
+def explore_results(package: Any, params: Params) -> dict[str, Any]:
+    """Extra results.json keys of the exploratory and beyond-the-paper estimators (JSON-ready)."""
+    study = package.study
+    p = _panel(package, params)
+    effects = effects_from_panel(p)
+    fills = fill.fill_fractions(package.rows, arm=study.control, scenario=study.scenario,
+                                runs=effects.select("configuration", "execution_group"))
+    fa = fill.fill_analysis(effects, fills, params)
+    h = headings.headings_analysis(package.rows, study.scenario, study.control, params)
+    audit = carrier.carrier_audit(package.rows, package.checks, study.scenario)
+    fm = failures.failure_modes(package.rows, package.checks, study.scenario, params)
+    out = {
+        "fill": _fill_block(fa),
+        "headings_detail": _headings_detail(h, params),
+        "carrier_audit": {
+            "scenario": study.scenario, "audited_rows": audit.audited_rows, "agree_rows": audit.agree_rows,
+            "carrier_higher_rows": audit.carrier_higher_rows, "answer_higher_rows": audit.answer_higher_rows,
+            "present_missed_rows": audit.present_missed_rows,
+            "absent_answered_rows": audit.absent_answered_rows,
+            "per_arm": json_ready(audit.per_arm),
+        },
+        "failure_modes": _failures_block(fm),
+        "beyond_paper": _beyond_block(package, params, p),
+    }
+    return json_ready(out)
