@@ -201,3 +201,100 @@ def slot_states(records: list[dict[str, Any]], retryable: Any) -> dict[str, Slot
 def attempt_ends(records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """Every attempt_end record in ledger order (valid, invalid and interrupted)."""
     return (r for r in records if r.get("kind") == "attempt_end")
+
+
+# ---------------------------------------------------------------- evidence from the ledger
+ROW_FIELDS = (
+    "row_id", "scenario", "configuration", "execution_group", "repeat", "arm", "position", "valid",
+    "invalid_reason", "checks_total", "checks_passed", "parse_failures", "headings_carried", "carried_chars",
+    "declared_chars", "folds", "folds_clipped", "finish_stop", "finish_length", "prompt_tokens_est", "answer",
+)
+EXTRA_ROW_FIELDS = ("attempt", "infra_detail", "served_model", "served_provider")
+CHECK_FIELDS = ("row_id", "check", "expected", "passed", "in_carrier")
+SLOT_FIELDS = ("scenario", "configuration", "execution_group", "repeat", "arm", "position")
+
+
+def evidence_rows(records: list[dict[str, Any]], slot_ids: set[str] | None = None
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(rows, checks, artifacts) of every ended attempt, in ledger order.
+
+    The attempt that finished a slot (valid, or invalid by arm behaviour) carries the slot id as
+    row_id; every other attempt (infrastructure faults, interrupted runs) is an invalid row with
+    `#a<attempt>` appended, so a package assembled after any number of crashes has the same
+    valid rows, with the same ids, as a fault-free run.  `slot_ids` restricts to planned slots.
+    """
+    starts: dict[tuple[str, int], dict[str, Any]] = {}
+    served: dict[tuple[str, int], tuple[Any, Any]] = {}
+    for rec in records:
+        kind = rec.get("kind")
+        if kind == "attempt_start":
+            starts[(rec["slot"], int(rec["attempt"]))] = rec
+        elif kind == "response" and rec.get("served_model") is not None:
+            served.setdefault((rec["slot"], int(rec["attempt"])), (rec.get("served_model"), rec.get("served_provider")))
+    rows: list[dict[str, Any]] = []
+    checks: list[dict[str, Any]] = []
+    artifacts: list[dict[str, Any]] = []
+    for rec in attempt_ends(records):
+        sid, att = rec["slot"], int(rec["attempt"])
+        if slot_ids is not None and sid not in slot_ids:
+            continue
+        start = starts.get((sid, att))
+        if start is None:
+            raise LedgerError(f"ledger has attempt_end for {sid} attempt {att} without its attempt_start; "
+                              "the ledger was edited by hand: restore it or start a new --out")
+        final = (rec.get("valid") or not str(rec.get("invalid_reason") or "").startswith("infrastructure")) \
+            and not rec.get("interrupted")
+        row_id = sid if final else f"{sid}#a{att}"
+        row = {k: start[k] for k in SLOT_FIELDS}
+        row.update({k: v for k, v in rec.get("row", {}).items() if k not in SLOT_FIELDS})
+        row["row_id"] = row_id
+        row["valid"] = bool(rec.get("valid"))
+        row["invalid_reason"] = rec.get("invalid_reason") if not row["valid"] else None
+        row["attempt"] = att
+        sm, sp = served.get((sid, att), (None, None))
+        row["served_model"], row["served_provider"] = sm, sp
+        rows.append(row)
+        for c in rec.get("checks", []):
+            checks.append({**{k: c.get(k) for k in CHECK_FIELDS if k != "row_id"}, "row_id": row_id})
+        if rec.get("artifacts"):
+            artifacts.append({"row_id": row_id, **rec["artifacts"]})
+    return rows, checks, artifacts
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def write_csv(path: Path, fields: tuple[str, ...], records: list[dict[str, Any]]) -> None:
+    """RFC 4180 CSV with LF line ends; None is an empty field, booleans are true/false."""
+    import csv
+
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(fields)
+        for r in records:
+            w.writerow([_cell(r.get(f)) for f in fields])
+
+
+def write_evidence(out: Path, study_toml: str, rows: list[dict[str, Any]], checks: list[dict[str, Any]],
+                   artifacts: list[dict[str, Any]], extra_files: dict[str, str] | None = None) -> list[str]:
+    """Write rows.csv, checks.csv, study.toml, trajectories.jsonl (+ extras) and the provenance lock."""
+    from analysis.evidence import write_lock
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "study.toml").write_text(study_toml, encoding="utf-8")
+    write_csv(out / "rows.csv", ROW_FIELDS + EXTRA_ROW_FIELDS, rows)
+    write_csv(out / "checks.csv", CHECK_FIELDS, checks)
+    names = ["trajectories.jsonl"]
+    with (out / "trajectories.jsonl").open("w", encoding="utf-8") as fh:
+        for a in artifacts:
+            fh.write(json.dumps(a, ensure_ascii=False, sort_keys=True) + "\n")
+    for name, text in (extra_files or {}).items():
+        (out / name).write_text(text, encoding="utf-8")
+        names.append(name)
+    write_lock(out, names)
+    return names

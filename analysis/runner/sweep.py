@@ -1,0 +1,335 @@
+"""Sweeps: configurations x arms x repeats, N trajectories at once, resumable from the ledger.
+
+Methods note.  A *slot* is one planned trajectory: (scenario, configuration, execution group,
+repeat, arm), with its execution position from the arm-order design.  Every call of a trajectory
+goes through `LedgeredBackend`, which writes the request body before sending and the response (or
+the fault) after, and applies the pin audit.  An infrastructure fault (`InfraFault`: connection
+reset, timeout, 5xx, 429, truncated body, pin violation) ends the attempt as an invalid
+infrastructure row and the slot is retried from its first fold after a bounded backoff
+(exponential, capped; a 429's Retry-After is honoured up to the cap), at most `max_attempts`
+times; arm behaviour (parse failures, refusals, empty answers, catch-up) is never retried: the
+trajectory code returns it as the outcome and the slot is finished.  Re-running the same sweep
+reads the ledger first: finished slots are never run again, attempts that a killed runner left
+open are closed as invalid `interrupted` rows (not counted against the retry budget), and the
+rest run.  The evidence package is assembled from the ledger alone, so it is the same whether
+the sweep ran in one go or in many.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TextIO
+
+from analysis.runner.client import CallResult, EndpointClient, InfraFault
+from analysis.runner.design import ArmOrder
+from analysis.runner.ledger import Ledger, slot_states
+from analysis.runner.pinning import Pin, audit_call, unverifiable
+from analysis.runner.sizing import estimate_messages
+
+INFRA = "infrastructure"
+
+
+class SweepError(RuntimeError):
+    """The sweep cannot start or continue as configured."""
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """One planned trajectory."""
+
+    scenario: str
+    """Scenario code, e.g. S5."""
+    configuration: str
+    """study.toml configuration key."""
+    execution_group: str
+    """Sweep id; pairs never cross groups."""
+    repeat: int
+    """1-based planned repeat."""
+    arm: str
+    """Arm code."""
+    position: int
+    """1-based execution position of the arm inside its repeat block."""
+
+    @property
+    def slot_id(self) -> str:
+        """Stable id; the valid (or arm-invalid) row of the slot carries it as row_id."""
+        return f"{self.execution_group}:{self.configuration}:{self.scenario}:r{self.repeat:03d}:{self.arm}"
+
+
+def plan_slots(order: ArmOrder, *, scenario: str, configuration: str, execution_group: str) -> list[Slot]:
+    """All slots of one configuration's sweep, in planned execution order."""
+    return [
+        Slot(scenario, configuration, execution_group, r, arm, i + 1)
+        for r in range(1, order.repeats + 1)
+        for i, arm in enumerate(order.sequence(r))
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a trajectory returns: its evidence row (without row_id), its checks, and artifacts."""
+
+    row: Mapping[str, Any]
+    """EVIDENCE.md row fields except row_id and the slot fields."""
+    checks: Sequence[Mapping[str, Any]]
+    """One mapping per graded check (check, expected, passed, in_carrier)."""
+    artifacts: Mapping[str, Any] = field(default_factory=dict)
+    """Carriers at every fold, full answer, etc. (written beside the package)."""
+
+    @property
+    def valid(self) -> bool:
+        return bool(self.row.get("valid"))
+
+
+class Backend(Protocol):
+    """What a trajectory calls to reach the model."""
+
+    async def complete(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int,
+                       schema: Mapping[str, Any] | None = None, phase: str = "fold") -> CallResult: ...
+
+
+TrajectoryFn = Callable[[Slot, Backend], Awaitable[Outcome]]
+
+
+@dataclass(slots=True)
+class CallStats:
+    """Counters of one attempt, for the invalid row an infrastructure fault leaves."""
+
+    folds: int = 0
+    recalls: int = 0
+    finish_stop: int = 0
+    finish_length: int = 0
+    prompt_tokens_est: int = 0
+
+
+class LedgeredBackend:
+    """Backend that records every request and response in the ledger and audits the pin."""
+
+    def __init__(self, client: EndpointClient, ledger: Ledger, slot: Slot, attempt: int, pin: Pin,
+                 tally: dict[str, int]) -> None:
+        self.client, self.ledger, self.slot, self.attempt, self.pin = client, ledger, slot, attempt, pin
+        self.stats = CallStats()
+        self.calls = 0
+        self.tally = tally
+
+    async def complete(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int,
+                       schema: Mapping[str, Any] | None = None, phase: str = "fold") -> CallResult:
+        body = self.client.request_body(messages, max_tokens=max_tokens, schema=schema)
+        self.calls += 1
+        if phase == "fold":
+            self.stats.folds += 1
+        else:
+            self.stats.recalls += 1
+        self.stats.prompt_tokens_est += estimate_messages(str(m.get("content", "")) for m in messages)
+        base = {"slot": self.slot.slot_id, "attempt": self.attempt, "call": self.calls, "phase": phase}
+        await self.ledger.append({"kind": "request", **base, "body": body, "t": time.time()})
+        try:
+            res = await self.client.send(body)
+        except InfraFault as exc:
+            await self.ledger.append({"kind": "response", **base, "ok": False, "fault": exc.kind,
+                                      "status": exc.status, "detail": exc.detail[:500], "t": time.time()})
+            raise
+        violation = audit_call(self.pin, res)
+        self.tally["unverifiable"] += int(unverifiable(self.pin, res))
+        await self.ledger.append({
+            "kind": "response", **base, "ok": violation is None, "text": res.text,
+            "finish_reason": res.finish_reason, "served_model": res.served_model,
+            "served_provider": res.served_provider, "prompt_tokens": res.prompt_tokens,
+            "completion_tokens": res.completion_tokens, "seed_sent": res.seed_sent,
+            "latency_s": round(res.latency_s, 4), "pin_violation": violation, "t": time.time(),
+        })
+        if phase == "fold":
+            self.stats.finish_stop += int(res.finish_reason == "stop")
+            self.stats.finish_length += int(res.finish_reason == "length")
+        if violation is not None:
+            raise InfraFault("pin_violation", violation)
+        return res
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Bounded retry of infrastructure faults."""
+
+    max_attempts: int = 4
+    """Attempts per slot that may end in an endpoint fault (the first included)."""
+    base_s: float = 1.0
+    """First backoff."""
+    cap_s: float = 60.0
+    """Largest backoff, Retry-After included."""
+    jitter: float = 0.25
+    """Relative random jitter."""
+
+    def delay(self, failures: int, fault: InfraFault, rng: random.Random) -> float:
+        """Backoff before the next attempt after `failures` failed attempts."""
+        d = self.base_s * (2 ** (failures - 1))
+        if fault.retry_after is not None:
+            d = max(d, fault.retry_after)
+        d = min(d, self.cap_s)
+        return d * (1 + self.jitter * rng.random())
+
+
+def infra_row(slot: Slot, stats: CallStats, *, checks_total: int, declared_chars: int | None,
+              detail: str) -> dict[str, Any]:
+    """The invalid row an attempt leaves when infrastructure ended it (no outcome)."""
+    return {
+        "valid": False, "invalid_reason": INFRA, "infra_detail": detail,
+        "checks_total": checks_total, "checks_passed": None, "parse_failures": 0,
+        "headings_carried": None, "carried_chars": None, "declared_chars": declared_chars,
+        "folds": stats.folds, "folds_clipped": 0, "finish_stop": stats.finish_stop,
+        "finish_length": stats.finish_length, "prompt_tokens_est": stats.prompt_tokens_est, "answer": None,
+    }
+
+
+class Progress:
+    """One status line on stderr: rows done, valid, failed attempts, ETA."""
+
+    def __init__(self, total: int, done: int, stream: TextIO | None = None, enabled: bool = True) -> None:
+        self.total, self.done, self.valid, self.failed = total, done, 0, 0
+        self.start_done = done
+        self.t0 = time.monotonic()
+        self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.last = 0.0
+
+    def show(self, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self.last < 0.5:
+            return
+        self.last = now
+        ran = self.done - self.start_done
+        el = now - self.t0
+        eta = "?" if ran == 0 else f"{(self.total - self.done) * el / ran:.0f}s"
+        tty = getattr(self.stream, "isatty", lambda: False)()
+        line = (f"rows {self.done}/{self.total}  valid {self.valid}  failed-attempts {self.failed}  "
+                f"elapsed {el:.0f}s  eta {eta}")
+        self.stream.write(("\r" + line) if tty else (line + "\n"))
+        self.stream.flush()
+
+
+@dataclass(frozen=True, slots=True)
+class SweepSpec:
+    """How to run a set of slots."""
+
+    slots: tuple[Slot, ...]
+    """Planned slots."""
+    checks_total: Mapping[str, int]
+    """checks_total per scenario (for rows without an outcome)."""
+    declared_chars: Mapping[str, int | None]
+    """declared total character allowance per arm."""
+    concurrency: int = 4
+    """Trajectories in flight at once."""
+    retry: RetryPolicy = RetryPolicy()
+    """Infrastructure retry policy."""
+
+
+def is_retryable(reason: str | None) -> bool:
+    """Whether an invalid reason is an infrastructure fault (delegates to the protocol's rule when present)."""
+    try:
+        from analysis.runner.validity import is_retryable as rule  # type: ignore[attr-defined]
+    except ImportError:
+        return bool(reason) and str(reason).startswith(INFRA)
+    return bool(rule(reason))
+
+
+async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient, pin: Pin,
+                    trajectory: TrajectoryFn, *, progress: bool = True, seed: int = 0) -> dict[str, int]:
+    """Run every unfinished slot; return counters (ran, valid, infra_failed, interrupted_closed, ...)."""
+    if spec.concurrency < 1:
+        raise SweepError(f"concurrency must be >= 1, got {spec.concurrency}")
+    states = slot_states(ledger.records, is_retryable)
+    tally = {"ran": 0, "valid": 0, "infra_failed": 0, "interrupted_closed": 0, "unverifiable": 0, "skipped": 0}
+    by_id = {s.slot_id: s for s in spec.slots}
+    # close attempts a killed runner left open
+    for sid, st in states.items():
+        for att in list(st.open_attempts):
+            slot = by_id.get(sid)
+            checks_total = spec.checks_total.get(slot.scenario, 0) if slot else 0
+            stats = CallStats()
+            for r in ledger.records:
+                if r.get("slot") != sid or r.get("attempt") != att:
+                    continue
+                if r.get("kind") == "request" and r.get("phase") == "fold":
+                    stats.folds += 1
+                if r.get("kind") == "request":
+                    msgs = r.get("body", {}).get("messages", [])
+                    stats.prompt_tokens_est += estimate_messages(str(m.get("content", "")) for m in msgs)
+                if r.get("kind") == "response" and r.get("phase") == "fold" and r.get("ok") is not None:
+                    stats.finish_stop += int(r.get("finish_reason") == "stop")
+                    stats.finish_length += int(r.get("finish_reason") == "length")
+            row = infra_row(slot, stats, checks_total=checks_total,
+                            declared_chars=spec.declared_chars.get(slot.arm) if slot else None,
+                            detail="interrupted") if slot else {}
+            await ledger.append({"kind": "attempt_end", "slot": sid, "attempt": att, "valid": False,
+                                 "invalid_reason": INFRA, "interrupted": True, "row": row, "checks": []})
+            st.open_attempts.remove(att)
+            tally["interrupted_closed"] += 1
+    todo = []
+    for s in spec.slots:
+        st = states.get(s.slot_id)
+        if st is not None and (st.final is not None or st.attempts >= spec.retry.max_attempts):
+            continue
+        todo.append(s)
+    done_n = len(spec.slots) - len(todo)
+    bar = Progress(len(spec.slots), done_n, enabled=progress)
+    bar.valid = sum(1 for s in spec.slots if (st := states.get(s.slot_id)) and st.final and st.final.get("valid"))
+    bar.show(force=True)
+    rng = random.Random(seed)
+    queue: asyncio.Queue[Slot] = asyncio.Queue()
+    for s in todo:
+        queue.put_nowait(s)
+
+    async def worker() -> None:
+        while True:
+            try:
+                slot = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            st = states.get(slot.slot_id)
+            failures = st.attempts if st else 0
+            started = st.started if st else 0
+            while True:
+                started += 1
+                await ledger.append({"kind": "attempt_start", "slot": slot.slot_id, "attempt": started,
+                                     "scenario": slot.scenario, "configuration": slot.configuration,
+                                     "execution_group": slot.execution_group, "repeat": slot.repeat,
+                                     "arm": slot.arm, "position": slot.position, "t": time.time()})
+                backend = LedgeredBackend(client, ledger, slot, started, pin, tally)
+                tally["ran"] += 1
+                try:
+                    outcome = await trajectory(slot, backend)
+                except InfraFault as fault:
+                    failures += 1
+                    row = infra_row(slot, backend.stats, checks_total=spec.checks_total.get(slot.scenario, 0),
+                                    declared_chars=spec.declared_chars.get(slot.arm), detail=fault.kind)
+                    await ledger.append({"kind": "attempt_end", "slot": slot.slot_id, "attempt": started,
+                                         "valid": False, "invalid_reason": INFRA, "fault": fault.kind,
+                                         "row": row, "checks": [], "t": time.time()})
+                    tally["infra_failed"] += 1
+                    bar.failed += 1
+                    bar.show()
+                    if failures >= spec.retry.max_attempts:
+                        break
+                    await asyncio.sleep(spec.retry.delay(failures, fault, rng))
+                    continue
+                await ledger.append({"kind": "attempt_end", "slot": slot.slot_id, "attempt": started,
+                                     "valid": outcome.valid, "invalid_reason": outcome.row.get("invalid_reason"),
+                                     "row": dict(outcome.row), "checks": [dict(c) for c in outcome.checks],
+                                     "artifacts": dict(outcome.artifacts), "t": time.time()})
+                tally["valid"] += int(outcome.valid)
+                bar.valid += int(outcome.valid)
+                break
+            bar.done += 1
+            bar.show()
+
+    await asyncio.gather(*(worker() for _ in range(min(spec.concurrency, max(1, len(todo))))))
+    bar.show(force=True)
+    if progress and getattr(bar.stream, "isatty", lambda: False)():
+        bar.stream.write("\n")
+    return tally
