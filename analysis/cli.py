@@ -1,0 +1,153 @@
+"""Command line of the project (``python generate.py ...``): a thin edge.
+
+Library errors (:class:`EvidenceError`) become their message on stderr and
+exit status 1, never a traceback. The analysis itself lives in
+``analysis.build.build`` (the report pipeline); until that module exists the
+main job verifies, loads and writes ``OUT/results.json`` with the evidence
+digests only.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import sys
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from analysis import __version__
+from analysis.evidence import LOCK_NAME, EvidenceError, load_package, verify_package, write_lock
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+V1_EVIDENCE = REPO_ROOT / "data" / "v1"
+HANDMADE_EVIDENCE = REPO_ROOT / "tests" / "fixtures" / "handmade"
+DEFAULT_OUT = REPO_ROOT
+"""Default output root: results.json, tables/, figures/ and report/ of the repository."""
+
+DESCRIPTION = """\
+Analysis, audit and runner for 'Partitioned versus Undivided Compaction Carriers'.
+
+With no arguments: verify the shipped evidence (data/v1 when it has a
+provenance.lock, else the hand-made package tests/fixtures/handmade) and
+write the results, tables, figures and report into the repository."""
+
+EPILOG = """\
+examples:
+  python generate.py                                  main job on the shipped evidence
+  python generate.py --evidence DIR --out OUT         analyse another evidence package
+  python generate.py verify [DIR]                     check a package's lock and format
+  python generate.py lock DIR [--files README.md ...] write DIR/provenance.lock
+
+exit status: 0 success, 1 the evidence (or another input) is not usable, 2 bad usage."""
+
+
+def shipped_evidence() -> Path:
+    """data/v1 when it carries a provenance lock, else the hand-made package."""
+    return V1_EVIDENCE if (V1_EVIDENCE / LOCK_NAME).is_file() else HANDMADE_EVIDENCE
+
+
+def _progress(message: str) -> None:
+    print(f"[generate] {message}", file=sys.stderr, flush=True)
+
+
+def _default_params() -> Any:
+    if importlib.util.find_spec("analysis.params") is None:
+        return None
+    return importlib.import_module("analysis.params").DEFAULT_PARAMS
+
+
+def run_main_job(evidence: Path, out: Path, progress: Callable[[str], None] = _progress) -> int:
+    """Verify and load ``evidence``, then build every output into ``out``."""
+    progress(f"verifying {evidence}")
+    package = load_package(evidence)
+    progress(f"verified {len(package.digests)} files, {package.rows.height} rows, "
+             f"{package.checks.height} checks")
+    out.mkdir(parents=True, exist_ok=True)
+    if importlib.util.find_spec("analysis.build") is not None:
+        build = importlib.import_module("analysis.build").build
+        build(evidence, out, _default_params(), progress=progress)
+    else:
+        results = {"evidence": {"sha256": dict(package.digests)},
+                   "package": {"name": "compaction-carriers", "version": __version__}}
+        path = out / "results.json"
+        path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        progress(f"wrote {path} (evidence block only: analysis.build is not installed yet)")
+    return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    root = Path(args.dir) if args.dir else shipped_evidence()
+    print(verify_package(root).line())
+    return 0
+
+
+def _cmd_lock(args: argparse.Namespace) -> int:
+    root = Path(args.dir)
+    doc = write_lock(root, args.files)
+    print(f"wrote {root / LOCK_NAME}: {len(doc['files'])} files "
+          + " ".join(f"{k}={v}" for k, v in doc["files"].items()))
+    if not args.no_check:
+        print(verify_package(root).line())
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (also used by the docs test)."""
+    parser = argparse.ArgumentParser(
+        prog="generate.py", description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--evidence", metavar="DIR", type=Path, default=None,
+                        help="evidence package to analyse (default: data/v1 if locked, "
+                             "else tests/fixtures/handmade)")
+    parser.add_argument("--out", metavar="OUT", type=Path, default=None,
+                        help="output directory, created when missing (default: the repository "
+                             "root, i.e. results.json, tables/, figures/, report/)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="{verify,lock}")
+    verify = sub.add_parser(
+        "verify", help="verify a package's provenance lock and format",
+        description="Verify the provenance lock (every byte of every locked file), then the "
+                    "format and cross-file rules. Exit 0 with a one-line summary, or 1 with "
+                    "every problem (file, line, column).")
+    verify.add_argument("dir", nargs="?", metavar="DIR",
+                        help="package directory (default: the shipped evidence)")
+    verify.set_defaults(func=_cmd_verify)
+    lock = sub.add_parser(
+        "lock", help="write provenance.lock for a package you produced",
+        description="Hash study.toml, rows.csv, checks.csv (and any --files) and write "
+                    "DIR/provenance.lock (sorted keys, indent 2), then verify the package.")
+    lock.add_argument("dir", metavar="DIR", help="package directory")
+    lock.add_argument("--files", nargs="+", default=None, metavar="NAME",
+                      help="extra files to pin, relative to DIR with '/' separators")
+    lock.add_argument("--no-check", action="store_true",
+                      help="only write the lock; do not validate the package afterwards")
+    lock.set_defaults(func=_cmd_lock)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            if args.command is None:
+                status = run_main_job(args.evidence or shipped_evidence(), args.out or DEFAULT_OUT)
+            else:
+                if args.evidence is not None or args.out is not None:
+                    print("error: --evidence/--out belong to the main job, not to "
+                          f"'{args.command}'", file=sys.stderr)
+                    return 2
+                status = args.func(args)
+        except EvidenceError as exc:
+            status = 1
+            print(f"error: {exc}", file=sys.stderr)
+        except OSError as exc:
+            status = 1
+            print(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        finally:
+            for w in caught:
+                print(f"warning: {w.message}", file=sys.stderr)
+    return status
