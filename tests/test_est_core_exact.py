@@ -1,0 +1,116 @@
+"""Exact paired McNemar: the paper's examples, scipy/statsmodels cross-checks, the hand-made package."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
+from analysis.estimators import exact
+from est_core_support import ROWS_SCHEMA, load_handmade
+
+
+def block_rows(blocks: list[tuple[str, int | None, int | None]], first: str, second: str,
+               total: int = 14) -> pl.DataFrame:
+    """Rows for blocks (configuration, first passed, second passed); None = no valid row."""
+    recs = []
+    for i, (config, a, b) in enumerate(blocks):
+        for arm, passed in ((first, a), (second, b)):
+            if passed is not None:
+                recs.append({"row_id": f"{i}-{arm}", "scenario": "S5", "configuration": config,
+                             "execution_group": "g", "repeat": i + 1, "arm": arm, "valid": True,
+                             "checks_total": total, "checks_passed": passed})
+    return pl.DataFrame(recs, schema={k: ROWS_SCHEMA[k] for k in recs[0]})
+
+
+def test_paper_43_q_versus_m_full_recall():
+    # Paper 4.3: q full on 1 of 10, m on 8 of 10; seven pairs full only under m, one under
+    # both, two under neither -> b (only q) = 0, c (only m) = 7: p = 2 * 0.5^7 = 0.015625.
+    blocks = [("c", 13, 14)] * 7 + [("c", 14, 14)] + [("c", 3, 10)] * 2
+    r = exact.paired_mcnemar(block_rows(blocks, "q", "m"), "q", "m", scenario="S5", threshold=1.0)
+    c = r.complete
+    assert (c.b, c.c, c.both, c.neither) == (0, 7, 1, 2)
+    assert c.p_value == 0.015625
+    # mid-p: 2 * P(X <= 0) - P(X = 0) = 1/128.
+    assert c.mid_p == 1 / 128
+
+
+def test_paper_45_j_versus_t_with_missing_partner():
+    # Paper 4.5: 15 complete blocks: 5 cross 0.5 only under j, 1 only under t, 2 under both,
+    # 7 under neither -> p = 2 * P(Bin(6, .5) <= 1) = 2 * 7/64 = 0.21875.
+    # One further t row below 0.5 has no valid j partner:
+    #   missing j as failure -> (fail, fail) is concordant: b = 5, c = 1, p stays 0.21875;
+    #   missing j as success -> (success, fail) is discordant for j: b = 6, c = 1,
+    #   p = 2 * P(Bin(7, .5) <= 1) = 2 * 8/128 = 0.125.
+    blocks = ([("c", 10, 2)] * 5 + [("c", 1, 9)] + [("c", 7, 8)] * 2 + [("c", 0, 3)] * 7
+              + [("c", None, 4)])
+    r = exact.paired_mcnemar(block_rows(blocks, "j", "t"), "j", "t", scenario="S5", threshold=0.5)
+    assert (r.complete.b, r.complete.c, r.complete.both, r.complete.neither) == (5, 1, 2, 7)
+    assert r.complete.p_value == pytest.approx(0.21875, abs=0)
+    assert (r.missing_as_failure.b, r.missing_as_failure.c, r.missing_as_failure.neither) == (5, 1, 8)
+    assert r.missing_as_failure.p_value == 0.21875
+    assert (r.missing_as_success.b, r.missing_as_success.c) == (6, 1)
+    assert r.missing_as_success.p_value == 0.125
+    assert (r.first_only, r.second_only) == (0, 1)
+
+
+def test_arms_swap_the_signed_counts():
+    blocks = [("c", 10, 2)] * 5 + [("c", 1, 9)]
+    rows = block_rows(blocks, "j", "t")
+    a = exact.paired_mcnemar(rows, "j", "t", scenario="S5", threshold=0.5).complete
+    b = exact.paired_mcnemar(rows, "t", "j", scenario="S5", threshold=0.5).complete
+    assert (a.b, a.c) == (b.c, b.b) == (5, 1) and a.p_value == b.p_value
+
+
+def test_handmade_j_versus_q():
+    # Blocks on S5 with j and q: a1 (14, 14), a2 (0, 14), a3 (7, -), b1 (7, 0), b2 (14, 7),
+    # c1 (0, 14), c2 (-, 14) (c2-j invalid), c3 (7, 14); b3 has neither.
+    # >= .5: complete b = 1 (b1), c = 2 (a2, c1), both 3 (a1, b2, c3): p = 2 * 4/8 -> 1,
+    #   mid-p = 1 - P(X = 1) = 1 - 3/8 = 0.625. Missing as failure adds a3 to b and c2 to c.
+    pk = load_handmade()
+    r = exact.paired_mcnemar(pk.rows, "j", "q", scenario="S5", threshold=0.5)
+    assert (r.complete.b, r.complete.c, r.complete.both, r.complete.neither) == (1, 2, 3, 0)
+    assert (r.complete.p_value, r.complete.mid_p) == (1.0, 0.625)
+    assert (r.missing_as_failure.b, r.missing_as_failure.c) == (2, 3)
+    assert (r.missing_as_success.b, r.missing_as_success.c, r.missing_as_success.both) == (1, 2, 5)
+    # == 1.0: complete b = 1 (b2: j 14, q 7), c = 3 (a2, c1, c3), both 1 (a1), neither 1
+    # (b1: j 7, q 0): p = 2 * P(Bin(4, .5) <= 1) = 2 * 5/16 = 0.625.
+    f = exact.paired_mcnemar(pk.rows, "j", "q", scenario="S5", threshold=1.0).complete
+    assert (f.b, f.c, f.both, f.neither, f.p_value) == (1, 3, 1, 1, 0.625)
+
+
+def test_no_blocks_is_undefined_not_zero():
+    pk = load_handmade()
+    r = exact.paired_mcnemar(pk.rows, "j", "q", scenario="S9", threshold=0.5)
+    assert r.complete.pairs == 0 and math.isnan(r.complete.p_value) and r.complete.reason
+
+
+def test_same_arm_is_rejected():
+    with pytest.raises(exact.EstimatorError, match="two different arms"):
+        exact.paired_mcnemar(load_handmade().rows, "j", "j", scenario="S5", threshold=0.5)
+
+
+@settings(max_examples=150, deadline=None)
+@given(b=st.integers(0, 60), c=st.integers(0, 60), both=st.integers(0, 20), neither=st.integers(0, 20))
+def test_p_matches_statsmodels_and_scipy(b, c, both, neither):
+    p, mid = exact.exact_p(b, c)
+    sm = sm_mcnemar([[both, b], [c, neither]], exact=True)
+    assert p == pytest.approx(sm.pvalue, rel=1e-12, abs=1e-15)
+    if b + c:
+        assert p == pytest.approx(stats.binomtest(min(b, c), b + c, 0.5).pvalue, rel=1e-12)
+        # Independent mid-p: 2 * (P(X < m) + P(X = m) / 2), capped at 1.
+        m, n = min(b, c), b + c
+        ref = min(1.0, 2 * (stats.binom.cdf(m - 1, n, 0.5) + 0.5 * stats.binom.pmf(m, n, 0.5)))
+        assert mid == pytest.approx(ref, rel=1e-12, abs=1e-15)
+
+
+@settings(max_examples=60, deadline=None)
+@given(b=st.integers(2001, 4000), c=st.integers(1500, 4000))
+def test_large_counts_use_scipy_path(b, c):
+    p, _ = exact.exact_p(b, c)
+    assert p == pytest.approx(stats.binomtest(min(b, c), b + c, 0.5).pvalue, rel=1e-9, abs=1e-300)
