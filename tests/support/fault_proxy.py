@@ -97,8 +97,13 @@ class FaultProxy:
         loop = self._loop
 
         async def shutdown() -> None:
-            assert self._server is not None
-            self._server.close()
+            if self._server is not None:
+                self._server.close()
+            me = asyncio.current_task()
+            pending = [t for t in asyncio.all_tasks() if t is not me]
+            for t in pending:
+                t.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
             loop.stop()
 
         asyncio.run_coroutine_threadsafe(shutdown(), loop)
@@ -166,7 +171,7 @@ class FaultProxy:
                     return
                 self._reply(writer, status, rbody, extra=rheaders)
                 await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             pass
         finally:
             if not writer.is_closing():
@@ -224,3 +229,85 @@ def _dechunk(data: bytes) -> bytes:
 def counts_json(proxy: FaultProxy) -> str:
     """The injected-fault tally as JSON (for test diagnostics)."""
     return json.dumps({"requests": proxy.requests, **proxy.counts}, sort_keys=True)
+
+
+class EchoUpstream:
+    """A minimal zero-latency OpenAI-compatible upstream for client/ledger tests.
+
+    It answers every chat completion with ``echo:<sha256 of the last message>[:12]``, reports
+    ``served_model`` (default: the requested model) and ``provider`` when given, and keeps every
+    request body and Authorization header it saw (so tests can check what was sent).
+    The protocol-level test double is runner-protocol's scripted server; this one only echoes.
+    """
+
+    def __init__(self, *, served_model: str | None = None, provider: str | None = None,
+                 latency_s: float = 0.0) -> None:
+        self.served_model = served_model
+        self.provider = provider
+        self.latency_s = latency_s
+        self.bodies: list[dict] = []
+        self.auth: list[str | None] = []
+
+    def start(self) -> EchoUpstream:
+        import hashlib
+        import time
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        outer = self
+
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a: object) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                body = json.dumps({"object": "list", "data": [{"id": outer.served_model or "m",
+                                                               "context_length": 8192}]}).encode()
+                self._send(200, body)
+
+            def do_POST(self) -> None:
+                n = int(self.headers.get("content-length", "0"))
+                req = json.loads(self.rfile.read(n))
+                outer.bodies.append(req)
+                outer.auth.append(self.headers.get("authorization"))
+                if outer.latency_s:
+                    time.sleep(outer.latency_s)
+                last = req["messages"][-1]["content"]
+                text = "echo:" + hashlib.sha256(last.encode()).hexdigest()[:12]
+                resp = {"id": "x", "object": "chat.completion", "created": 0,
+                        "model": outer.served_model or req.get("model"),
+                        "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                     "finish_reason": "stop"}],
+                        "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}}
+                if outer.provider:
+                    resp["provider"] = outer.provider
+                self._send(200, json.dumps(resp).encode())
+
+            def _send(self, code: int, body: bytes) -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self._t = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._t.start()
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def __enter__(self) -> EchoUpstream:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

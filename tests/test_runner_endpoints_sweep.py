@@ -1,0 +1,210 @@
+"""Client, ledger, retries, pin audit and key hygiene, through the fault proxy.
+
+The trajectory used here is a small test double of the protocol (three fold calls and a recall
+call whose replies are echoes); it exercises the sweep machinery, not the arms.  The real protocol
+runs through the CLI in test_runner_endpoints_cli.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+from support.fault_proxy import EchoUpstream, FaultProxy
+
+from analysis.evidence import load_package
+from analysis.runner.client import EndpointClient, EndpointConfig, InfraFault
+from analysis.runner.design import arm_order
+from analysis.runner.ledger import Ledger, evidence_rows, read_records, write_evidence
+from analysis.runner.pinning import Pin
+from analysis.runner.sweep import Outcome, RetryPolicy, SweepSpec, plan_slots, run_sweep
+
+KEY = "sk-PLANTED-0123456789abcdef-never-log-me"
+STUDY = """[study]
+name = "sweep test"
+recency_cutoff = 2026-01-28
+control = "j"
+treatment = "q"
+scenario = "S5"
+
+[configurations."m"]
+family = "test"
+published = 2026-03-01
+
+[[partition_runs]]
+configuration = "m"
+execution_group = "g1"
+planned_repeats = 3
+"""
+
+
+async def echo_trajectory(slot, backend) -> Outcome:
+    texts = []
+    for i in range(3):
+        res = await backend.complete([{"role": "user", "content": f"{slot.arm} fold {i}"}], max_tokens=8)
+        texts.append(res.text)
+    ans = await backend.complete([{"role": "user", "content": f"{slot.arm} recall"}], max_tokens=8, phase="recall")
+    passed = [t.startswith("echo:") for t in texts + [ans.text]]
+    checks = [{"check": f"c{i}", "expected": "echo", "passed": p, "in_carrier": None} for i, p in enumerate(passed)]
+    row = {"valid": True, "invalid_reason": None, "checks_total": 4, "checks_passed": sum(passed),
+           "parse_failures": 0, "headings_carried": None, "carried_chars": len(texts[-1]), "declared_chars": None,
+           "folds": 3, "folds_clipped": 0, "finish_stop": 3, "finish_length": 0, "prompt_tokens_est": 30,
+           "answer": ans.text}
+    return Outcome(row=row, checks=checks, artifacts={"carriers": texts})
+
+
+def _spec(arms="jqm", repeats=3, attempts=4) -> SweepSpec:
+    slots = plan_slots(arm_order(list(arms), repeats), scenario="S5", configuration="m", execution_group="g1")
+    return SweepSpec(tuple(slots), {"S5": 4}, {a: None for a in arms}, concurrency=4,
+                     retry=RetryPolicy(max_attempts=attempts, base_s=0.01, cap_s=0.05))
+
+
+def _run(base_url: str, out: Path, spec: SweepSpec, **cfg) -> dict:
+    config = EndpointConfig(base_url=base_url, model="m", api_key_env="TEST_PLANTED_KEY", timeout_s=1.0, **cfg)
+
+    async def go() -> dict:
+        client = EndpointClient(config)
+        with Ledger(out / "ledger.jsonl") as led:
+            try:
+                return await run_sweep(spec, led, client, Pin.from_config(config), echo_trajectory, progress=False)
+            finally:
+                await client.aclose()
+
+    return asyncio.run(go())
+
+
+def _package(out: Path, spec: SweepSpec) -> Path:
+    rows, checks, arts = evidence_rows(read_records(out / "ledger.jsonl"), {s.slot_id for s in spec.slots})
+    pkg = out / "evidence"
+    write_evidence(pkg, STUDY, rows, checks, arts)
+    return pkg
+
+
+@pytest.fixture()
+def planted_key(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("TEST_PLANTED_KEY", KEY)
+    return KEY
+
+
+def test_faults_are_retried_kept_invalid_and_key_never_written(tmp_path: Path, planted_key: str) -> None:
+    spec = _spec()
+    with EchoUpstream() as up, FaultProxy(up.url, rate=0.15, seed=3, hang_s=1.5,
+                                          faults=("reset", "timeout", "5xx", "429", "truncated")) as proxy:
+        tally = _run(proxy.base_url, tmp_path, spec, seed=11)
+        injected = sum(proxy.counts.values())
+    assert injected > 0
+    pkg = _package(tmp_path, spec)
+    loaded = load_package(pkg)  # lock verifies, contract rules hold
+    rows = loaded.rows
+    valid = rows.filter(rows["valid"])
+    assert valid.height == len(spec.slots)  # every slot eventually valid
+    assert sorted(valid["row_id"].to_list()) == sorted(s.slot_id for s in spec.slots)
+    invalid = rows.filter(~rows["valid"])
+    assert set(invalid["invalid_reason"].to_list()) <= {"infrastructure"}
+    assert invalid.height == tally["infra_failed"] > 0
+    # each fault that hit a request ended one attempt (one fault per attempt at most)
+    assert invalid.height <= injected
+    # the upstream saw the key; no file we wrote contains it
+    assert any(a and KEY in a for a in up.auth)
+    for p in tmp_path.rglob("*"):
+        if p.is_file():
+            assert KEY.encode() not in p.read_bytes(), p
+    # seed sent and recorded on every request
+    reqs = [r for r in read_records(tmp_path / "ledger.jsonl") if r["kind"] == "request"]
+    assert reqs and all(r["body"]["seed"] == 11 and r["body"]["temperature"] == 0.0 for r in reqs)
+
+
+@pytest.mark.parametrize("fault,kind", [("reset", "connection"), ("5xx", "http_5xx"), ("429", "http_429"),
+                                        ("truncated", "truncated"), ("timeout", "timeout")])
+def test_each_fault_maps_to_an_infrastructure_kind(fault: str, kind: str) -> None:
+    with EchoUpstream() as up, FaultProxy(up.url, plan=lambda i, b: fault, hang_s=1.5, retry_after="7") as proxy:
+        client = EndpointClient(EndpointConfig(base_url=proxy.base_url, model="m", api_key_env=None, timeout_s=0.5))
+
+        async def go() -> InfraFault:
+            try:
+                with pytest.raises(InfraFault) as ei:
+                    await client.chat([{"role": "user", "content": "x"}], max_tokens=4)
+                return ei.value
+            finally:
+                await client.aclose()
+
+        exc = asyncio.run(go())
+    assert exc.kind == kind
+    if fault == "429":
+        assert exc.retry_after == 7.0
+        # bounded backoff honours Retry-After up to the cap
+        pol = RetryPolicy(base_s=1, cap_s=60, jitter=0)
+        assert pol.delay(1, exc, random.Random(0)) == 7.0
+        assert RetryPolicy(cap_s=3, jitter=0).delay(1, exc, random.Random(0)) == 3.0
+
+
+def test_pin_violation_makes_rows_invalid_infrastructure(tmp_path: Path) -> None:
+    spec = _spec(arms="jq", repeats=1, attempts=2)
+    with EchoUpstream(served_model="m", provider="OtherCloud") as up:
+        tally = _run(up.url + "/v1", tmp_path, spec, provider_order=("PinnedCloud",), allow_fallbacks=False)
+    rows, _, _ = evidence_rows(read_records(tmp_path / "ledger.jsonl"))
+    assert tally["valid"] == 0
+    assert len(rows) == 4 and all(not r["valid"] and r["infra_detail"] == "pin_violation" for r in rows)
+    body = up.bodies[0]
+    assert body["provider"] == {"order": ["PinnedCloud"], "allow_fallbacks": False}
+
+
+def test_served_alias_outside_pin_is_flagged(tmp_path: Path) -> None:
+    spec = _spec(arms="j", repeats=1, attempts=1)
+    with EchoUpstream(served_model="m-quantized-fp4") as up:
+        _run(up.url + "/v1", tmp_path, spec)
+    resp = [r for r in read_records(tmp_path / "ledger.jsonl") if r["kind"] == "response"]
+    assert resp[0]["pin_violation"] and "m-quantized-fp4" in resp[0]["pin_violation"]
+
+
+def test_resume_never_repeats_a_finished_slot(tmp_path: Path) -> None:
+    spec = _spec()
+    with EchoUpstream() as up:
+        _run(up.url + "/v1", tmp_path, spec)
+        n1 = len(up.bodies)
+        tally = _run(up.url + "/v1", tmp_path, spec)
+        assert len(up.bodies) == n1 and tally["ran"] == 0
+
+
+def test_arm_behaviour_is_never_retried(tmp_path: Path) -> None:
+    spec = _spec(arms="j", repeats=2)
+
+    async def refusing(slot, backend) -> Outcome:
+        out = await echo_trajectory(slot, backend)
+        return Outcome(row={**out.row, "valid": False, "invalid_reason": "catchup"}, checks=out.checks)
+
+    config = EndpointConfig(base_url="", model="m", api_key_env=None)
+    with EchoUpstream() as up:
+        config = EndpointConfig(base_url=up.url + "/v1", model="m", api_key_env=None)
+
+        async def go() -> dict:
+            client = EndpointClient(config)
+            with Ledger(tmp_path / "ledger.jsonl") as led:
+                t = await run_sweep(spec, led, client, Pin.from_config(config), refusing, progress=False)
+            await client.aclose()
+            return t
+
+        tally = asyncio.run(go())
+    assert tally["ran"] == 2 and len(up.bodies) == 8
+    rows, _, _ = evidence_rows(read_records(tmp_path / "ledger.jsonl"))
+    assert sorted(r["row_id"] for r in rows) == sorted(s.slot_id for s in spec.slots)
+
+
+def test_torn_ledger_tail_is_dropped_and_appends_stay_parseable(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    with Ledger(path) as led:
+        led.append_sync({"kind": "a", "i": 1})
+    with path.open("ab") as fh:
+        fh.write(b'{"kind": "b", "i"')  # killed mid-write
+    with Ledger(path) as led:
+        assert [r["i"] for r in led.records] == [1]
+        led.append_sync({"kind": "c", "i": 3})
+    assert [r["i"] for r in read_records(path)] == [1, 3]
+    raw = path.read_bytes()
+    assert raw.endswith(b"\n") and os.path.getsize(path) == len(raw)
+    assert all(json.loads(line) for line in raw.splitlines() if line.strip().startswith(b'{"i') or b"kind" in line
+               and line.endswith(b"}"))
