@@ -1,0 +1,309 @@
+"""The generation pipeline behind ``python generate.py``: verify -> results -> tables -> figures -> report.
+
+Methods note: every stage has a content key, the SHA-256 of what it reads: the bytes of the
+evidence files named in the provenance lock, the analysis Params, the source files of the
+code it runs, the versions of the libraries that shape its bytes, and the key of the stage
+before it. A stage whose key and output digests match ``OUT/.build-stamp.json`` is skipped,
+so an unchanged input costs a few file hashes and no heavy import. Outputs are deterministic
+(sorted JSON, fixed figure metadata, no timestamps), which is what ``check`` relies on.
+
+Layout of OUT (``python generate.py`` uses OUT = the repository root)::
+
+    results.json             headline estimates (docs/RESULTS_KEYS.md) + claims_audit headline
+    tables/<name>.csv|md|html every table: full-precision CSV, Markdown, great_tables HTML
+    figures/<name>.png|svg    every figure
+    report/_quarto.yml, report/index.qmd   the Quarto manuscript (``quarto render report/``)
+    report/index.html         the offline single-page rendering (no Quarto needed)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+STAMP_NAME = ".build-stamp.json"
+STAMP_VERSION = 1
+STAGES: tuple[str, ...] = ("verify", "results", "tables", "figures", "report")
+MANAGED: tuple[str, ...] = ("results.json", "tables", "figures", "report")
+"""Output paths (relative to OUT) that the build owns and ``check`` compares."""
+UNMANAGED_REPORT_DIRS: tuple[str, ...] = ("report/_quarto", "report/.quarto")
+"""Quarto's own render output inside report/, never compared."""
+
+_PKG = Path(__file__).resolve().parent
+_REPO = _PKG.parent
+_CLAIMS = _REPO / "data" / "published" / "claims.yaml"
+_STAGE_SOURCES: dict[str, tuple[str, ...]] = {
+    "verify": ("evidence",),
+    "results": ("evidence", "estimators", "params.py", "results.py", "audit", "reconstruct"),
+    "tables": ("tables", "estimators", "audit", "reconstruct"),
+    "figures": ("figures", "style", "tables", "estimators"),
+    "report": ("report", "tables"),
+}
+_STAGE_LIBS: dict[str, tuple[str, ...]] = {
+    "verify": ("polars",),
+    "results": ("polars", "numpy", "scipy", "statsmodels"),
+    "tables": ("polars", "great_tables"),
+    "figures": ("matplotlib", "numpy"),
+    "report": ("jinja2", "markdown", "pyyaml"),
+}
+
+Progress = Callable[[str], None]
+
+
+class BuildError(RuntimeError):
+    """The build cannot proceed; the message says what to fix."""
+
+
+@dataclass(frozen=True, slots=True)
+class BuildSummary:
+    """What one build did."""
+
+    out_dir: Path
+    """The output directory."""
+    ran: tuple[str, ...]
+    """Stages that ran."""
+    skipped: tuple[str, ...]
+    """Stages skipped because their inputs and outputs were unchanged."""
+    written: tuple[str, ...] = field(default=())
+    """Output files (relative to out_dir) written by the stages that ran."""
+
+
+def stderr_progress(line: str) -> None:
+    """Default progress sink: one line per stage on stderr."""
+    print(line, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- hashing
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _file_sha(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def evidence_key(evidence_dir: Path) -> str | None:
+    """SHA-256 over the lock and every file it names (actual bytes), or None if unreadable.
+
+    None forces the verify stage, which then reports the real problem (missing file, bad lock).
+    """
+    lock = evidence_dir / "provenance.lock"
+    try:
+        lock_bytes = lock.read_bytes()
+        names = sorted(json.loads(lock_bytes)["files"])
+        parts = [f"provenance.lock:{_sha(lock_bytes)}"]
+        parts += [f"{n}:{_file_sha(evidence_dir / n)}" for n in names]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return _sha("\n".join(parts).encode())
+
+
+def _source_files(names: Iterable[str]) -> list[Path]:
+    files: list[Path] = []
+    for name in names:
+        p = _PKG / name
+        if p.is_file():
+            files.append(p)
+        elif p.is_dir():
+            files += [f for f in p.rglob("*") if f.is_file() and "__pycache__" not in f.parts
+                      and f.suffix not in (".pyc", ".pyo")]
+    return sorted(set(files))
+
+
+def _lib_versions(libs: Iterable[str]) -> str:
+    from importlib import metadata
+
+    out = []
+    for lib in libs:
+        try:
+            out.append(f"{lib}=={metadata.version(lib)}")
+        except metadata.PackageNotFoundError:
+            out.append(f"{lib}==absent")
+    return ";".join(out)
+
+
+def _params_text(params: Any) -> str:
+    to_dict = getattr(params, "to_dict", None)
+    data = to_dict() if callable(to_dict) else repr(params)
+    return json.dumps(data, sort_keys=True, default=repr)
+
+
+def stage_keys(evidence_dir: Path, params: Any) -> dict[str, str] | None:
+    """The content key of every stage, chained in stage order; None when the evidence is unreadable."""
+    ev = evidence_key(evidence_dir)
+    if ev is None:
+        return None
+    keys: dict[str, str] = {}
+    prev = f"evidence:{ev}\nparams:{_params_text(params)}\npython:{sys.version_info[:2]}"
+    for stage in STAGES:
+        h = hashlib.sha256(f"{STAMP_VERSION}\n{stage}\n{prev}\n".encode())
+        for f in _source_files(_STAGE_SOURCES[stage]):
+            h.update(f"{f.relative_to(_PKG).as_posix()}:{_file_sha(f)}\n".encode())
+        if stage in ("results", "tables") and _CLAIMS.is_file():
+            h.update(f"claims:{_file_sha(_CLAIMS)}\n".encode())
+        h.update(_lib_versions(_STAGE_LIBS[stage]).encode())
+        keys[stage] = prev = h.hexdigest()
+    return keys
+
+
+# --------------------------------------------------------------------------- stamp
+
+def _read_stamp(out_dir: Path) -> dict[str, Any]:
+    try:
+        stamp = json.loads((out_dir / STAMP_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return stamp if isinstance(stamp, dict) and stamp.get("version") == STAMP_VERSION else {}
+
+
+def _write_stamp(out_dir: Path, stages: dict[str, Any]) -> None:
+    text = json.dumps({"version": STAMP_VERSION, "stages": stages}, indent=2, sort_keys=True) + "\n"
+    (out_dir / STAMP_NAME).write_text(text, encoding="utf-8")
+
+
+def _unchanged(out_dir: Path, entry: Any, key: str) -> bool:
+    if not isinstance(entry, dict) or entry.get("key") != key:
+        return False
+    outputs = entry.get("outputs", {})
+    for rel, digest in outputs.items():
+        p = out_dir / rel
+        if not p.is_file() or _file_sha(p) != digest:
+            return False
+    return True
+
+
+def _digests(out_dir: Path, paths: Iterable[Path]) -> dict[str, str]:
+    return {p.relative_to(out_dir).as_posix(): _file_sha(p) for p in sorted(set(paths))}
+
+
+# --------------------------------------------------------------------------- the pipeline
+
+def build(
+    evidence_dir: Path,
+    out_dir: Path,
+    params: Any,
+    *,
+    progress: Progress | None = stderr_progress,
+    force: bool = False,
+) -> BuildSummary:
+    """Regenerate every output of OUT from the evidence package; skip stages whose inputs are unchanged.
+
+    ``force`` ignores the stamp. Raises analysis.evidence.EvidenceError subclasses for a package
+    that fails verification (nothing is written then), BuildError for an unusable OUT.
+    """
+    evidence_dir, out_dir = Path(evidence_dir), Path(out_dir)
+    say = progress or (lambda _line: None)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise BuildError(f"--out {out_dir} is a file; pass a directory (it is created when missing)")
+    keys = stage_keys(evidence_dir, params)
+    stamp = {} if force or keys is None else _read_stamp(out_dir).get("stages", {})
+    todo = [s for s in STAGES if keys is None or not _unchanged(out_dir, stamp.get(s), keys[s])]
+    if todo and "verify" not in todo:
+        todo.insert(0, "verify")  # any work reads the package, which is verified first
+    if not todo:
+        for i, stage in enumerate(STAGES, 1):
+            say(f"[{i}/{len(STAGES)}] {stage}: unchanged, skipped")
+        return BuildSummary(out_dir, (), STAGES)
+
+    from analysis.report.pipeline import Pipeline  # heavy imports only when there is work to do
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pipe = Pipeline(evidence_dir, out_dir, params, claims_path=_CLAIMS)
+    new_stamp: dict[str, Any] = {k: v for k, v in stamp.items() if k in STAGES and k not in todo}
+    written: list[str] = []
+    for i, stage in enumerate(STAGES, 1):
+        if stage not in todo:
+            say(f"[{i}/{len(STAGES)}] {stage}: unchanged, skipped")
+            continue
+        t0 = time.perf_counter()
+        paths, detail = getattr(pipe, f"stage_{stage}")()
+        digests = _digests(out_dir, paths)
+        written += digests
+        if keys is not None:
+            new_stamp[stage] = {"key": keys[stage], "outputs": digests}
+        say(f"[{i}/{len(STAGES)}] {stage}: {detail} ({time.perf_counter() - t0:.2f}s)")
+    _write_stamp(out_dir, new_stamp)
+    return BuildSummary(out_dir, tuple(todo), tuple(s for s in STAGES if s not in todo), tuple(written))
+
+
+# --------------------------------------------------------------------------- --check
+
+def managed_files(out_dir: Path) -> set[str]:
+    """Relative paths of every file under the managed outputs of OUT (Quarto's own output excluded)."""
+    found: set[str] = set()
+    for name in MANAGED:
+        p = out_dir / name
+        if p.is_file():
+            found.add(name)
+        elif p.is_dir():
+            for f in p.rglob("*"):
+                rel = f.relative_to(out_dir).as_posix()
+                if f.is_file() and not any(rel.startswith(u + "/") for u in UNMANAGED_REPORT_DIRS):
+                    found.add(rel)
+    return found
+
+
+VOLATILE_RESULT_KEYS: tuple[tuple[str, ...], ...] = (("provenance", "git_commit"),
+                                                      ("provenance", "git_dirty"))
+"""results.json fields that record *when* a build ran (the commit), ignored by ``check``:
+committing the outputs moves HEAD, so comparing them would make every check fail."""
+
+
+def _comparable(rel: str, data: bytes) -> bytes:
+    if rel != "results.json":
+        return data
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return data
+    for path in VOLATILE_RESULT_KEYS:
+        node = doc
+        for key in path[:-1]:
+            node = node.get(key, {}) if isinstance(node, dict) else {}
+        if isinstance(node, dict):
+            node.pop(path[-1], None)
+    return json.dumps(doc, sort_keys=True).encode()
+
+
+def diff_outputs(expected_dir: Path, actual_dir: Path) -> list[str]:
+    """Managed files that differ between two output trees (missing, extra or different bytes)."""
+    exp, act = managed_files(expected_dir), managed_files(actual_dir)
+    differ = (exp ^ act) | {r for r in exp & act
+                            if _comparable(r, (expected_dir / r).read_bytes())
+                            != _comparable(r, (actual_dir / r).read_bytes())}
+    return sorted(differ)
+
+
+def check(evidence_dir: Path, out_dir: Path, params: Any, *, progress: Progress | None = None) -> list[str]:
+    """Regenerate into a temporary directory and list the committed outputs of OUT that differ.
+
+    An empty list means OUT is exactly what the evidence, params and code produce now.
+    """
+    tmp = Path(tempfile.mkdtemp(prefix="generate-check-"))
+    try:
+        build(Path(evidence_dir), tmp, params, progress=progress, force=True)
+        return diff_outputs(tmp, Path(out_dir))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def relative_to_cwd(path: Path) -> str:
+    """A path as the user would type it from the current directory (for messages)."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # pragma: no cover - different drive on Windows
+        return str(path)

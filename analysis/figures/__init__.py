@@ -1,0 +1,14 @@
+"""Report figures: builders (ReportContext -> FigureSpec holding a matplotlib Figure); only the
+build's figures stage writes files (PNG and SVG, deterministic bytes). Cheap to import."""
+
+from __future__ import annotations
+
+FIGURE_ORDER: tuple[tuple[str, str], ...] = (
+    ("analysis.figures.panel", "forest"),
+    ("analysis.figures.panel", "ladder"),
+    ("analysis.figures.explore", "fill_vs_effect"),
+    ("analysis.figures.explore", "headings"),
+    ("analysis.figures.explore", "recall_distribution"),
+    ("analysis.figures.panel", "sensitivity"),
+)
+"""Every figure builder, in report order, as (module, function)."""

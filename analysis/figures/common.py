@@ -1,0 +1,72 @@
+"""Shared figure plumbing: the one style file, Figure creation without pyplot, deterministic saving.
+
+Methods note: figures are plain ``matplotlib.figure.Figure`` objects (no pyplot state, no global
+backend switch). Saving fixes every source of byte drift: the SVG hash salt (style file), no
+date or software metadata, a fixed dpi, text rendered as paths.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+from matplotlib.figure import Figure
+
+from analysis.style import MATPLOTLIBRC
+
+PNG_DPI = 150
+"""Resolution of every PNG."""
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One report figure."""
+
+    name: str
+    """File stem under OUT/figures/."""
+    title: str
+    """Caption used by the report."""
+    figure: Figure
+    """The drawn figure (never saved by the builder)."""
+    alt: str
+    """Alternative text: what the figure shows, in words."""
+    empty_reason: str = ""
+    """Why the figure shows no data in this evidence; empty when it does."""
+
+
+@contextlib.contextmanager
+def style() -> Iterator[None]:
+    """Draw and save under analysis/style/matplotlibrc only (rcParams restored afterwards)."""
+    with matplotlib.rc_context(fname=str(MATPLOTLIBRC)):
+        yield
+
+
+def new_figure(ncols: int = 1, *, width: float | None = None, height: float | None = None,
+               sharey: bool = False) -> tuple[Figure, list]:
+    """A Figure with ``ncols`` axes in one row, sized from the style file unless given."""
+    w, h = matplotlib.rcParams["figure.figsize"]
+    fig = Figure(figsize=(width or w, height or h))
+    axes = fig.subplots(1, ncols, sharey=sharey, squeeze=False)[0]
+    return fig, list(axes)
+
+
+def empty_figure(title: str, reason: str) -> Figure:
+    """A small figure that states plainly what the evidence lacks (never a blank or a crash)."""
+    fig, (ax,) = new_figure(height=1.6)
+    ax.set_axis_off()
+    ax.text(0.5, 0.5, f"Not in this evidence: {reason}", ha="center", va="center", wrap=True)
+    ax.set_title(title)
+    return fig
+
+
+def save(spec: FigureSpec, directory: Path) -> list[Path]:
+    """Write ``<name>.png`` and ``<name>.svg`` with deterministic bytes; returns both paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    png, svg = directory / f"{spec.name}.png", directory / f"{spec.name}.svg"
+    with style():
+        spec.figure.savefig(png, format="png", dpi=PNG_DPI, metadata={"Software": None})
+        spec.figure.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
+    return [png, svg]

@@ -1,0 +1,146 @@
+"""Panel figures: forest plot of per-configuration effects, the assigned-policy ladder, and the
+sparse-cell / leave-one-out sensitivity.
+
+Methods note: every plotted number is read from results.json (panel, bounds_detail, sparse,
+sensitivity, families) or from the table builders' full-precision frames; nothing is
+recomputed here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
+from analysis.style import OKABE_ITO
+from analysis.tables.context import ReportContext, section
+from analysis.tables.panel import effects_frame
+
+
+def forest(ctx: ReportContext) -> FigureSpec:
+    """Per-configuration paired effects with pair counts, planned-repeat bounds, panel mean and
+    dispersion interval."""
+    s = ctx.study
+    title = f"Paired effect {s.treatment}−{s.control} per configuration"
+    with style():
+        eff = effects_frame(ctx.results).drop_nulls("effect").sort("effect")
+        if eff.height == 0:
+            return FigureSpec("forest", title, empty_figure(title, "no panel configuration"),
+                              "No panel configuration in this evidence.", "no panel configuration")
+        p = section(ctx.results, "panel") or {}
+        per_bounds = section(ctx.results, "bounds_detail", "per_configuration") or {}
+        n = eff.height
+        fig, (ax,) = new_figure(height=max(2.4, 0.28 * n + 1.4))
+        y = np.arange(n)
+        lo_d, hi_d = p.get("dispersion_lo"), p.get("dispersion_hi")
+        if lo_d is not None and hi_d is not None:
+            ax.axvspan(lo_d, hi_d, color=OKABE_ITO["sky"], alpha=0.18, lw=0,
+                       label="dispersion interval of the panel mean")
+        ax.axvline(0, color=OKABE_ITO["grey"], lw=0.8)
+        if p.get("mean") is not None:
+            ax.axvline(p["mean"], color=OKABE_ITO["blue"], lw=1.4, label=f"panel mean {p['mean']:+.3f}")
+        for i, conf in enumerate(eff["configuration"]):
+            b = per_bounds.get(conf) or {}
+            if b.get("lo") is not None and b.get("hi") is not None:
+                ax.plot([b["lo"], b["hi"]], [i, i], color=OKABE_ITO["orange"], lw=2.2, alpha=0.55,
+                        solid_capstyle="butt", label="planned-repeat bounds" if i == 0 else None)
+        ax.scatter(eff["effect"], y, s=14 + 6 * eff["pairs"].to_numpy(), color=OKABE_ITO["black"],
+                   zorder=3, label="paired effect (marker area ∝ pairs)")
+        labels = [f"{c}  (pairs {k})" for c, k in zip(eff["configuration"], eff["pairs"])]
+        ax.set_yticks(y, labels)
+        ax.set_xlabel(f"mean within-repeat difference in exact recall ({s.treatment} minus {s.control})")
+        ax.set_title(title)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14 - 1.2 / (n + 4)), ncol=2)
+        alt = (f"Dot plot of {n} configurations' paired effects sorted from lowest to highest, each with "
+               "its complete-pair count and planned-repeat bounds; vertical line at the panel mean, "
+               "shaded band for the dispersion interval.")
+    return FigureSpec("forest", title, fig, alt)
+
+
+def ladder(ctx: ReportContext) -> FigureSpec:
+    """Mean recall of the three ladder rungs on every ladder endpoint, with row counts."""
+    from analysis.tables.paper import ladder as ladder_table
+
+    title = "Assigned-policy ladder: mean exact recall per rung"
+    with style():
+        t = ladder_table(ctx)
+        if t.is_empty:
+            reason = t.empty_reason.split(": ", 1)[-1]
+            return FigureSpec("ladder", title, empty_figure(title, reason), t.empty_reason, reason)
+        fig, (ax,) = new_figure(height=3.2)
+        confs = sorted(set(t.data["configuration"]))
+        colours = [OKABE_ITO[c] for c in ("blue", "orange", "green", "purple", "vermillion")]
+        for k, conf in enumerate(confs):
+            d = t.data.filter(t.data["configuration"] == conf)
+            x = np.arange(d.height)
+            ax.plot(x, d["mean"], marker="o", color=colours[k % len(colours)], label=conf)
+            for xi, m, nrow in zip(x, d["mean"], d["rows"]):
+                ax.annotate(f"n={nrow}", (xi, m), textcoords="offset points", xytext=(6, -10), fontsize=7.5)
+        arms = list(t.data.filter(t.data["configuration"] == confs[0])["arm"])
+        ax.set_xticks(np.arange(len(arms)), arms)
+        ax.set_ylim(-0.05, 1.08)
+        ax.set_xlabel("rung (arm)")
+        ax.set_ylabel("mean exact recall")
+        ax.set_title(title)
+        ax.grid(axis="y")
+        ax.legend(loc="lower right")
+    return FigureSpec("ladder", title, fig,
+                      "Line plot of mean recall for the control, treatment and plain-heading rungs, "
+                      "one line per ladder endpoint, each point labelled with its row count.")
+
+
+def sensitivity(ctx: ReportContext) -> FigureSpec:
+    """Panel mean under the sparse-cell populations, bounds and family weighting; leave-one-out means."""
+    title = "Sensitivity of the panel mean"
+    with style():
+        p = section(ctx.results, "panel") or {}
+        if not p.get("configurations"):
+            return FigureSpec("sensitivity", title, empty_figure(title, "no panel configuration"),
+                              "No panel configuration in this evidence.", "no panel configuration")
+        sp = section(ctx.results, "sparse") or {}
+        min_pairs = int(getattr(ctx.params, "min_pairs", 4))
+        eff = effects_frame(ctx.results)
+        multi = eff.filter(eff["pairs"] > 1)["effect"].drop_nulls()
+        variants = [
+            (f"all ({p['configurations']})", p.get("mean")),
+            (f"≥ {min_pairs} pairs ({(sp.get(f'min_pairs_{min_pairs}') or {}).get('configurations', 0)})",
+             (sp.get(f"min_pairs_{min_pairs}") or {}).get("mean")),
+            (f"equal counts ({(sp.get('equal_counts') or {}).get('configurations', 0)})",
+             (sp.get("equal_counts") or {}).get("mean")),
+            (f"no single-pair ({multi.len()})", multi.mean() if multi.len() else None),
+            ("family-weighted", (section(ctx.results, "families") or {}).get("mean")),
+        ]
+        b = section(ctx.results, "bounds") or {}
+        loo = section(ctx.results, "sensitivity", "each_excluded") or {}
+        fig, (ax1, ax2) = new_figure(2, height=3.4)
+        ys = np.arange(len(variants))[::-1]
+        for yv, (label, v) in zip(ys, variants):
+            if v is None:
+                ax1.text(0, yv, "undefined", va="center", ha="center", color=OKABE_ITO["grey"], fontsize=8)
+            else:
+                ax1.plot([v], [yv], "o", color=OKABE_ITO["blue"])
+        if b.get("lo") is not None and b.get("hi") is not None:
+            ax1.axvspan(b["lo"], b["hi"], color=OKABE_ITO["orange"], alpha=0.2, lw=0,
+                        label="planned-repeat bounds")
+            ax1.legend(loc="lower right")
+        ax1.axvline(0, color=OKABE_ITO["grey"], lw=0.8)
+        ax1.set_yticks(ys, [v[0] for v in variants])
+        ax1.set_xlabel("equal-configuration paired mean")
+        ax1.set_title("Populations (configurations)")
+        items = sorted(((k, v.get("mean")) for k, v in loo.items() if v.get("mean") is not None),
+                       key=lambda kv: (kv[1], kv[0]))
+        if items:
+            yl = np.arange(len(items))
+            ax2.plot([v for _, v in items], yl, "o", color=OKABE_ITO["vermillion"], ms=4)
+            ax2.set_yticks(yl, [k for k, _ in items], fontsize=7)
+            if p.get("mean") is not None:
+                ax2.axvline(p["mean"], color=OKABE_ITO["blue"], lw=1.2, label="all configurations")
+                ax2.legend(loc="lower right")
+        else:
+            ax2.text(0.5, 0.5, "leave-one-out undefined", ha="center", transform=ax2.transAxes)
+        ax2.set_xlabel("panel mean with this configuration left out")
+        ax2.set_title("Leave one out")
+        fig.subplots_adjust(wspace=0.9)
+    return FigureSpec("sensitivity", title, fig,
+                      "Left: panel mean for each sparse-cell population and the family-weighted mean, "
+                      "with the planned-repeat bounds shaded. Right: panel mean with each configuration "
+                      "left out.")

@@ -1,0 +1,23 @@
+"""Build every figure and write its PNG and SVG."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from analysis.figures import FIGURE_ORDER
+from analysis.figures.common import FigureSpec, save
+from analysis.tables.context import ReportContext
+
+
+def build_figures(ctx: ReportContext) -> list[FigureSpec]:
+    """Every figure of FIGURE_ORDER drawn from ``ctx`` (a figure without data states why)."""
+    return [getattr(importlib.import_module(m), f)(ctx) for m, f in FIGURE_ORDER]
+
+
+def write_figures(specs: list[FigureSpec], directory: Path) -> list[Path]:
+    """Save every figure as PNG and SVG under ``directory``; returns the paths written."""
+    paths: list[Path] = []
+    for spec in specs:
+        paths += save(spec, directory)
+    return paths

@@ -1,0 +1,24 @@
+"""The claims-audit headline as a JSON-ready block of results.json (``claims_audit``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def audit_block(audit: Any) -> dict[str, Any] | None:
+    """Headline and status counts of an AuditResult, or None when the audit was not run."""
+    if audit is None:
+        return None
+    headline = getattr(audit, "headline", None)
+    block: dict[str, Any] = {}
+    if isinstance(headline, dict):
+        block.update(headline)
+    elif headline is not None:
+        to_dict = getattr(headline, "to_dict", None)
+        block.update(to_dict() if callable(to_dict) else {"headline": str(headline)})
+    table = getattr(audit, "table", None)
+    if table is not None and "status" in getattr(table, "columns", ()):
+        counts = table.group_by("status").len().sort("status")
+        block["status_counts"] = {r["status"]: int(r["len"]) for r in counts.iter_rows(named=True)}
+        block["claims"] = int(table.height)
+    return block

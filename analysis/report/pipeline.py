@@ -1,0 +1,138 @@
+"""The work of each build stage (analysis.build decides which stages run).
+
+Methods note: each stage method returns (paths written, one-line detail). Inputs are loaded
+lazily and at most once: the package (verified before parsing), results.json (computed, or
+read back when the results stage was skipped) and the claims audit.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from analysis.evidence import load_package
+
+
+def display_path(path: Path) -> Path:
+    """``path`` relative to the working directory when it lies below it (keeps outputs portable)."""
+    try:
+        rel = Path(os.path.relpath(path))
+    except ValueError:  # pragma: no cover - another drive on Windows
+        return path
+    return path if rel.parts[:1] == ("..",) else rel
+
+
+def remove_stale(directory: Path, keep: set[Path], skip_dirs: tuple[str, ...] = ()) -> None:
+    """Delete files under ``directory`` that this build did not write (dotfiles and skip_dirs kept)."""
+    if not directory.is_dir():
+        return
+    for f in sorted(directory.rglob("*")):
+        rel = f.relative_to(directory)
+        if (f.is_file() and f not in keep and not rel.name.startswith(".")
+                and not (rel.parts and rel.parts[0] in skip_dirs)):
+            f.unlink()
+
+
+class Pipeline:
+    """One build's state: evidence, params, OUT, and the lazily loaded inputs."""
+
+    def __init__(self, evidence_dir: Path, out_dir: Path, params: Any, *, claims_path: Path) -> None:
+        self.evidence_dir = display_path(Path(evidence_dir))
+        self.out_dir = Path(out_dir)
+        self.params = params
+        self.claims_path = claims_path
+        self._package: Any = None
+        self._results: dict[str, Any] | None = None
+        self._audit: Any = None
+        self._audit_done = False
+        self._tables: Any = None
+
+    # ---------------------------------------------------------------- lazy inputs
+    @property
+    def package(self) -> Any:
+        """The verified EvidencePackage."""
+        if self._package is None:
+            self._package = load_package(self.evidence_dir)
+        return self._package
+
+    @property
+    def results(self) -> dict[str, Any]:
+        """results.json: computed by the results stage, else read from OUT."""
+        if self._results is None:
+            path = self.out_dir / "results.json"
+            self._results = json.loads(path.read_text(encoding="utf-8"))
+        return self._results
+
+    @property
+    def audit(self) -> Any:
+        """The claims audit (analysis.audit.audit_claims), or None without claims or audit module."""
+        if not self._audit_done:
+            self._audit_done = True
+            if self.claims_path.is_file() and importlib.util.find_spec("analysis.audit") is not None:
+                audit_mod = importlib.import_module("analysis.audit")
+                claims_mod = importlib.import_module("analysis.reconstruct.claims")
+                claims = claims_mod.load_claims(self.claims_path)
+                self._audit = audit_mod.audit_claims(self.package, claims, self.params)
+        return self._audit
+
+    def context(self) -> Any:
+        """The ReportContext every table and figure builder reads."""
+        from analysis.tables.context import ReportContext
+
+        return ReportContext(self.package, self.results, self.params, self.audit)
+
+    # ---------------------------------------------------------------- stages
+    def stage_verify(self) -> tuple[list[Path], str]:
+        """Verify the provenance lock, then parse and validate the package."""
+        pkg = self.package
+        return [], (f"{self.evidence_dir.as_posix()}: {len(pkg.digests)} locked files verified, "
+                    f"{pkg.rows.height} rows, {pkg.checks.height} checks")
+
+    def stage_results(self) -> tuple[list[Path], str]:
+        """Compute results.json (analysis.results.build_results) plus the claims-audit headline."""
+        from analysis.report.audit_block import audit_block
+        from analysis.results import build_results, write_results
+
+        results = build_results(self.package, self.params)
+        block = audit_block(self.audit)
+        if block is not None:
+            results["claims_audit"] = block
+        path = self.out_dir / "results.json"
+        write_results(results, path)
+        self._results = json.loads(path.read_text(encoding="utf-8"))
+        panel = results.get("panel") or {}
+        return [path], f"results.json ({panel.get('configurations', 0)} panel configurations)"
+
+    def stage_tables(self) -> tuple[list[Path], str]:
+        """Build every table; write CSV, Markdown and HTML under OUT/tables."""
+        from analysis.tables.registry import build_tables, write_tables
+
+        self._tables = build_tables(self.context())
+        directory = self.out_dir / "tables"
+        paths = write_tables(self._tables, directory)
+        remove_stale(directory, set(paths))
+        empty = sum(1 for t in self._tables if t.is_empty)
+        return paths, f"{len(self._tables)} tables ({empty} not in this evidence)"
+
+    def stage_figures(self) -> tuple[list[Path], str]:
+        """Draw every figure; write PNG and SVG under OUT/figures."""
+        from analysis.figures.registry import build_figures, write_figures
+
+        directory = self.out_dir / "figures"
+        paths = write_figures(build_figures(self.context()), directory)
+        remove_stale(directory, set(paths))
+        return paths, f"{len(paths) // 2} figures (PNG and SVG)"
+
+    def stage_report(self) -> tuple[list[Path], str]:
+        """Render report/_quarto.yml, report/index.qmd and the offline report/index.html."""
+        from analysis.report.render import write_report
+
+        directory = self.out_dir / "report"
+        paths = write_report(self.out_dir, self.results, self.params)
+        remove_stale(directory, set(paths), skip_dirs=("_quarto", ".quarto"))
+        return paths, "report/index.qmd, report/_quarto.yml, report/index.html"
+
