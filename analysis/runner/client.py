@@ -25,6 +25,8 @@ from typing import Any
 import openai
 from openai import AsyncOpenAI
 
+from analysis.runner.protocol import InfrastructureFault
+
 STRUCTURED_MODES = ("json_schema", "json_object_schema", "none")
 REASONING_OFF = ("none", "openrouter", "effort", "chat_template")
 
@@ -33,11 +35,11 @@ class ClientConfigError(ValueError):
     """The endpoint configuration is unusable as given."""
 
 
-class InfraFault(Exception):
+class InfraFault(InfrastructureFault):
     """An infrastructure fault: the endpoint, network or gateway failed, not the arm."""
 
     def __init__(self, kind: str, detail: str, *, status: int | None = None, retry_after: float | None = None):
-        super().__init__(f"{kind}: {detail}")
+        super().__init__(kind, detail)
         self.kind = kind
         """Fault class: connection, timeout, http_5xx, http_429, http_4xx, truncated, pin_violation."""
         self.detail = detail
@@ -176,8 +178,13 @@ class EndpointClient:
         max_tokens: int,
         schema: Mapping[str, Any] | None = None,
         schema_name: str = "carrier",
+        response_format: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """The exact JSON body sent (no headers, hence no key): recorded in the ledger."""
+        """The exact JSON body sent (no headers, hence no key): recorded in the ledger.
+
+        A ready `response_format` (shaped by the protocol for this endpoint's style) wins over
+        `schema`, which is shaped here by `structured_mode`.
+        """
         cfg = self.config
         body: dict[str, Any] = {
             "model": cfg.model,
@@ -187,7 +194,8 @@ class EndpointClient:
         }
         if cfg.send_seed and cfg.seed is not None:
             body["seed"] = cfg.seed
-        fmt = response_format_for(cfg.structured_mode, schema, schema_name)
+        fmt = dict(response_format) if response_format is not None else \
+            response_format_for(cfg.structured_mode, schema, schema_name)
         if fmt is not None:
             body["response_format"] = fmt
         top, extra = _reasoning_fields(cfg.reasoning_off)

