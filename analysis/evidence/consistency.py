@@ -12,7 +12,7 @@ import polars as pl
 from .csvscan import MAX_PER_RULE, capped
 from .errors import Problem
 from .loader import ParsedCsv
-from .model import Study
+from .study import ParsedStudy
 from .schema import CHECKS_FILE, ROWS_FILE
 
 SLOT = ("scenario", "configuration", "execution_group", "repeat", "arm")
@@ -28,8 +28,8 @@ def _emit(problems: list[Problem], hits: pl.DataFrame, lines: np.ndarray, file: 
     capped(problems, found, file, what, total)
 
 
-def check_rows(rows: ParsedCsv, study: Study | None, problems: list[Problem]) -> None:
-    """Rules inside rows.csv and between rows.csv and study.toml."""
+def check_rows(rows: ParsedCsv, study: ParsedStudy, problems: list[Problem]) -> None:
+    """Rules inside rows.csv and between rows.csv and study.toml (as far as it was read)."""
     df = rows.frame.with_row_index(_I)
     lines = rows.lines
     first = df.group_by("row_id").agg(pl.col(_I).min().alias("first"))
@@ -56,9 +56,9 @@ def check_rows(rows: ParsedCsv, study: Study | None, problems: list[Problem]) ->
     _emit(problems, varies, lines, ROWS_FILE, "checks_total", "varying checks_total",
           lambda h: f"checks_total {h['checks_total']} differs from {h['usual']} used by the other "
                     f"rows of scenario {h['scenario']!r}; one scenario has one number of checks")
-    if study is None:
+    if study.configuration_keys is None:
         return
-    known = list(study.configurations)
+    known = sorted(study.configuration_keys)
     unknown = df.filter(pl.col("configuration").is_not_null()
                         & ~pl.col("configuration").is_in(known)).sort(_I)
     _emit(problems, unknown, lines, ROWS_FILE, "configuration", "unknown configuration",
@@ -87,8 +87,10 @@ def check_checks(rows: ParsedCsv, checks: ParsedCsv, problems: list[Problem]) ->
     counts = cdf.group_by("row_id").agg(
         pl.len().alias("n_checks"), pl.col("passed").sum().alias("n_passed"),
         pl.col("passed").is_null().any().alias("bad"))
+    # rows with an outcome and a unique id; checks_passed > checks_total is already a range problem
     unique = rdf.filter(pl.col("row_id").is_not_null() & ~pl.col("row_id").is_duplicated()
-                        & pl.col("checks_passed").is_not_null())
+                        & pl.col("checks_passed").is_not_null()
+                        & (pl.col("checks_passed") <= pl.col("checks_total")).fill_null(True))
     joined = unique.join(counts, on="row_id", how="left").with_columns(
         pl.col("n_checks").fill_null(0), pl.col("n_passed").fill_null(0), pl.col("bad").fill_null(False))
     wrong_n = joined.filter(pl.col("checks_total").is_not_null()

@@ -23,17 +23,18 @@ def load_package(root: str | Path) -> EvidencePackage:
     root = Path(root)
     verified = verify_files(root)
     contents = dict(verified.contents)
-    study, study_problems = parse_study(contents.pop(STUDY_FILE))
+    parsed_study = parse_study(contents.pop(STUDY_FILE))
+    study = parsed_study.study
     schema_problems: list[Problem] = []
     rows = parse_csv(ROWS_FILE, contents.pop(ROWS_FILE), schema_problems)
     checks = parse_csv(CHECKS_FILE, contents.pop(CHECKS_FILE), schema_problems)
     cross: list[Problem] = []
     if rows is not None:
-        consistency.check_rows(rows, study, cross)
+        consistency.check_rows(rows, parsed_study, cross)
         if checks is not None:
             consistency.check_checks(rows, checks, cross)
     buckets: dict[type[EvidenceError], list[Problem]] = {
-        StudyError: study_problems, SchemaError: schema_problems, ConsistencyError: cross}
+        StudyError: parsed_study.problems, SchemaError: schema_problems, ConsistencyError: cross}
     raise_collected(buckets)
     if study is None or rows is None or checks is None:  # pragma: no cover - a bug, not bad input
         raise RuntimeError("a file failed to parse without reporting a problem")

@@ -11,6 +11,7 @@ import datetime
 import re
 import tomllib
 import warnings
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -121,13 +122,34 @@ class _Checker:
         return good
 
 
-def parse_study(data: bytes) -> tuple[Study | None, list[Problem]]:
-    """Parse study.toml bytes into a :class:`Study`, or return its problems."""
+@dataclass(frozen=True, slots=True)
+class ParsedStudy:
+    """study.toml as far as it could be read."""
+
+    study: Study | None
+    """The study, or None when there are problems."""
+    problems: list[Problem]
+    """Every problem found."""
+    configuration_keys: frozenset[str] | None
+    """Keys of ``[configurations]`` (even when a table is faulty); None if unreadable."""
+    partition_runs: tuple[PartitionRun, ...]
+    """The well-formed partition runs."""
+
+
+def parse_study(data: bytes) -> ParsedStudy:
+    """Parse study.toml bytes into a :class:`Study`, collecting every problem."""
+    study, problems, keys, runs = _parse(data)
+    return ParsedStudy(study, problems, keys, runs)
+
+
+def _parse(data: bytes) -> tuple[Study | None, list[Problem], frozenset[str] | None,
+                                 tuple[PartitionRun, ...]]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        return None, [Problem(STUDY_FILE, line, None, f"not UTF-8 ({exc.reason}); save it as UTF-8")]
+        return None, [Problem(STUDY_FILE, line, None, f"not UTF-8 ({exc.reason}); save it as UTF-8")], \
+            None, ()
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -135,7 +157,8 @@ def parse_study(data: bytes) -> tuple[Study | None, list[Problem]]:
         line, col = (int(m.group(1)), f"char {m.group(2)}") if m else (None, None)
         msg = _TOML_POS.sub("", str(exc)).strip()
         return None, [Problem(STUDY_FILE, line, col,
-                              f"not valid TOML: {msg} (dates are unquoted, like 2026-01-28)")]
+                              f"not valid TOML: {msg} (dates are unquoted, like 2026-01-28)")], \
+            None, ()
     c = _Checker(text)
     for key in doc:
         if key not in TOP_KEYS:
@@ -179,8 +202,9 @@ def parse_study(data: bytes) -> tuple[Study | None, list[Problem]]:
         elif len(good) == len(PARTITION_RUN_KEYS):
             seen[conf] = i
             runs.append(PartitionRun(conf, good["execution_group"], good["planned_repeats"]))
+    keys = frozenset(confs) if isinstance(confs, dict) else None
     if c.problems:
-        return None, c.problems
+        return None, c.problems, keys, tuple(runs)
     study = Study(head["name"], head["recency_cutoff"], head["control"], head["treatment"],
                   head["scenario"], MappingProxyType(configurations), tuple(runs))
-    return study, []
+    return study, [], keys, tuple(runs)

@@ -1,0 +1,48 @@
+"""Shared helpers of the evidence and CLI tests (foundation)."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from analysis.evidence import write_lock
+
+REPO = Path(__file__).resolve().parents[1]
+HANDMADE = REPO / "tests" / "fixtures" / "handmade"
+PACKAGE_FILES = ("provenance.lock", "study.toml", "rows.csv", "checks.csv")
+
+
+def copy_handmade(dest: Path) -> Path:
+    """Copy the hand-made package's four files into ``dest`` (created) and return it."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in PACKAGE_FILES:
+        shutil.copyfile(HANDMADE / name, dest / name)
+    return dest
+
+
+def edit(root: Path, name: str, old: bytes | str, new: bytes | str, *, relock: bool = True,
+         count: int = 1) -> None:
+    """Replace ``old`` (which must occur exactly ``count`` times) by ``new`` in one file."""
+    old_b = old.encode() if isinstance(old, str) else old
+    new_b = new.encode() if isinstance(new, str) else new
+    data = (root / name).read_bytes()
+    found = data.count(old_b)
+    if found != count:
+        raise ValueError(f"{old_b!r} occurs {found} times in {name}, expected {count}")
+    (root / name).write_bytes(data.replace(old_b, new_b))
+    if relock:
+        write_lock(root)
+
+
+def run_cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    """Run ``python generate.py ARGS`` in a subprocess and capture its output."""
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, str(REPO / "generate.py"), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def where(err: Exception) -> set[tuple[str, int | None, str | None]]:
+    """(file, line, column) of every problem of an EvidenceError."""
+    return {(p.file, p.line, p.column) for p in err.problems}  # type: ignore[attr-defined]
