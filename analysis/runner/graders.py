@@ -1,0 +1,164 @@
+"""The recall turn and its graders.
+
+Methods note. The recall turn asks for the graded labels, one per line. The
+*label-bound whole-token* grader passes a check when some line of the answer
+(i) identifies the check's label, (ii) contains the expected value as a whole
+token and (iii) contains no other graded value as a whole token. The
+*presence* grader drops (i) and (iii): the value anywhere as a whole token; it
+is used for ``in_carrier`` (against the final carrier) and for the extra
+``passed_presence`` column (against the answer).
+
+Whole token. The characters before and after the match must not be word
+characters (``\\w``, Unicode-aware). A joiner (``- _ . / @ : +``) next to the
+match is allowed only when it is itself followed (after) or preceded (before)
+by a non-word character or the text boundary, so a sentence-final ``47311.``
+passes while ``47311.5``, ``x-47311`` and ``v1.2.3-hf4x`` fail.
+Normalisation (both sides): Unicode NFC and runs of spaces/tabs/NBSP collapsed
+to one space; case is preserved unless the check declares otherwise. A line
+identifies a label when its case-folded text, with ``*``, `` ` ``, ``_`` and
+``-`` replaced by spaces, contains the label as a phrase bounded by non-word
+characters. Repeated appearances add nothing: each check is binary.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "GradedCheck",
+    "CheckResult",
+    "recall_prompt",
+    "RECALL_SYSTEM_PROMPT",
+    "contains_token",
+    "line_identifies",
+    "grade_answer",
+]
+
+RECALL_SYSTEM_PROMPT = (
+    "You are resuming a long agent session from its running summary. The summary is all that "
+    "remains of the session. Answer from it exactly."
+)
+
+_JOINERS = "-_./@:+"
+_JOINERS_BEFORE = "-_./@+"  # "port:47311" keeps the value whole; "x-47311" does not
+_SPACES = re.compile(r"[ \t\u00a0\u2007\u202f]+")
+_LABEL_PUNCT = re.compile(r"[*`_\-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class GradedCheck:
+    """One graded fact as the grader sees it."""
+
+    label: str
+    """The label asked in the recall turn."""
+    expected: str
+    """The planted value."""
+    case_sensitive: bool = True
+    """Whether comparison preserves case (default: yes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """The outcome of one check of one row."""
+
+    label: str
+    """The check's label."""
+    expected: str
+    """The planted value."""
+    passed: bool
+    """Label-bound whole-token verdict on the answer."""
+    passed_presence: bool
+    """Presence (whole-token, anywhere) verdict on the answer."""
+    in_carrier: bool | None
+    """Presence verdict on the final carrier; ``None`` if not audited."""
+
+
+def recall_prompt(carrier: str, labels: Sequence[str]) -> str:
+    """The user message of the recall turn: the final carrier, then the labels to answer."""
+    asks = "\n".join(f"{i}. {label}" for i, label in enumerate(labels, 1))
+    return (
+        "Running summary of the session so far:\n"
+        f"{carrier if carrier else '(empty)'}\n\n"
+        "Answer each item below on its own line, in the form `label: value`, copying the value "
+        "exactly as it appears in the summary. If the summary does not contain it, write "
+        "`label: unknown`.\n"
+        f"{asks}"
+    )
+
+
+def _norm(text: str) -> str:
+    return _SPACES.sub(" ", unicodedata.normalize("NFC", text))
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def _boundary_ok(text: str, start: int, end: int) -> bool:
+    before = text[start - 1] if start > 0 else ""
+    if before:
+        if _is_word(before):
+            return False
+        if before in _JOINERS_BEFORE and start >= 2 and _is_word(text[start - 2]):
+            return False
+    after = text[end] if end < len(text) else ""
+    if after:
+        if _is_word(after):
+            return False
+        if after in _JOINERS and end + 1 < len(text) and _is_word(text[end + 1]):
+            return False
+    return True
+
+
+def contains_token(text: str, value: str, *, case_sensitive: bool = True) -> bool:
+    """Whether ``value`` occurs in ``text`` as a whole token (see module note)."""
+    hay, needle = _norm(text), _norm(value).strip()
+    if not needle:
+        return False
+    if not case_sensitive:
+        hay, needle = hay.casefold(), needle.casefold()
+    start = hay.find(needle)
+    while start != -1:
+        if _boundary_ok(hay, start, start + len(needle)):
+            return True
+        start = hay.find(needle, start + 1)
+    return False
+
+
+def _label_key(text: str) -> str:
+    return _SPACES.sub(" ", _LABEL_PUNCT.sub(" ", unicodedata.normalize("NFC", text).casefold())).strip()
+
+
+def line_identifies(line: str, label: str) -> bool:
+    """Whether an answer line names ``label`` (case-folded phrase, markdown stripped)."""
+    return contains_token(_label_key(line), _label_key(label), case_sensitive=True)
+
+
+def grade_answer(
+    answer: str,
+    checks: Sequence[GradedCheck],
+    *,
+    carrier: str | None = None,
+) -> tuple[CheckResult, ...]:
+    """Grade one recall answer against ``checks`` (and audit ``carrier`` when given)."""
+    lines = answer.splitlines()
+    # per line: which graded values it carries as whole tokens
+    carries = [
+        {i for i, c in enumerate(checks) if contains_token(line, c.expected, case_sensitive=c.case_sensitive)}
+        for line in lines
+    ]
+    out = []
+    for i, c in enumerate(checks):
+        passed = any(
+            i in carried and carried == {i} and line_identifies(line, c.label)
+            for line, carried in zip(lines, carries)
+        )
+        presence = any(i in carried for carried in carries)
+        in_carrier = (
+            None if carrier is None else contains_token(carrier, c.expected, case_sensitive=c.case_sensitive)
+        )
+        out.append(CheckResult(c.label, c.expected, passed, presence, in_carrier))
+    return tuple(out)
