@@ -105,6 +105,11 @@ def provenance(package: Any, params: Params) -> dict[str, Any]:
 
 
 def _headings_block(package: Any, params: Params) -> dict[str, Any] | None:
+    """The RESULTS.md `headings` block from estimators-explore's code, or None if absent."""
+    if importlib.util.find_spec("analysis.estimators.explore_results") is not None:
+        module = importlib.import_module("analysis.estimators.explore_results")
+        if hasattr(module, "headings_block"):
+            return dict(module.headings_block(package, params))
     if importlib.util.find_spec("analysis.estimators.headings") is None:
         return None
     headings = importlib.import_module("analysis.estimators.headings")
