@@ -37,6 +37,7 @@ EPILOG = """\
 examples:
   python generate.py                                  main job on the shipped evidence
   python generate.py --evidence DIR --out OUT         analyse another evidence package
+  python generate.py --check                          exit 1 if committed outputs are stale
   python generate.py verify [DIR]                     check a package's lock and format
   python generate.py lock DIR [--files README.md ...] write DIR/provenance.lock
 
@@ -49,7 +50,11 @@ def shipped_evidence() -> Path:
 
 
 def _progress(message: str) -> None:
-    print(f"[generate] {message}", file=sys.stderr, flush=True)
+    print(message, file=sys.stderr, flush=True)
+
+
+class CliError(Exception):
+    """A user error outside the evidence (bad output directory, --check without a pipeline)."""
 
 
 def _default_params() -> Any:
@@ -58,22 +63,45 @@ def _default_params() -> Any:
     return importlib.import_module("analysis.params").DEFAULT_PARAMS
 
 
-def run_main_job(evidence: Path, out: Path, progress: Callable[[str], None] = _progress) -> int:
-    """Verify and load ``evidence``, then build every output into ``out``."""
-    progress(f"verifying {evidence}")
-    package = load_package(evidence)
-    progress(f"verified {len(package.digests)} files, {package.rows.height} rows, "
-             f"{package.checks.height} checks")
-    out.mkdir(parents=True, exist_ok=True)
+def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool = False,
+                 progress: Callable[[str], None] = _progress) -> int:
+    """Verify ``evidence`` and build every output into ``out`` (or compare, with ``check``).
+
+    With the report pipeline (``analysis.build``) present, it does the work: it verifies
+    the package first and writes nothing when verification fails. Without it, the package
+    is verified and loaded here and OUT/results.json gets the evidence digests only.
+    """
     if importlib.util.find_spec("analysis.build") is not None:
-        build = importlib.import_module("analysis.build").build
-        build(evidence, out, _default_params(), progress=progress)
-    else:
-        results = {"evidence": {"sha256": dict(package.digests)},
-                   "package": {"name": "compaction-carriers", "version": __version__}}
-        path = out / "results.json"
-        path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        progress(f"wrote {path} (evidence block only: analysis.build is not installed yet)")
+        pipeline = importlib.import_module("analysis.build")
+        try:
+            if check:
+                differ = pipeline.check(evidence, out, _default_params(), progress=progress)
+                for rel in differ:
+                    print(f"differs: {rel}", file=sys.stderr)
+                if differ:
+                    print(f"error: {len(differ)} output files in {out} are not what the evidence, "
+                          "params and code produce now; run `python generate.py` and commit",
+                          file=sys.stderr)
+                    return 1
+                print(f"OK {out}: outputs are up to date")
+                return 0
+            pipeline.build(evidence, out, _default_params(), progress=progress, force=force)
+        except getattr(pipeline, "BuildError", CliError) as exc:
+            raise CliError(str(exc)) from None
+        return 0
+    if check:
+        raise CliError("--check needs the report pipeline (analysis/build.py), which is not installed")
+    package = load_package(evidence)
+    progress(f"verified {evidence}: {len(package.digests)} files, {package.rows.height} rows, "
+             f"{package.checks.height} checks")
+    if out.exists() and not out.is_dir():
+        raise CliError(f"--out {out} is a file; pass a directory (it is created when missing)")
+    out.mkdir(parents=True, exist_ok=True)
+    results = {"evidence": {"sha256": dict(package.digests)},
+               "package": {"name": "compaction-carriers", "version": __version__}}
+    path = out / "results.json"
+    path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    progress(f"wrote {path} (evidence block only: analysis.build is not installed)")
     return 0
 
 
@@ -104,6 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", metavar="OUT", type=Path, default=None,
                         help="output directory, created when missing (default: the repository "
                              "root, i.e. results.json, tables/, figures/, report/)")
+    parser.add_argument("--check", action="store_true",
+                        help="do not write: regenerate into a temporary directory and exit 1 if "
+                             "any output in OUT differs (for CI)")
+    parser.add_argument("--force", action="store_true",
+                        help="rebuild every stage even when its inputs are unchanged")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="{verify,lock}")
     verify = sub.add_parser(
@@ -134,14 +167,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.simplefilter("always")
         try:
             if args.command is None:
-                status = run_main_job(args.evidence or shipped_evidence(), args.out or DEFAULT_OUT)
+                status = run_main_job(args.evidence or shipped_evidence(), args.out or DEFAULT_OUT,
+                                      check=args.check, force=args.force)
             else:
-                if args.evidence is not None or args.out is not None:
-                    print("error: --evidence/--out belong to the main job, not to "
+                if args.evidence or args.out or args.check or args.force:
+                    print("error: --evidence/--out/--check/--force belong to the main job, not to "
                           f"'{args.command}'", file=sys.stderr)
                     return 2
                 status = args.func(args)
-        except EvidenceError as exc:
+        except (EvidenceError, CliError) as exc:
             status = 1
             print(f"error: {exc}", file=sys.stderr)
         except OSError as exc:

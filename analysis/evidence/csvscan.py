@@ -108,7 +108,11 @@ def scan(raw: bytes, file: str) -> tuple[Structure | None, list[Problem]]:
     if blank[0]:
         return None, [Problem(file, 1, None, "the first line must be the header row")]
     header_bytes = data[starts[0]:ends[0]]
-    header = tuple(next(csv.reader([header_bytes.decode("utf-8").rstrip("\r")])))
+    try:
+        header = tuple(next(csv.reader([header_bytes.decode("utf-8").rstrip("\r")])))
+    except csv.Error as exc:
+        return None, [Problem(file, 1, None, f"the header row cannot be read ({exc}); "
+                              "write it as comma-separated column names")]
     if blank.any():
         found = [Problem(file, int(lines[i]), None, "blank line; remove it")
                  for i in np.flatnonzero(blank)[: MAX_PER_RULE + 1]]
