@@ -11,15 +11,19 @@ and were reported to the lead:
 
 from __future__ import annotations
 
+import datetime
 import math
 from fractions import Fraction
 
 import numpy as np
+import polars as pl
 import pytest
 from scipy import stats
 
 from analysis.estimators import bounds, cells, dependence, families, paired
-from analysis.estimators.common import contrast_of, runs_frame
+from analysis.estimators.common import (
+    EstimatorError, InconsistentTotalsError, contrast_of, runs_frame,
+)
 from analysis.params import DEFAULT_PARAMS
 from est_core_support import load_handmade
 
@@ -160,3 +164,37 @@ def test_cells(package):
     no_group = cells.cell_summary(package.rows, DEFAULT_PARAMS, by_execution_group=False)
     assert "execution_group" not in no_group.table.columns
     assert no_group.table.height == 9
+
+
+def test_two_runs_for_one_configuration_are_rejected(package):
+    study = package.study
+    runs = runs_frame(study)
+    doubled = pl.concat([runs, runs.head(1).with_columns(execution_group=pl.lit("g9"))])
+    with pytest.raises(EstimatorError, match="at most one partition run"):
+        paired.panel(package.rows, doubled, contrast_of(study),
+                     recency_cutoff=study.recency_cutoff, params=DEFAULT_PARAMS)
+
+
+def test_everything_out_of_window_is_undefined_not_zero(package):
+    # A cutoff after every publication date empties the panel: counts 0, statistics NaN
+    # with reasons; bounds and families likewise.
+    study = package.study
+    p = paired.panel(package.rows, runs_frame(study), contrast_of(study),
+                     recency_cutoff=datetime.date(2030, 1, 1), params=DEFAULT_PARAMS)
+    s = p.summary
+    assert s.configurations == 0 and (s.positive, s.negative, s.zero) == (0, 0, 0)
+    assert all(math.isnan(getattr(s, f)) for f in ("mean", "median", "q1", "loo_min", "dispersion_hi"))
+    assert set(s.reasons) >= {"mean", "median", "q1", "q3", "min", "max", "loo_min", "dispersion_lo"}
+    b = bounds.planned_repeat_bounds(package.rows, p)
+    assert b.configurations == 0 and math.isnan(b.lo) and b.reasons["lo"]
+    f = families.family_weighted(p.frame, 0.05)
+    assert f.families == 0 and math.isnan(f.mean) and f.reasons["mean"]
+
+
+def test_inconsistent_totals_are_rejected(package):
+    rows = package.rows.with_columns(
+        checks_total=pl.when(pl.col("row_id") == "a1-j").then(15).otherwise(pl.col("checks_total")))
+    study = package.study
+    with pytest.raises(InconsistentTotalsError, match="checks_total"):
+        paired.panel(rows, runs_frame(study), contrast_of(study),
+                     recency_cutoff=study.recency_cutoff, params=DEFAULT_PARAMS)

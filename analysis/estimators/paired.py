@@ -145,6 +145,11 @@ def _arm_summaries(run_rows: pl.DataFrame, contrast: Contrast) -> pl.DataFrame:
 def effects_frame(rows: pl.DataFrame, runs: pl.DataFrame, contrast: Contrast,
                   recency_cutoff: datetime.date) -> tuple[pl.DataFrame, int | None]:
     """Per-configuration effects of the in-window runs with >= 1 complete pair, and T."""
+    dup = runs.group_by("configuration").len().filter(pl.col("len") > 1)
+    if dup.height:
+        raise EstimatorError(
+            f"configuration(s) {sorted(dup.get_column('configuration'))} have more than one "
+            "[[partition_runs]] entry; keep at most one partition run per configuration")
     window = runs.filter(pl.col("published") >= recency_cutoff)
     run_rows = run_outcomes(rows, window, contrast)
     total = scenario_total(run_rows, contrast.scenario)
