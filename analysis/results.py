@@ -85,7 +85,8 @@ def _git(args: list[str]) -> str | None:
 
 
 def provenance(package: Any, params: Params) -> dict[str, Any]:
-    """Package version, git commit/dirty flag, library versions, params and evidence root."""
+    """Package version, git commit/dirty flag, library versions and params (no paths: outputs
+    must not depend on where the evidence lies; its digests are under `evidence`)."""
     import scipy
     import statsmodels
     commit = _git(["rev-parse", "HEAD"])
@@ -99,7 +100,6 @@ def provenance(package: Any, params: Params) -> dict[str, Any]:
         "python": platform.python_version(),
         "libraries": {"polars": pl.__version__, "numpy": np.__version__,
                       "scipy": scipy.__version__, "statsmodels": statsmodels.__version__},
-        "evidence_root": str(package.root),
         "params": params.to_dict(),
     }
 
