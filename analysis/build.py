@@ -41,6 +41,7 @@ UNMANAGED_REPORT_DIRS: tuple[str, ...] = ("report/_quarto", "report/.quarto")
 _PKG = Path(__file__).resolve().parent
 _REPO = _PKG.parent
 _CLAIMS = _REPO / "data" / "published" / "claims.yaml"
+_PILOT = _REPO / "data" / "v2" / "pilot"
 _STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "verify": ("evidence",),
     "results": ("evidence", "estimators", "params.py", "results.py", "audit", "reconstruct"),
@@ -155,6 +156,8 @@ def stage_keys(evidence_dir: Path, params: Any) -> dict[str, str] | None:
             h.update(f"{f.relative_to(_PKG).as_posix()}:{_file_sha(f)}\n".encode())
         if stage in ("results", "tables") and _CLAIMS.is_file():
             h.update(f"claims:{_file_sha(_CLAIMS)}\n".encode())
+        if stage == "results":
+            h.update(f"pilot:{evidence_key(_PILOT)}\n".encode())
         h.update(_lib_versions(_STAGE_LIBS[stage]).encode())
         keys[stage] = prev = h.hexdigest()
     return keys

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 from pathlib import Path
 
 from analysis.figures import FIGURE_ORDER
@@ -16,8 +17,11 @@ def build_figures(ctx: ReportContext) -> list[FigureSpec]:
 
 
 def write_figures(specs: list[FigureSpec], directory: Path) -> list[Path]:
-    """Save every figure as PNG and SVG under ``directory``; returns the paths written."""
+    """Save every figure as PNG and SVG under ``directory`` plus figures/index.json; returns the paths."""
     paths: list[Path] = []
     for spec in specs:
         paths += save(spec, directory)
-    return paths
+    index = [{"name": s.name, "title": s.title, "alt": s.alt, "empty_reason": s.empty_reason} for s in specs]
+    path = directory / "index.json"
+    path.write_text(json.dumps(index, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", newline="\n")
+    return [*paths, path]

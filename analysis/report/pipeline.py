@@ -37,6 +37,16 @@ def remove_stale(directory: Path, keep: set[Path], skip_dirs: tuple[str, ...] = 
             f.unlink()
 
 
+REPO = Path(__file__).resolve().parents[2]
+
+
+def evidence_kind(path: Path) -> str:
+    """'v1', 'v2-pilot', 'handmade' or 'other', by where the package lives in the repository."""
+    known = {REPO / "data" / "v1": "v1", REPO / "data" / "v2" / "pilot": "v2-pilot",
+             REPO / "tests" / "fixtures" / "handmade": "handmade"}
+    return known.get(path.resolve(), "other")
+
+
 class Pipeline:
     """One build's state: evidence, params, OUT, and the lazily loaded inputs."""
 
@@ -74,6 +84,8 @@ class Pipeline:
             self._audit_done = True
             if self.claims_path.is_file() and importlib.util.find_spec("analysis.audit") is not None:
                 audit_mod = importlib.import_module("analysis.audit")
+                if not hasattr(audit_mod, "audit_claims"):  # audit package present but not (yet) usable
+                    return None
                 claims_mod = importlib.import_module("analysis.reconstruct.claims")
                 claims = claims_mod.load_claims(self.claims_path)
                 self._audit = audit_mod.audit_claims(self.package, claims, self.params)
@@ -84,6 +96,28 @@ class Pipeline:
         from analysis.tables.context import ReportContext
 
         return ReportContext(self.package, self.results, self.params, self.audit)
+
+    def evidence_summary(self) -> dict[str, Any]:
+        """What the report says about the evidence: path, kind, study name and counts."""
+        pkg = self.package
+        return {"path": self.evidence_dir.as_posix(), "kind": evidence_kind(Path(self.evidence_dir)),
+                "study_name": pkg.study.name, "rows": pkg.rows.height,
+                "valid_rows": int(pkg.rows.get_column("valid").sum()), "checks": pkg.checks.height,
+                "configurations": len(pkg.study.configurations)}
+
+    def pilot_block(self) -> dict[str, Any] | None:
+        """Headline of the v2 pilot (data/v2/pilot) when it exists and is not the evidence itself."""
+        pilot = REPO / "data" / "v2" / "pilot"
+        if not (pilot / "provenance.lock").is_file() or evidence_kind(Path(self.evidence_dir)) == "v2-pilot":
+            return None
+        from analysis.results import build_results
+
+        res = build_results(load_package(display_path(pilot)), self.params)
+        keep = ("configurations", "mean", "median", "min", "max", "positive", "negative", "zero")
+        return {"path": display_path(pilot).as_posix(), "evidence": res.get("evidence"),
+                "contrast": res.get("contrast"),
+                "panel": {k: (res.get("panel") or {}).get(k) for k in keep},
+                "bounds": res.get("bounds")}
 
     # ---------------------------------------------------------------- stages
     def stage_verify(self) -> tuple[list[Path], str]:
@@ -101,6 +135,9 @@ class Pipeline:
         block = audit_block(self.audit)
         if block is not None:
             results["claims_audit"] = block
+        pilot = self.pilot_block()
+        if pilot is not None:
+            results["v2_pilot"] = pilot
         path = self.out_dir / "results.json"
         write_results(results, path)
         self._results = json.loads(path.read_text(encoding="utf-8"))
@@ -125,14 +162,14 @@ class Pipeline:
         directory = self.out_dir / "figures"
         paths = write_figures(build_figures(self.context()), directory)
         remove_stale(directory, set(paths))
-        return paths, f"{len(paths) // 2} figures (PNG and SVG)"
+        return paths, f"{(len(paths) - 1) // 2} figures (PNG and SVG)"
 
     def stage_report(self) -> tuple[list[Path], str]:
         """Render report/_quarto.yml, report/index.qmd and the offline report/index.html."""
         from analysis.report.render import write_report
 
         directory = self.out_dir / "report"
-        paths = write_report(self.out_dir, self.results, self.params)
+        paths = write_report(self.out_dir, self.results, self.params, self.evidence_summary())
         remove_stale(directory, set(paths), skip_dirs=("_quarto", ".quarto"))
         return paths, "report/index.qmd, report/_quarto.yml, report/index.html"
 

@@ -1,8 +1,9 @@
-"""Build every table and write its CSV, Markdown and HTML renderings."""
+"""Build every table and write its CSV, Markdown and HTML renderings, plus tables/index.json."""
 
 from __future__ import annotations
 
 import importlib
+import json
 from pathlib import Path
 
 from analysis.tables import TABLE_ORDER
@@ -32,4 +33,9 @@ def write_tables(specs: list[TableSpec], directory: Path) -> list[Path]:
             path = directory / f"{spec.name}{suffix}"
             path.write_text(text, encoding="utf-8", newline="\n")
             written.append(path)
+    index = [{"name": s.name, "title": s.title, "note": s.note, "empty_reason": s.empty_reason,
+              "rows": s.data.height} for s in specs]
+    path = directory / "index.json"
+    path.write_text(json.dumps(index, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", newline="\n")
+    written.append(path)
     return written

@@ -1,0 +1,108 @@
+"""Numbers in the report text: formatting filters that record every number they emit.
+
+Methods note: the templates may print a number only through these filters (``num``, ``signed``,
+``pct``, ``count``, ``pts``), each reading a computed value (results.json, params, table
+indexes). The jinja ``finalize`` hook rejects a bare int or float, so a number cannot reach the
+text unformatted; the filters record what they emit (``NumberTrace``), and
+``unsourced_numbers`` finds numeric tokens of a rendered text that no filter emitted. Undefined
+statistics print as an em dash with the reason available to the template, never as 0.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+NUMBER_TOKEN = re.compile(r"(?<![\w.\-+−/])[+\-−]?\d[\d,]*(?:\.\d+)?%?(?![\w])")
+"""A numeric token standing on its own (not part of an identifier like S5, qwen3.5 or t3_panel)."""
+
+DASH = "—"
+
+
+class TemplateNumberError(TypeError):
+    """A template printed a bare number; format it with a filter (num, signed, pct, count, pts)."""
+
+
+def _missing(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+@dataclass
+class NumberTrace:
+    """Every number string the filters emitted during one render."""
+
+    emitted: list[str] = field(default_factory=list)
+    """Filter outputs in emission order (em dashes excluded)."""
+    strings: list[str] = field(default_factory=list)
+    """Every non-number value printed by an expression (names, captions built by the code)."""
+
+    def record(self, text: str) -> str:
+        """Remember ``text`` as a sourced number and return it."""
+        if text != DASH:
+            self.emitted.append(text)
+        return text
+
+    def filters(self) -> dict[str, Callable[..., str]]:
+        """The jinja filters bound to this trace."""
+
+        def num(x: Any, decimals: int = 3) -> str:
+            return DASH if _missing(x) else self.record(f"{float(x):.{decimals}f}")
+
+        def signed(x: Any, decimals: int = 3) -> str:
+            if _missing(x):
+                return DASH
+            s = f"{float(x):+.{decimals}f}"
+            if s.startswith("-") and float(s) == 0:
+                s = "+" + s[1:]
+            return self.record(s)
+
+        def pct(x: Any, decimals: int = 0) -> str:
+            return DASH if _missing(x) else self.record(f"{100 * float(x):.{decimals}f}%")
+
+        def count(x: Any) -> str:
+            return DASH if _missing(x) else self.record(f"{int(x):,}")
+
+        def pts(x: Any) -> str:
+            return DASH if _missing(x) else self.record(f"{100 * float(x):.0f}")
+
+        def g(x: Any) -> str:
+            return DASH if _missing(x) else self.record(f"{float(x):g}")
+
+        return {"num": num, "signed": signed, "pct": pct, "count": count, "pts": pts, "g": g}
+
+    def finalize(self, value: Any) -> Any:
+        """jinja finalize: reject bare numbers, remember printed strings."""
+        if isinstance(value, bool):
+            raise TemplateNumberError(f"a template printed the boolean {value!r}; print words instead")
+        if isinstance(value, (int, float)):
+            raise TemplateNumberError(
+                f"a template printed the bare number {value!r}; format it with a filter "
+                "(num, signed, pct, count, pts, g) so the report can trace it")
+        if value is None:
+            return ""
+        if isinstance(value, str):
+            self.strings.append(value)
+        return value
+
+
+def numeric_tokens(text: str) -> list[str]:
+    """Every stand-alone numeric token of ``text`` (``+0.135``, ``81%``, ``1,534``)."""
+    return NUMBER_TOKEN.findall(text)
+
+
+def unsourced_numbers(text: str, trace: NumberTrace, allowed: Iterable[str] = ()) -> list[str]:
+    """Numeric tokens of ``text`` that no filter emitted and no printed string contains.
+
+    ``allowed`` is an explicit whitelist (e.g. the years of citations). Printed strings count
+    as sources because they come from the data or from code (configuration names, table
+    titles built from params), never from template text.
+    """
+    sources = set(trace.emitted) | set(allowed)
+    for s in trace.strings:
+        sources.update(numeric_tokens(s))
+    norm = {t.replace("−", "-").lstrip("+") for t in sources}
+    return [t for t in numeric_tokens(text)
+            if t not in sources and t.replace("−", "-").lstrip("+") not in norm]
