@@ -214,6 +214,8 @@ class GeeArmEffect:
     """Rows in the fit."""
     clusters: int
     """Configuration clusters."""
+    converged: bool
+    """Whether the GEE iterations converged (statsmodels' default tolerance and 60 iterations)."""
     method: str
     """Model statement."""
     reason: str | None
@@ -249,6 +251,7 @@ def gee_arm_effect(
     from statsmodels.genmod import families
     from statsmodels.genmod.cov_struct import Exchangeable
     from statsmodels.genmod.generalized_estimating_equations import GEE
+    from statsmodels.tools.sm_exceptions import ConvergenceWarning, IterationLimitWarning
 
     if cov_type not in ("bias_reduced", "robust", "naive"):
         raise ExploreInputError(f"GEE cov_type {cov_type!r} is unknown; use 'bias_reduced', 'robust' or 'naive'.")
@@ -259,7 +262,7 @@ def gee_arm_effect(
     nan = math.nan
 
     def undefined(reason: str) -> GeeArmEffect:
-        return GeeArmEffect(nan, nan, max(g - 1, 0), nan, nan, nan, nan, nan, df.height, g, method, reason)
+        return GeeArmEffect(nan, nan, max(g - 1, 0), nan, nan, nan, nan, nan, df.height, g, False, method, reason)
 
     if g < 2:
         return undefined("fewer than 2 configuration clusters")
@@ -273,20 +276,36 @@ def gee_arm_effect(
     groups = df["configuration"].to_numpy()
     model = GEE(y, X, groups=groups, family=families.Gaussian(), cov_struct=Exchangeable())
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", category=RuntimeWarning)
-        res_br = model.fit(cov_type=cov_type)
+        # Non-convergence is reported in `converged`, not as a warning.
+        warnings.simplefilter("ignore", category=ConvergenceWarning)
+        warnings.simplefilter("ignore", category=IterationLimitWarning)
         res_rb = model.fit(cov_type="robust")
-    coef = float(res_br.params[1])
-    se = float(np.sqrt(res_br.cov_params()[1, 1]))
-    se_rb = float(np.sqrt(res_rb.cov_params()[1, 1]))
+        rho = float(model.cov_struct.dep_params)
+        try:
+            res = res_rb if cov_type == "robust" else model.fit(cov_type=cov_type)
+            cov_reason = None
+        except np.linalg.LinAlgError:
+            res, cov_reason = None, f"{cov_type} covariance singular (a cluster has leverage 1)"
+    converged = bool(getattr(res_rb, "converged", True))
+    coef = float(res_rb.params[1])
     dof = g - 1
-    if not math.isfinite(se) or se == 0.0:
-        return GeeArmEffect(coef, se, dof, nan, nan, nan, se_rb, float(model.cov_struct.dep_params), df.height,
-                            g, method, "standard error zero or undefined")
+    if not math.isfinite(coef):
+        return GeeArmEffect(nan, nan, dof, nan, nan, nan, nan, rho, df.height, g, converged, method,
+                            "GEE estimate undefined")
+
+    def _se(r: object) -> float:
+        v = float(r.cov_params()[1, 1])  # type: ignore[attr-defined]
+        return math.sqrt(v) if math.isfinite(v) and v > 0 else nan
+
+    se_rb = _se(res_rb)
+    se = _se(res) if res is not None else nan
+    if not math.isfinite(se):
+        return GeeArmEffect(coef, se, dof, nan, nan, nan, se_rb, rho, df.height, g, converged, method,
+                            cov_reason or "standard error zero or undefined")
     q = float(stats.t.ppf(1 - alpha / 2, dof))
     p = float(2 * stats.t.sf(abs(coef / se), dof))
-    return GeeArmEffect(coef, se, dof, coef - q * se, coef + q * se, p, se_rb,
-                        float(model.cov_struct.dep_params), df.height, g, method, None)
+    return GeeArmEffect(coef, se, dof, coef - q * se, coef + q * se, p, se_rb, rho, df.height, g,
+                        converged, method, None)
 
 
 # --------------------------------------------------------------------------- design effect
