@@ -66,6 +66,8 @@ class Params:
     """Seed of the Monte Carlo sign-flip generator."""
     gee_cov_type: str = "bias_reduced"
     """statsmodels GEE covariance: 'bias_reduced' (Mancl-DeRouen) for ~20 clusters."""
+    secondary_pairs: tuple[tuple[str, str], ...] = (("q", "m"), ("j", "t"))
+    """Arm pairs (first, second) for exact McNemar over every block of the study scenario."""
     dependence_scenario: str | None = None
     """Scenario of the within-row dependence block; None means the study's primary scenario."""
 
@@ -89,6 +91,8 @@ class Params:
              "keep it <= 24 (2^n patterns are enumerated in memory)")
         need(self.signflip_draws >= 1, "signflip_draws", "use an integer >= 1")
         need(self.headings_max >= 0, "headings_max", "use an integer >= 0")
+        need(all(len(p) == 2 and p[0] != p[1] for p in self.secondary_pairs), "secondary_pairs",
+             "use (first, second) pairs of two different arm codes")
 
     def replace(self, **changes: Any) -> Params:
         """A copy with `changes` applied (validated again)."""
@@ -104,8 +108,9 @@ class Params:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready mapping of every field (tuples as lists)."""
-        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
-                for f in dataclasses.fields(self)}
+        def plain(v: Any) -> Any:
+            return [plain(x) for x in v] if isinstance(v, tuple) else v
+        return {f.name: plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
 
 DEFAULT_PARAMS = Params()

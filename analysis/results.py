@@ -84,7 +84,7 @@ def _git(args: list[str]) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def provenance(package: Any, params: Params) -> dict[str, Any]:
+def provenance(params: Params) -> dict[str, Any]:
     """Package version, git commit/dirty flag, library versions and params (no paths: outputs
     must not depend on where the evidence lies; its digests are under `evidence`)."""
     import scipy
@@ -195,6 +195,13 @@ def _extras(package: Any, params: Params, p: paired.Panel, bnd: bounds_mod.Plann
             runs=panel_runs))
         for tag, thr in (("partial", params.threshold_partial), ("full", params.threshold_full))}
 
+    secondary = {
+        f"{first}_vs_{second}": {
+            tag: _mcnemar_block(exact_mod.paired_mcnemar(rows, first, second,
+                                                         scenario=study.scenario, threshold=thr))
+            for tag, thr in (("partial", params.threshold_partial), ("full", params.threshold_full))}
+        for first, second in params.secondary_pairs}
+
     reasons: dict[str, str] = {}
     _reasons("panel", p.summary.reasons, reasons)
     _reasons("bounds", bnd.reasons, reasons)
@@ -211,7 +218,7 @@ def _extras(package: Any, params: Params, p: paired.Panel, bnd: bounds_mod.Plann
 
     cell_table = cells_mod.cell_summary(rows, params).table
     return {
-        "provenance": provenance(package, params),
+        "provenance": provenance(params),
         "contrast": {"control": study.control, "treatment": study.treatment,
                      "scenario": study.scenario, "recency_cutoff": study.recency_cutoff,
                      "checks_total": p.checks_total},
@@ -235,6 +242,7 @@ def _extras(package: Any, params: Params, p: paired.Panel, bnd: bounds_mod.Plann
                             for r in fam.family_means.iter_rows(named=True)},
         "dependence_detail": {"msb": dep.msb, "msw": dep.msw},
         "mcnemar": mcnemar,
+        "mcnemar_secondary": secondary,
         "cells": {"by": list(cells_mod.WITH_GROUP), "threshold_partial": params.threshold_partial,
                   "rows": cell_table},
         "reasons": reasons,

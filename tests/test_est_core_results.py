@@ -105,3 +105,16 @@ def test_write_results_round_trips(results, tmp_path: Path):
     text = path.read_text(encoding="utf-8")
     assert text.endswith("\n") and "NaN" not in text
     assert json.loads(text) == results
+
+
+def test_secondary_mcnemar(results):
+    # Hand-made: m rows exist only in alpha-1 g1 repeats 1 and 2, where q is 14/14 both times:
+    # q vs m at >= .5: both succeed twice, b = c = 0 -> p = 1 (no discordant block);
+    # q's r3 row is invalid and b/c blocks have no m: first_only counts q-only blocks
+    # (a1 r3 invalid q -> none there; b1, b2, c1, c2, c3 have q without m) = 5.
+    q_m = results["mcnemar_secondary"]["q_vs_m"]["partial"]
+    assert (q_m["complete"]["both"], q_m["complete"]["b"], q_m["complete"]["c"]) == (2, 0, 0)
+    assert q_m["complete"]["p_value"] == 1.0 and q_m["first_only"] == 5
+    # No t rows at all: j vs t has no complete block -> null p with a reason.
+    j_t = results["mcnemar_secondary"]["j_vs_t"]["full"]["complete"]
+    assert j_t["pairs"] == 0 and j_t["p_value"] is None and j_t["reason"]
