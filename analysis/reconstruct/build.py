@@ -1,0 +1,50 @@
+"""One-call rebuild of data/v1 from the claims file."""
+from __future__ import annotations
+
+import io
+import csv
+from pathlib import Path
+
+import polars as pl
+
+from analysis.reconstruct.annotate import annotate
+from analysis.reconstruct.claims import Claims, load_claims
+from analysis.reconstruct.granularity import granularity_report
+from analysis.reconstruct.notes import render_notes
+from analysis.reconstruct.package import write_package
+from analysis.reconstruct.populations import Builder, build_rows
+
+DEFAULT_CLAIMS = Path("data/published/claims.yaml")
+DEFAULT_OUT = Path("data/v1")
+
+
+def reconstruct(claims: Claims) -> Builder:
+    """Rows and their attributes, in memory."""
+    b = build_rows(claims)
+    annotate(b, claims)
+    return b
+
+
+def findings_table(b: Builder, claims: Claims) -> pl.DataFrame:
+    """Granularity findings plus the engine's own (one row per claim id, engine first)."""
+    g = granularity_report(claims).filter(~pl.col("consistent")).select(
+        "id", pl.lit("inconsistent").alias("status"), pl.col("reason").alias("note"))
+    e = pl.DataFrame(b.findings, schema={"id": pl.String, "status": pl.String, "note": pl.String})
+    return pl.concat([e, g]).unique("id", keep="first", maintain_order=True).sort("id")
+
+
+def _findings_csv(df: pl.DataFrame) -> bytes:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(df.columns)
+    for rec in df.iter_rows():
+        w.writerow(rec)
+    return buf.getvalue().encode("utf-8")
+
+
+def build(claims_path: Path = DEFAULT_CLAIMS, out: Path = DEFAULT_OUT) -> dict:
+    """Rebuild the package at `out` from `claims_path`; returns the lock document."""
+    claims = load_claims(claims_path)
+    b = reconstruct(claims)
+    f = findings_table(b, claims)
+    return write_package(b, claims, Path(out), render_notes(b, claims, f), _findings_csv(f))
