@@ -415,7 +415,14 @@ def build_fixture(spec: FixtureSpec) -> Fixture:
         fixed += [_distractor_turn(rng, cls, v) for (cls, v), ch in zip(loose, loose_chunk) if ch == c]
         fixed_by_chunk.append(fixed)
         segs_by_chunk.append(segs)
-    targets = _targets(spec, [estimate_tokens(_join(f)) + 2 * len(f) for f in fixed_by_chunk])
+    costs = [estimate_tokens(_join(f)) + 2 * len(f) for f in fixed_by_chunk]
+    need = sum(costs) + 40 * spec.n_chunks
+    if need > spec.total_tokens:
+        raise FixtureError(
+            f"{spec.name}: the planted content needs about {need} tokens but total_tokens is "
+            f"{spec.total_tokens}; raise total_tokens"
+        )
+    targets = _targets(spec, costs)
 
     filler = _Filler(rng)
     chunks: list[Chunk] = []

@@ -26,6 +26,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = [
     "GradedCheck",
@@ -132,9 +133,14 @@ def _label_key(text: str) -> str:
     return _SPACES.sub(" ", _LABEL_PUNCT.sub(" ", unicodedata.normalize("NFC", text).casefold())).strip()
 
 
+@lru_cache(maxsize=256)
+def _label_re(label: str) -> re.Pattern[str]:
+    return re.compile(r"(?<!\w)" + re.escape(_label_key(label)) + r"(?!\w)")
+
+
 def line_identifies(line: str, label: str) -> bool:
-    """Whether an answer line names ``label`` (case-folded phrase, markdown stripped)."""
-    return contains_token(_label_key(line), _label_key(label), case_sensitive=True)
+    """Whether an answer line names ``label`` (case-folded phrase, markdown stripped, word-bounded)."""
+    return _label_re(label).search(_label_key(line)) is not None
 
 
 def grade_answer(

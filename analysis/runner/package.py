@@ -228,18 +228,26 @@ def _check_invariants(rows: Sequence[Mapping[str, Any]], checks: Sequence[Mappin
 
 
 def lock_files(root: str | Path, files: Sequence[str]) -> dict[str, Any]:
-    """Write ``provenance.lock`` for ``files`` (foundation's writer when available)."""
-    try:
-        from analysis.evidence import write_lock  # type: ignore[attr-defined]
-    except ImportError:
-        write_lock = None
+    """Write ``provenance.lock`` pinning ``files`` (relative names).
+
+    An evidence package goes through the foundation's ``write_lock`` (which also
+    pins the required files); a directory that is not a package (the fixture
+    set) gets the same canonical lock bytes for exactly ``files``.
+    """
     root = Path(root)
-    if write_lock is not None:
+    digests = {f: hashlib.sha256((root / f).read_bytes()).hexdigest() for f in sorted(files)}
+    try:
+        from analysis.evidence import write_lock
+        from analysis.evidence.provenance import REQUIRED_FILES, canonical_lock_bytes
+    except ImportError:  # foundation not installed: identical format, written here
+        (root / "provenance.lock").write_text(
+            json.dumps({"algorithm": "sha256", "files": digests}, sort_keys=True, indent=2, ensure_ascii=False)
+            + "\n", encoding="utf-8")
+        return {"algorithm": "sha256", "files": digests}
+    if set(REQUIRED_FILES) <= set(files):
         return write_lock(root, list(files))
-    doc = {"algorithm": "sha256",
-           "files": {f: hashlib.sha256((root / f).read_bytes()).hexdigest() for f in sorted(files)}}
-    (root / "provenance.lock").write_text(json.dumps(doc, sort_keys=True, indent=2) + "\n", encoding="utf-8")
-    return doc
+    (root / "provenance.lock").write_bytes(canonical_lock_bytes(digests))
+    return {"algorithm": "sha256", "files": digests}
 
 
 def write_records(
