@@ -206,3 +206,13 @@ def test_deff_interval_undefined_and_vectorised():
         assert (row["effective_n"], row["lo"], row["hi"]) == (pytest.approx(one.effective_n),
                                                               pytest.approx(one.lo), pytest.approx(one.hi))
     assert out.row(1, named=True)["lo"] is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 14 * 12), st.integers(1, 12), st.floats(1.0, 14.0))
+def test_deff_interval_contains_mean_and_widens_with_deff(passed, rows, deff):
+    mean = min(passed, 14 * rows) / (14 * rows)
+    d = design_effect_interval(mean, rows, 14, deff)
+    assert 0 <= d.lo <= mean <= d.hi <= 1
+    wider = design_effect_interval(mean, rows, 14, deff * 2)
+    assert wider.lo <= d.lo + 1e-12 and wider.hi >= d.hi - 1e-12

@@ -339,7 +339,8 @@ def _wilson(p: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndar
         denom = 1 + z**2 / n
         centre = (p + z**2 / (2 * n)) / denom
         half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / denom
-    return centre - half, centre + half
+    # At p = 0 or 1 one end equals p exactly; clip rounding so the interval always contains p.
+    return np.clip(np.minimum(centre - half, p), 0, 1), np.clip(np.maximum(centre + half, p), 0, 1)
 
 
 def design_effect_interval(
@@ -372,8 +373,10 @@ def design_effect_intervals(
     centre = (p + z**2 / (2 * n_eff)) / denom
     half = z * (p * (1 - p) / n_eff + z**2 / (4 * n_eff**2)).sqrt() / denom
     valid = (pl.col("rows") > 0) & p.is_not_null() & p.is_not_nan() & pl.lit(ok)
+    lo = pl.min_horizontal(centre - half, p).clip(0.0, 1.0)
+    hi = pl.max_horizontal(centre + half, p).clip(0.0, 1.0)
     return cells.with_columns(
         pl.when(valid).then(n_eff).otherwise(None).alias("effective_n"),
-        pl.when(valid).then(centre - half).otherwise(None).alias("lo"),
-        pl.when(valid).then(centre + half).otherwise(None).alias("hi"),
+        pl.when(valid).then(lo).otherwise(None).alias("lo"),
+        pl.when(valid).then(hi).otherwise(None).alias("hi"),
     )
