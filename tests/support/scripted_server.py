@@ -71,6 +71,7 @@ class ScriptedServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # zero-latency: no 40 ms delayed-ACK stalls
 
             def log_message(self, *args: Any) -> None:  # silence
                 return
