@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.estimators import bounds, dependence, exact, families, paired
+from analysis.estimators import bounds, cells, dependence, exact, families, paired
 from analysis.estimators.common import Contrast
 from analysis.params import DEFAULT_PARAMS
 from est_core_support import ROWS_SCHEMA
@@ -224,3 +224,42 @@ def test_icc_matches_full_matrix_anova(passed):
         assert est.icc == pytest.approx((msb - msw) / (msb + (k - 1) * msw), abs=1e-12)
     else:
         assert np.isnan(est.icc)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(-8, 8), min_size=1, max_size=15))
+def test_each_excluded_matches_naive_deletion(values):
+    # Ties are common here (small integer range), which is where index arithmetic goes wrong.
+    x = np.array(values, dtype=float) / 8
+    frame = pl.DataFrame({"configuration": [f"c{i:02d}" for i in range(x.size)], "effect": x,
+                          "diff_sum": np.array(values, dtype=np.int64)})
+    p = paired.Panel(contrast=CONTRAST, recency_cutoff=CUTOFF, checks_total=8, effects=(),
+                     frame=frame, summary=paired.summarize(frame, 0.05))
+    each = paired.each_excluded(p)
+    for i in range(x.size):
+        rest = np.delete(x, i)
+        if rest.size == 0:
+            assert np.isnan(each.mean[i]) and np.isnan(each.median[i])
+            continue
+        assert each.mean[i] == pytest.approx(rest.mean(), abs=1e-12)
+        assert each.median[i] == pytest.approx(np.percentile(rest, 50), abs=1e-12)
+        assert each.remaining == rest.size
+
+
+@settings(max_examples=40, deadline=None)
+@given(designs())
+def test_cells_match_naive_reference(design):
+    rows, _ = design
+    table = cells.cell_summary(rows, DEFAULT_PARAMS, by_execution_group=True).table
+    got = {(r["configuration"], r["execution_group"], r["arm"]): r for r in table.iter_rows(named=True)}
+    ref: dict[tuple, list[int]] = {}
+    for r in rows.iter_rows(named=True):
+        if r["valid"] and r["checks_passed"] is not None:
+            ref.setdefault((r["configuration"], r["execution_group"], r["arm"]), []).append(r["checks_passed"])
+    assert set(got) == set(ref)
+    for key, passed in ref.items():
+        g = got[key]
+        assert g["rows"] == len(passed)
+        assert g["mean_recall"] == pytest.approx(np.mean(passed) / T)
+        assert g["rows_partial"] == sum(2 * v >= T for v in passed)
+        assert g["rows_full"] == sum(v == T for v in passed)
