@@ -8,11 +8,10 @@ the rule says otherwise); subset totals (parse-failure rows) by an exact multise
 """
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 from analysis.reconstruct.claims import Claims
-from analysis.reconstruct.engine import ReconstructionError
+from analysis.reconstruct.engine import ReconstructionError, pick_subset
 from analysis.reconstruct.layout import ANCHOR, DECLARED_CHARS, FABRICATED, S1_CHECKS, S5_CHECKS
 from analysis.reconstruct.populations import Builder
 
@@ -164,36 +163,8 @@ def _total(c: Claims, cid: str, n: int) -> int:
 
 
 def pick_rows(pool: list[Row], count: int, total: int) -> list[Row]:
-    """Exactly `count` rows of `pool` whose checks sum to `total`: exact search over value multiplicities,
-    preferring high values first (lexicographic), then the earliest rows of each value."""
-    avail = Counter(r["checks_passed"] for r in pool)
-    values = sorted(avail, reverse=True)
-    memo: dict[tuple[int, int, int], tuple[int, ...] | None] = {}
-
-    def solve(i: int, cnt: int, tot: int) -> tuple[int, ...] | None:
-        if i == len(values):
-            return () if cnt == 0 and tot == 0 else None
-        key = (i, cnt, tot)
-        if key in memo:
-            return memo[key]
-        v, res = values[i], None
-        for x in range(min(avail[v], cnt), -1, -1):
-            if v * x > tot:
-                continue
-            sub = solve(i + 1, cnt - x, tot - v * x)
-            if sub is not None:
-                res = (x,) + sub
-                break
-        memo[key] = res
-        return res
-
-    plan = solve(0, count, total)
-    if plan is None:
-        raise ReconstructionError(f"no {count} rows of the pool sum to {total} checks")
-    out = []
-    for v, x in zip(values, plan):
-        out += [r for r in pool if r["checks_passed"] == v][:x]
-    return out
+    """Exactly `count` rows of `pool` whose checks sum to `total` (engine.pick_subset)."""
+    return [pool[i] for i in pick_subset([r["checks_passed"] for r in pool], count, total)]
 
 
 def folds(b: Builder, c: Claims) -> None:

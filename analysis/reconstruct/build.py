@@ -30,7 +30,10 @@ def findings_table(b: Builder, claims: Claims) -> pl.DataFrame:
     g = granularity_report(claims).filter(~pl.col("consistent")).select(
         "id", pl.lit("inconsistent").alias("status"), pl.col("reason").alias("note"))
     e = pl.DataFrame(b.findings, schema={"id": pl.String, "status": pl.String, "note": pl.String})
-    return pl.concat([e, g]).unique("id", keep="first", maintain_order=True).sort("id")
+    both = pl.concat([e, g])
+    return (both.group_by("id", maintain_order=True)
+            .agg(pl.col("status").first(), pl.col("note").unique(maintain_order=True).str.join("; "))
+            .sort("id"))
 
 
 def _findings_csv(df: pl.DataFrame) -> bytes:

@@ -138,7 +138,7 @@ def _problems(i: int, raw: object) -> list[str]:
                 probs.append(f"{where}: decimals {dec!r} must be a non-negative integer for a numeric value")
             elif isinstance(value, float) and round(value, dec) != value:
                 probs.append(f"{where}: value {value!r} has more decimals than decimals={dec}; fix one of them")
-        elif dec is not None:
+        elif dec is not None and (value is None or cid in STRING_VALUED):
             probs.append(f"{where}: decimals must be null when value is {value!r}")
     of = raw.get("of")
     if of is not None and (isinstance(of, bool) or not isinstance(of, int)):

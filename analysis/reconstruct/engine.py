@@ -16,8 +16,8 @@ works in three small exact steps, no floating point:
    those g rows start at ceil(k/2) and the others at 0; the remainder is added
    greedily, filling one row to k before starting the next (high group first, the
    low group capped at ceil(k/2) - 1). Rows are returned in descending order.
-3. ``pick_subset`` chooses rows whose checks sum to a printed total (exact subset sum,
-   dynamic programming over row order; earliest rows preferred).
+3. ``pick_subset`` chooses rows whose checks sum to a printed total (exact search over
+   value multiplicities, larger values first; earliest rows of each value).
 """
 from __future__ import annotations
 
@@ -146,28 +146,38 @@ def distribute(total: int, n: int, k: int, ge_half: int | None = None) -> list[i
 
 
 def pick_subset(values: Sequence[int], count: int, total: int) -> list[int]:
-    """Indices of exactly `count` values summing to `total`; earliest indices preferred (exact DP)."""
-    n = len(values)
-    # reach[i][(c, s)] = True if from items i.. we can pick c items summing s
-    from functools import lru_cache
+    """Indices of exactly `count` values summing to `total` (exact search over value multiplicities).
 
-    import sys
-    sys.setrecursionlimit(max(10000, 4 * n + 100))
+    The multiplicity of each distinct value is chosen greedily from the largest value down with
+    backtracking (memoised on (value index, count left, total left)); within a value the earliest
+    indices are taken.
+    """
+    avail: dict[int, int] = {}
+    for v in values:
+        avail[v] = avail.get(v, 0) + 1
+    distinct = sorted(avail, reverse=True)
+    memo: dict[tuple[int, int, int], tuple[int, ...] | None] = {}
 
-    @lru_cache(maxsize=None)
-    def can(i: int, c: int, s: int) -> bool:
-        if c == 0:
-            return s == 0
-        if i >= n or s < 0 or n - i < c:
-            return False
-        return can(i + 1, c - 1, s - values[i]) or can(i + 1, c, s)
+    def solve(i: int, cnt: int, tot: int) -> tuple[int, ...] | None:
+        if i == len(distinct):
+            return () if cnt == 0 and tot == 0 else None
+        key = (i, cnt, tot)
+        if key not in memo:
+            v, res = distinct[i], None
+            for x in range(min(avail[v], cnt), -1, -1):
+                if v * x > tot:
+                    continue
+                sub = solve(i + 1, cnt - x, tot - v * x)
+                if sub is not None:
+                    res = (x,) + sub
+                    break
+            memo[key] = res
+        return memo[key]
 
-    if not can(0, count, total):
-        raise ReconstructionError(f"no {count} of the {n} candidate rows sum to {total} checks")
-    out, i, c, s = [], 0, count, total
-    while c:
-        if can(i + 1, c - 1, s - values[i]):
-            out.append(i)
-            c, s = c - 1, s - values[i]
-        i += 1
-    return out
+    plan = solve(0, count, total)
+    if plan is None:
+        raise ReconstructionError(f"no {count} of the {len(values)} candidate rows sum to {total} checks")
+    out: list[int] = []
+    for v, x in zip(distinct, plan):
+        out += [i for i, y in enumerate(values) if y == v][:x]
+    return sorted(out)

@@ -66,9 +66,8 @@ def rowround_consistent(value: float, decimals: int, total: int, n: int, k: int)
             return False
         seen.add(key)  # type: ignore[arg-type]
         for c in range(min(cap, left), -1, -1):
-            if c * rows < left - 0:
-                if c * rows < left:
-                    break
+            if c * rows < left:  # rows are non-increasing: the rest cannot reach the total
+                break
             if rec(left - c, rows - 1, c, acc + rnd(Fraction(c, k))):
                 return True
         return False

@@ -1,0 +1,109 @@
+"""The claims audit on data/v1: the section 4.7 bar, the McNemar p-values, and honest statuses."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from analysis.audit.claims_audit import STATUSES, audit_claims
+from analysis.audit.statuses import FITTED
+from analysis.evidence import load_package, write_lock
+from analysis.params import DEFAULT_PARAMS
+from analysis.reconstruct.claims import load_claims
+
+ROOT = Path(__file__).resolve().parents[1]
+CLAIMS = load_claims(ROOT / "data" / "published" / "claims.yaml")
+
+BAR_47 = [
+    "panel.mean", "panel.median", "panel.iqr.lo", "panel.iqr.hi", "panel.range.lo", "panel.range.hi",
+    "panel.n_positive", "panel.n_negative", "panel.n_zero", "panel.loo.lo", "panel.loo.hi",
+    "panel.dispersion_interval.lo", "panel.dispersion_interval.hi",
+    "sparse.n_sparse_configs", "sparse.ge4_pairs.configs", "sparse.ge4_pairs.mean", "sparse.ge4_pairs.median",
+    "sparse.equal_arm_counts.configs", "sparse.equal_arm_counts.mean", "sparse.equal_arm_counts.median",
+    "sparse.excl_mimo_v2_5.configs", "sparse.excl_mimo_v2_5.mean", "sparse.excl_mimo_v2_5.median",
+    "bounds.planned_repeat.lo", "bounds.planned_repeat.hi",
+    "family.mean", "family.lofo.lo", "family.lofo.hi", "family.dispersion_interval.lo",
+    "family.dispersion_interval.hi",
+]
+MCNEMAR = ["ladder.mcnemar.p", "ceiling.mcnemar.p", "ceiling.mcnemar.p_missing_j_as_failure",
+           "ceiling.mcnemar.p_missing_j_as_success"]
+
+
+@pytest.fixture(scope="module")
+def audit():
+    return audit_claims(load_package(ROOT / "data" / "v1"), CLAIMS, DEFAULT_PARAMS)
+
+
+def _status(audit, cid):
+    return audit.table.filter(pl.col("id") == cid).row(0, named=True)
+
+
+def test_every_claim_has_one_allowed_status(audit):
+    t = audit.table
+    assert t.height == len(CLAIMS) and t["id"].n_unique() == t.height
+    assert set(t["status"].unique()) <= set(STATUSES)
+    assert t.filter(pl.col("status").is_in(["mismatch", "inconsistent", "not determinable"]),
+                    pl.col("note") == "").height == 0, "every non-matching claim explains itself"
+
+
+def test_section_47_bar_is_reproduced_by_computation(audit):
+    assert all(CLAIMS[c].role == "derived" for c in BAR_47)
+    bad = {c: _status(audit, c) for c in BAR_47 if _status(audit, c)["status"] != "reproduced"}
+    assert not bad
+
+
+def test_mcnemar_p_values_are_reproduced_from_reconstructed_pairs(audit):
+    # 4.3: 7/0 discordant -> 2 * (1/2)^7 = 0.015625; 4.5: 5/1 -> 2 * 7/64 = 0.21875; 6/1 -> 2 * 8/128 = 0.125.
+    for c in MCNEMAR:
+        assert _status(audit, c)["status"] == "reproduced", c
+    assert _status(audit, "ladder.mcnemar.p")["recomputed"] == "0.0156"
+    assert _status(audit, "ceiling.mcnemar.p_missing_j_as_success")["recomputed"] == "0.125"
+
+
+def test_fitted_claims_are_never_counted_as_reproduced(audit):
+    t = audit.table
+    assert t.filter(pl.col("id").is_in(list(FITTED)), pl.col("status") == "reproduced").height == 0
+    assert audit.reproduced == t.filter(pl.col("role") == "derived", pl.col("status") == "reproduced").height
+
+
+def test_grim_failures_are_reported_inconsistent(audit):
+    for c in ("t3.deepseek_v4_flash.q_mean", "t3.gemma_4_26b_a4b_it.j_mean"):
+        row = _status(audit, c)
+        assert row["status"] == "inconsistent" and "53/56" in row["note"]
+
+
+def test_primitives_the_engine_fits_are_met(audit):
+    t = audit.table.filter(pl.col("role") == "primitive")
+    fitted_tables = ("t3.", "ladder.", "ceiling.", "ceiling2.", "deep.", "borderline.", "granite16.", "catchup.",
+                     "audit.", "carrier.t.", "scenario.single_chunk.", "anchor.", "t1.")
+    used = t.filter(pl.any_horizontal([pl.col("id").str.starts_with(p) for p in fitted_tables]))
+    assert used.height > 200
+    assert used.filter(~pl.col("status").is_in(["primitive", "inconsistent"])).height == 0, \
+        used.filter(~pl.col("status").is_in(["primitive", "inconsistent"]))
+
+
+def test_headline(audit):
+    assert audit.headline.startswith(f"{audit.reproduced} of 109 derived claims reproduced by computation")
+    assert "RECONSTRUCTION" in audit.headline
+
+
+def test_a_changed_outcome_shows_up_as_a_mismatch(tmp_path):
+    # Raise one deepseek-v4-pro q row from 14 to... no: lower its j row: effect 0 -> +1/56; panel mean moves by
+    # 1/56/20 = 0.00089, enough to leave 0.135 (0.13544 + 0.00089 = 0.13634 -> 0.136).
+    d = tmp_path / "v1"
+    shutil.copytree(ROOT / "data" / "v1", d)
+    rows = pl.read_csv(d / "rows.csv", infer_schema=False)
+    rid = "partition-02/S5/j/01"
+    rows = rows.with_columns(pl.when(pl.col("row_id") == rid).then(pl.lit("13")).otherwise(pl.col("checks_passed"))
+                             .alias("checks_passed"))
+    rows.write_csv(d / "rows.csv")
+    checks = pl.read_csv(d / "checks.csv", infer_schema=False)
+    last = (pl.col("row_id") == rid) & (pl.col("check") == "department")
+    checks = checks.with_columns(pl.when(last).then(pl.lit("false")).otherwise(pl.col("passed")).alias("passed"))
+    checks.write_csv(d / "checks.csv")
+    write_lock(d, ["RECONSTRUCTION.md", "findings.csv"])
+    a = audit_claims(load_package(d), CLAIMS, DEFAULT_PARAMS)
+    row = a.table.filter(pl.col("id") == "panel.mean").row(0, named=True)
+    assert row["status"] == "mismatch" and row["recomputed"] == "0.136"

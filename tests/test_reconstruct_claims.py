@@ -1,0 +1,76 @@
+"""The claims loader accepts the transcription and rejects bad files with a message saying the fix."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysis.reconstruct.claims import ClaimsError, load_claims, matches_printed, parse_claims
+
+CLAIMS = Path(__file__).resolve().parents[1] / "data" / "published" / "claims.yaml"
+
+GOOD = """claims:
+- id: a.b
+  section: "4.7"
+  what: a mean
+  value: 0.135
+  decimals: 3
+  printed: "+0.135"
+  role: derived
+"""
+
+
+def test_the_project_copy_loads_with_every_id_and_role():
+    c = load_claims(CLAIMS)
+    assert len(c) == 524
+    assert (len(c.role_of("primitive")), len(c.role_of("derived")), len(c.role_of("design"))) == (343, 109, 72)
+    assert c["panel.mean"].value == 0.135 and c["panel.mean"].decimals == 3
+
+
+def test_a_minimal_file_parses():
+    c = parse_claims(GOOD)
+    assert c["a.b"].role == "derived"
+
+
+def test_unknown_role_is_rejected_with_the_allowed_roles():
+    with pytest.raises(ClaimsError, match=r"unknown role 'fitted'.*use one of primitive, derived, design"):
+        parse_claims(GOOD.replace("role: derived", "role: fitted"))
+
+
+def test_duplicate_id_is_rejected_naming_both_claims():
+    text = GOOD + GOOD.split("claims:\n", 1)[1]
+    with pytest.raises(ClaimsError, match=r"duplicate id 'a.b' \(first at claim #1\).*unique id"):
+        parse_claims(text)
+
+
+def test_non_numeric_value_is_rejected_with_the_fix():
+    with pytest.raises(ClaimsError, match=r"value '\+0.135' is not numeric; write it as a YAML number"):
+        parse_claims(GOOD.replace("value: 0.135", "value: '+0.135'"))
+
+
+def test_all_problems_are_listed_at_once():
+    bad = GOOD.replace("role: derived", "role: nope").replace("value: 0.135", "value: abc")
+    with pytest.raises(ClaimsError) as e:
+        parse_claims(bad)
+    assert "2 problem(s)" in str(e.value)
+
+
+def test_missing_key_wrong_decimals_and_bad_yaml():
+    with pytest.raises(ClaimsError, match="missing key 'printed'"):
+        parse_claims(GOOD.replace('  printed: "+0.135"\n', ""))
+    with pytest.raises(ClaimsError, match="more decimals than decimals=2"):
+        parse_claims(GOOD.replace("decimals: 3", "decimals: 2"))
+    with pytest.raises(ClaimsError, match="not valid YAML"):
+        parse_claims("claims: [\n")
+    with pytest.raises(ClaimsError, match="top-level key 'claims:'"):
+        parse_claims("- 1\n")
+    with pytest.raises(ClaimsError, match="no such claims file"):
+        load_claims(CLAIMS.with_name("nope.yaml"))
+
+
+def test_matches_printed_is_exact_half_unit():
+    # 53/56 = 0.946428... is 0.000571 from 0.947 (> 0.0005): no; 0.9465 is a tie: yes (ties accepted).
+    from fractions import Fraction
+    assert not matches_printed(Fraction(53, 56), 0.947, 3)
+    assert matches_printed(Fraction(9465, 10000), 0.947, 3)
+    assert matches_printed(Fraction(-1, 42), -0.024, 3)  # -0.0238095...
