@@ -75,6 +75,9 @@ class EndpointConfig:
     """Gateway fallback setting sent with the pin; None sends none."""
     quantization: str | None = None
     """Pinned quantization (sent as `provider.quantizations` when a pin is given)."""
+    max_length_mode: str = "schema"
+    """Declared per-field ceilings: `schema` sends maxLength; `describe` moves it into the field
+    description (probe verdict schema_max_length_rejected, e.g. llama.cpp's grammar limit)."""
     accept_served_models: tuple[str, ...] = ()
     """Served model ids accepted besides `model` itself (aliases the endpoint reports)."""
     extra_body: Mapping[str, Any] = field(default_factory=dict)
@@ -83,6 +86,8 @@ class EndpointConfig:
     def __post_init__(self) -> None:
         if self.structured_mode not in STRUCTURED_MODES:
             raise ClientConfigError(f"structured_mode {self.structured_mode!r}; use one of {STRUCTURED_MODES}")
+        if self.max_length_mode not in ("schema", "describe"):
+            raise ClientConfigError(f"max_length_mode {self.max_length_mode!r}; use schema or describe")
         if self.reasoning_off not in REASONING_OFF:
             raise ClientConfigError(f"reasoning_off {self.reasoning_off!r}; use one of {REASONING_OFF}")
 
@@ -120,6 +125,8 @@ class CallResult:
     """Wall time of the call."""
     reasoning_chars: int
     """Characters of reasoning content the reply carried (0 when none)."""
+    refusal: str | None = None
+    """Structured-output refusal text, when the API reports one."""
 
 
 def _reasoning_fields(mode: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -140,6 +147,23 @@ def response_format_for(mode: str, schema: Mapping[str, Any] | None, name: str =
     if mode == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": dict(schema)}}
     return {"type": "json_object", "schema": dict(schema)}
+
+
+def describe_max_length(node: Any) -> Any:
+    """A copy of a response_format/schema with every `maxLength` moved into its description.
+
+    Methods note: the declared ceiling stays declared to the model ("at most N characters") but is
+    no longer a grammar constraint; used only where the probe found the endpoint cannot compile it.
+    """
+    if isinstance(node, list):
+        return [describe_max_length(x) for x in node]
+    if not isinstance(node, Mapping):
+        return node
+    out = {k: describe_max_length(v) for k, v in node.items() if k != "maxLength"}
+    if "maxLength" in node and isinstance(node["maxLength"], int):
+        note = f"At most {node['maxLength']} characters."
+        out["description"] = (str(node.get("description", "")).rstrip() + " " + note).strip()
+    return out
 
 
 def _retry_after(headers: Mapping[str, str] | None) -> float | None:
@@ -197,6 +221,8 @@ class EndpointClient:
         fmt = dict(response_format) if response_format is not None else \
             response_format_for(cfg.structured_mode, schema, schema_name)
         if fmt is not None:
+            if cfg.max_length_mode == "describe":
+                fmt = describe_max_length(fmt)
             body["response_format"] = fmt
         top, extra = _reasoning_fields(cfg.reasoning_off)
         body.update(top)
@@ -284,6 +310,7 @@ def _to_result(resp: Any, *, seed_sent: bool, latency: float) -> CallResult:
         seed_sent=seed_sent,
         latency_s=latency,
         reasoning_chars=len(reasoning) if isinstance(reasoning, str) else 0,
+        refusal=getattr(msg, "refusal", None) if msg is not None else None,
     )
 
 

@@ -110,8 +110,9 @@ class EmbeddedServer:
             cmd += ["--n_threads", str(self.n_threads)]
         return cmd
 
-    def start(self) -> EmbeddedServer:
-        self.port = free_port()
+    def start(self, port: int | None = None) -> EmbeddedServer:
+        """Start the server (on `port`, e.g. the previous one after a crash, else a free port)."""
+        self.port = port or free_port()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,

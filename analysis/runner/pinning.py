@@ -164,32 +164,41 @@ def toml_string(value: str) -> str:
 
 
 def study_configuration_toml(prov: Provenance) -> str:
-    """The `[configurations."<key>"]` table for study.toml, pin fields included (extra keys are allowed)."""
+    """The `[configurations."<key>"]` table (contract keys only) for study.toml."""
     pin = prov.pin
-    key = configuration_key(pin)
-    lines = [f"[configurations.{toml_string(key)}]",
+    lines = [f"[configurations.{toml_string(configuration_key(pin))}]",
              f"family = {toml_string(prov.family)}",
              f"published = {prov.published.isoformat()}"]
     if pin.provider:
         lines.append(f"provider = {toml_string(pin.provider)}")
     if pin.quantization:
         lines.append(f"quantization = {toml_string(pin.quantization)}")
-    lines.append(f"base_url = {toml_string(pin.base_url)}")
-    lines.append(f"model = {toml_string(pin.model)}")
-    if pin.provider_order:
-        lines.append("provider_order = [" + ", ".join(toml_string(p) for p in pin.provider_order) + "]")
-    if pin.allow_fallbacks is not None:
-        lines.append(f"allow_fallbacks = {'true' if pin.allow_fallbacks else 'false'}")
-    if pin.context_length is not None:
-        lines.append(f"context_length = {pin.context_length}")
-    if pin.price:
-        lines.append(f"price = {toml_string(pin.price)}")
-    lines.append(f"structured_mode = {toml_string(prov.structured_mode)}")
-    lines.append(f"temperature = {prov.temperature}")
-    lines.append(f"seed_sent = {'true' if prov.seed_sent else 'false'}")
-    if prov.seed is not None:
-        lines.append(f"seed = {prov.seed}")
-    commit = prov.git.get("commit")
-    if commit:
-        lines.append(f"git_commit = {toml_string(str(commit))}")
     return "\n".join(lines) + "\n"
+
+
+def study_runner_toml(prov: Provenance, extra: Mapping[str, Any] | None = None) -> str:
+    """A `[runner."<key>"]` table with the pin and request shape (one unknown key for the loader)."""
+    pin = prov.pin
+    vals: dict[str, Any] = {
+        "base_url": pin.base_url, "model": pin.model, "provider_order": list(pin.provider_order),
+        "allow_fallbacks": pin.allow_fallbacks, "quantization": pin.quantization,
+        "context_length": pin.context_length, "price": pin.price, "structured_mode": prov.structured_mode,
+        "reasoning_off": prov.reasoning_off, "temperature": prov.temperature, "seed": prov.seed,
+        "seed_sent": prov.seed_sent, "git_commit": prov.git.get("commit"), **dict(extra or {}),
+    }
+    lines = [f"[runner.{toml_string(configuration_key(pin))}]"]
+    for k, v in vals.items():
+        if v is None:
+            continue
+        lines.append(f"{k} = {_toml_value(v)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return toml_string(str(v))

@@ -15,7 +15,11 @@ Steps, each a real request through `EndpointClient` with the sweep's pin, temper
 3. reasoning: without any reasoning field first (a reply without reasoning content means there is
    nothing to disable), then the OpenRouter, chat-template and reasoning_effort dialects; none of
    them yielding a reasoning-free reply is `probe_rejected_reasoning_not_disableable`;
-4. context length from GET /models (`context_length`, vLLM's `max_model_len`, llama.cpp's
+4. the largest per-field ceiling the sweep declares (`max_declared`) as a schema maxLength: if the
+   endpoint cannot serve it (llama.cpp's grammar compiler rejects large repetition counts and
+   may drop the connection), `schema_max_length_rejected` and ceilings are moved into the field
+   descriptions (`max_length_mode = describe`), disclosed in the manifest and study.toml;
+5. context length from GET /models (`context_length`, vLLM's `max_model_len`, llama.cpp's
    `meta.n_ctx_train`), else the declared value.
 """
 
@@ -87,6 +91,8 @@ class ProbeReport:
     """reasoning_absent, reasoning_disabled, or probe_rejected_reasoning_not_disableable."""
     usable: bool
     """False when the plain request itself was rejected (probe_rejected_no_endpoint_for_parameters)."""
+    max_length_mode: str
+    """`schema` when a schema with the largest declared maxLength is served, else `describe`."""
     context_length: int | None
     """Context length reported by /models, else the declared one."""
     served_models: tuple[str, ...]
@@ -142,7 +148,8 @@ async def _models(cfg: EndpointConfig) -> tuple[tuple[str, ...], int | None, Ver
     return ids, ctx, Verdict("models", "models_listed", r.status_code, ", ".join(ids)[:200], {"url": url})
 
 
-async def probe(cfg: EndpointConfig, *, declared_context: int | None = None, max_tokens: int = 96) -> ProbeReport:
+async def probe(cfg: EndpointConfig, *, declared_context: int | None = None, max_tokens: int = 96,
+                max_declared: int | None = None) -> ProbeReport:
     """Run every probe step against one endpoint configuration."""
     verdicts: list[Verdict] = []
     ids, ctx, v_models = await _models(cfg)
@@ -162,7 +169,7 @@ async def probe(cfg: EndpointConfig, *, declared_context: int | None = None, max
         if res is None:
             verdicts.append(dataclasses.replace(v, verdict="probe_rejected_no_endpoint_for_parameters"))
             return ProbeReport(cfg.base_url, cfg.model, "none", "schema_unsupported", seed_ok, "none",
-                               "not_probed", False, ctx or declared_context, ids, tuple(verdicts))
+                               "not_probed", False, "schema", ctx or declared_context, ids, tuple(verdicts))
         verdicts.append(v)
         plain_reasoning = res.reasoning_chars
 
@@ -184,6 +191,22 @@ async def probe(cfg: EndpointConfig, *, declared_context: int | None = None, max
             if ok:
                 break
 
+        max_length_mode = "schema"
+        if mode != "none" and max_declared:
+            big = {**PROBE_SCHEMA, "properties": {"service": {"type": "string", "maxLength": max_declared},
+                                                  "port": {"type": "string"}}}
+            c = EndpointClient(dataclasses.replace(cfg, structured_mode=mode, reasoning_off="none", send_seed=seed_ok))
+            try:
+                b = c.request_body(PROBE_MESSAGES, max_tokens=max_tokens, schema=big, schema_name="probe")
+                v, r = await _try(c, f"max_length:{max_declared}", b)
+            finally:
+                await c.aclose()
+            if r is None:
+                max_length_mode = "describe"
+                v = dataclasses.replace(v, verdict="schema_max_length_rejected")
+            else:
+                v = dataclasses.replace(v, verdict="schema_max_length_ok")
+            verdicts.append(v)
         reasoning_off, reasoning_verdict = "none", "reasoning_absent"
         if plain_reasoning:
             reasoning_verdict = "probe_rejected_reasoning_not_disableable"
@@ -200,7 +223,7 @@ async def probe(cfg: EndpointConfig, *, declared_context: int | None = None, max
                     break
         return ProbeReport(cfg.base_url, cfg.model, mode, schema_verdict, seed_ok, reasoning_off,
                            reasoning_verdict, reasoning_verdict != "probe_rejected_reasoning_not_disableable",
-                           ctx or declared_context, ids, tuple(verdicts))
+                           max_length_mode, ctx or declared_context, ids, tuple(verdicts))
     finally:
         await client.aclose()
 
@@ -208,4 +231,4 @@ async def probe(cfg: EndpointConfig, *, declared_context: int | None = None, max
 def apply(cfg: EndpointConfig, report: ProbeReport) -> EndpointConfig:
     """The endpoint configuration whose request shape follows the probe verdicts."""
     return dataclasses.replace(cfg, structured_mode=report.structured_mode, send_seed=report.seed_accepted,
-                               reasoning_off=report.reasoning_off)
+                               reasoning_off=report.reasoning_off, max_length_mode=report.max_length_mode)

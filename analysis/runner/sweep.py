@@ -26,12 +26,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
 from analysis.runner.client import CallResult, EndpointClient, InfraFault
+from analysis.runner.protocol import ChatReply, ChatRequest
 from analysis.runner.design import ArmOrder
 from analysis.runner.ledger import Ledger, slot_states
 from analysis.runner.pinning import Pin, audit_call, unverifiable
 from analysis.runner.sizing import estimate_messages
+from analysis.runner.validity import INFRASTRUCTURE
 
-INFRA = "infrastructure"
+INFRA = INFRASTRUCTURE
 
 
 class SweepError(RuntimeError):
@@ -87,10 +89,12 @@ class Outcome:
 
 
 class Backend(Protocol):
-    """What a trajectory calls to reach the model."""
+    """What a trajectory calls to reach the model (the protocol's ChatBackend plus a generic call)."""
 
-    async def complete(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int,
-                       schema: Mapping[str, Any] | None = None, phase: str = "fold") -> CallResult: ...
+    async def complete(self, request: ChatRequest) -> ChatReply: ...
+
+    async def call(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int,
+                   response_format: Mapping[str, Any] | None = None, phase: str = "fold") -> CallResult: ...
 
 
 TrajectoryFn = Callable[[Slot, Backend], Awaitable[Outcome]]
@@ -115,11 +119,24 @@ class LedgeredBackend:
         self.client, self.ledger, self.slot, self.attempt, self.pin = client, ledger, slot, attempt, pin
         self.stats = CallStats()
         self.calls = 0
+        self.last_fault: InfraFault | None = None
         self.tally = tally
 
-    async def complete(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int,
-                       schema: Mapping[str, Any] | None = None, phase: str = "fold") -> CallResult:
-        body = self.client.request_body(messages, max_tokens=max_tokens, schema=schema)
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        """The protocol's backend interface (ChatBackend)."""
+        res = await self.call(request.messages, max_tokens=request.max_tokens,
+                              response_format=request.response_format, phase=request.purpose)
+        usage = None
+        if res.prompt_tokens is not None or res.completion_tokens is not None:
+            usage = {k: v for k, v in (("prompt_tokens", res.prompt_tokens),
+                                       ("completion_tokens", res.completion_tokens)) if v is not None}
+        return ChatReply(text=res.text, finish_reason=res.finish_reason, served_model=res.served_model,
+                         provider=res.served_provider, usage=usage, refusal=res.refusal)
+
+    async def call(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int,
+                   response_format: Mapping[str, Any] | None = None, phase: str = "fold") -> CallResult:
+        """Send one chat request, ledger it, audit the pin; raise InfraFault on serving faults."""
+        body = self.client.request_body(messages, max_tokens=max_tokens, response_format=response_format)
         self.calls += 1
         if phase == "fold":
             self.stats.folds += 1
@@ -131,6 +148,7 @@ class LedgeredBackend:
         try:
             res = await self.client.send(body)
         except InfraFault as exc:
+            self.last_fault = exc
             await self.ledger.append({"kind": "response", **base, "ok": False, "fault": exc.kind,
                                       "status": exc.status, "detail": exc.detail[:500], "t": time.time()})
             raise
@@ -147,7 +165,8 @@ class LedgeredBackend:
             self.stats.finish_stop += int(res.finish_reason == "stop")
             self.stats.finish_length += int(res.finish_reason == "length")
         if violation is not None:
-            raise InfraFault("pin_violation", violation)
+            self.last_fault = InfraFault("pin_violation", violation)
+            raise self.last_fault
         return res
 
 
@@ -230,12 +249,8 @@ class SweepSpec:
 
 
 def is_retryable(reason: str | None) -> bool:
-    """Whether an invalid reason is an infrastructure fault (delegates to the protocol's rule when present)."""
-    try:
-        from analysis.runner.validity import is_retryable as rule  # type: ignore[attr-defined]
-    except ImportError:
-        return bool(reason) and str(reason).startswith(INFRA)
-    return bool(rule(reason))
+    """Whether an invalid reason may be retried: the validity rule's infrastructure reason only."""
+    return reason == INFRA
 
 
 async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient, pin: Pin,
@@ -304,13 +319,22 @@ async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient, pin
                 tally["ran"] += 1
                 try:
                     outcome = await trajectory(slot, backend)
-                except InfraFault as fault:
+                    fault = None
+                    if not outcome.valid and is_retryable(outcome.row.get("invalid_reason")):
+                        fault = backend.last_fault or InfraFault("unknown", "trajectory reported infrastructure")
+                except InfraFault as exc:
+                    fault = exc
+                    outcome = Outcome(row=infra_row(slot, backend.stats,
+                                                    checks_total=spec.checks_total.get(slot.scenario, 0),
+                                                    declared_chars=spec.declared_chars.get(slot.arm),
+                                                    detail=exc.kind), checks=())
+                if fault is not None:
                     failures += 1
-                    row = infra_row(slot, backend.stats, checks_total=spec.checks_total.get(slot.scenario, 0),
-                                    declared_chars=spec.declared_chars.get(slot.arm), detail=fault.kind)
+                    row = {**outcome.row, "valid": False, "invalid_reason": INFRA, "infra_detail": fault.kind}
                     await ledger.append({"kind": "attempt_end", "slot": slot.slot_id, "attempt": started,
                                          "valid": False, "invalid_reason": INFRA, "fault": fault.kind,
-                                         "row": row, "checks": [], "t": time.time()})
+                                         "row": row, "checks": [dict(c) for c in outcome.checks],
+                                         "artifacts": dict(outcome.artifacts), "t": time.time()})
                     tally["infra_failed"] += 1
                     bar.failed += 1
                     bar.show()
@@ -333,3 +357,41 @@ async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient, pin
     if progress and getattr(bar.stream, "isatty", lambda: False)():
         bar.stream.write("\n")
     return tally
+
+
+# ---------------------------------------------------------------- the protocol as a trajectory
+def outcome_from_result(result: Any) -> Outcome:
+    """An Outcome (evidence row, checks, artifacts) from the protocol's TrajectoryResult."""
+    v = result.verdict
+    row = {
+        "valid": v.valid, "invalid_reason": v.reason, "checks_total": result.checks_total,
+        "checks_passed": result.checks_passed, "parse_failures": result.parse_failures,
+        "headings_carried": result.headings_carried if v.has_outcome else None,
+        "carried_chars": len(result.final_carrier) if v.has_outcome else None,
+        "declared_chars": result.arm.declared_chars, "folds": len(result.folds),
+        "folds_clipped": result.folds_clipped, "finish_stop": result.finish_count("stop"),
+        "finish_length": result.finish_count("length"), "prompt_tokens_est": result.prompt_tokens_est,
+        "answer": result.answer, "infra_detail": result.infrastructure_fault,
+    }
+    checks = [{"check": c.label, "expected": c.expected, "passed": c.passed, "in_carrier": c.in_carrier,
+               "passed_presence": c.passed_presence} for c in result.checks] if v.has_outcome else []
+    artifacts = {
+        "arm": result.arm.code, "prompt_sha256": result.arm.prompt_sha256, "fixture": result.fixture_name,
+        "fixture_digest": result.fixture_digest, "answer": result.answer,
+        "answer_finish_reason": result.answer_finish_reason, "final_carrier": result.final_carrier,
+        "folds": [{"index": f.index, "chunks": list(f.chunks), "reply_text": f.reply_text,
+                   "finish_reason": f.finish_reason, "parse_ok": f.parse_ok, "lost": f.lost,
+                   "clipped": f.clipped, "carrier": f.carrier, "prompt_tokens_est": f.prompt_tokens_est,
+                   "served_model": f.served_model, "provider": f.provider} for f in result.folds],
+    }
+    return Outcome(row=row, checks=checks, artifacts=artifacts)
+
+
+def protocol_trajectory(fixture: Any, arms: Mapping[str, Any], settings: Any) -> TrajectoryFn:
+    """A TrajectoryFn running the protocol's fold-and-recall trajectory for the slot's arm."""
+    from analysis.runner.protocol import run_trajectory
+
+    async def run(slot: Slot, backend: Backend) -> Outcome:
+        return outcome_from_result(await run_trajectory(backend, fixture, arms[slot.arm], settings))
+
+    return run

@@ -1,0 +1,319 @@
+"""`python -m analysis.runner`: probe an endpoint, run a sweep, or run the embedded default.
+
+Methods note: a sweep directory (--out) holds the append-only ledger, the run manifest and the
+evidence package (OUT/evidence).  The first session probes the endpoint and records the verdicts
+in the ledger; every later session with the same --out reuses those verdicts (the request shape
+must not change mid-sweep) and refuses to continue if the sweep's identity (endpoint, model, pin,
+fixture, arms, repeats, design, group, seed, temperature) differs.  The evidence package is
+rebuilt from the ledger at the end of every session.  API keys are read from the environment
+variable named by --api-key-env and never written anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from analysis.runner.client import EndpointClient, EndpointConfig
+from analysis.runner.design import DESIGNS, arm_order
+from analysis.runner.ledger import Ledger, evidence_rows, write_evidence
+from analysis.runner.pinning import Pin, Provenance, configuration_key, study_configuration_toml, study_runner_toml
+from analysis.runner.probe import ProbeReport, apply, probe
+from analysis.runner.sweep import RetryPolicy, SweepSpec, plan_slots, protocol_trajectory, run_sweep
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = {"small": "s5-small", "default": "s5-150k", "small-s1": "s1-small", "default-s1": "s1-150k"}
+SMOLLM2_PUBLISHED = dt.date(2024, 11, 1)  # SmolLM2 public release (Hugging Face, 1 Nov 2024)
+
+
+class CliError(RuntimeError):
+    """A command-line problem; the message says the fix."""
+
+
+def load_fixture_arg(name: str) -> Any:
+    """The fixture named small/default/... (committed file if present, else rebuilt) or a JSON path."""
+    from analysis.runner.fixture import DEFAULT_SPECS, build_fixture, load_fixture
+
+    if name in FIXTURES:
+        stem = FIXTURES[name]
+        path = REPO / "data" / "v2" / "fixture" / f"{stem}.json"
+        if path.exists():
+            return load_fixture(path)
+        return build_fixture(next(s for s in DEFAULT_SPECS if s.name == stem))
+    path = Path(name)
+    if not path.exists():
+        raise CliError(f"--fixture {name!r} is neither {'/'.join(FIXTURES)} nor an existing fixture JSON file")
+    return load_fixture(path)
+
+
+def _csv(text: str | None) -> tuple[str, ...]:
+    return tuple(x.strip() for x in (text or "").split(",") if x.strip())
+
+
+def _bool(text: str) -> bool:
+    if text.lower() in ("true", "yes", "1"):
+        return True
+    if text.lower() in ("false", "no", "0"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def endpoint_config(args: argparse.Namespace, base_url: str, model: str) -> EndpointConfig:
+    return EndpointConfig(
+        base_url=base_url, model=model, api_key_env=args.api_key_env or None, temperature=args.temperature,
+        seed=args.seed, timeout_s=args.timeout, provider_order=_csv(args.provider_order),
+        allow_fallbacks=args.allow_fallbacks, quantization=args.quantization,
+        accept_served_models=_csv(args.accept_served_model),
+        structured_mode=args.structured_mode or "json_schema", reasoning_off=args.reasoning_off or "none")
+
+
+def sweep_identity(args: argparse.Namespace, endpoint_id: str, model: str, fixture_digest: str) -> str:
+    """SHA-256 over everything that defines the sweep's slots and requests (not concurrency)."""
+    ident = {"endpoint": endpoint_id, "model": model, "fixture": fixture_digest, "arms": args.arms,
+             "repeats": args.repeats, "design": args.design, "group": args.execution_group, "seed": args.seed,
+             "temperature": args.temperature, "provider_order": args.provider_order,
+             "allow_fallbacks": args.allow_fallbacks, "quantization": args.quantization}
+    return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
+
+
+def run_sweep_command(args: argparse.Namespace, *, base_url: str, model: str, endpoint_id: str,
+                      family: str, published: dt.date, extra_runner: dict[str, Any] | None = None) -> dict:
+    """Probe (first session only), sweep, and write the evidence package; returns the manifest."""
+    from analysis.runner.arms import load_arms
+    from analysis.runner.protocol import RunSettings
+
+    fixture = load_fixture_arg(args.fixture)
+    arms_all = load_arms()
+    codes = _csv(args.arms)
+    unknown = [c for c in codes if c not in arms_all]
+    if unknown:
+        raise CliError(f"unknown arm codes {unknown}; known: {', '.join(arms_all)}")
+    arms = {c: arms_all[c] for c in codes}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    ident = sweep_identity(args, endpoint_id, model, fixture.digest)
+    cfg = endpoint_config(args, base_url, model)
+    with Ledger(out / "ledger.jsonl") as ledger:
+        sessions = [r for r in ledger.records if r.get("kind") == "session"]
+        if sessions and sessions[0]["identity"] != ident:
+            raise CliError(f"{out}/ledger.jsonl belongs to a different sweep (identity {sessions[0]['identity'][:12]}, "
+                           f"this command {ident[:12]}); rerun the original command or choose a new --out")
+        if sessions:
+            report = sessions[0]["probe"]
+        elif args.no_probe:
+            report = {"skipped": True, "structured_mode": cfg.structured_mode, "seed_accepted": cfg.send_seed,
+                      "reasoning_off": cfg.reasoning_off, "max_length_mode": cfg.max_length_mode,
+                      "context_length": args.context_length}
+        else:
+            max_decl = max((f.max_length or 0 for a in arms.values() for f in a.fields), default=0) or None
+            report = asyncio.run(probe(cfg, declared_context=args.context_length, max_declared=max_decl)).to_json()
+            if args.after_probe is not None:
+                args.after_probe()
+        cfg = dataclasses.replace(cfg, structured_mode=report["structured_mode"], send_seed=report["seed_accepted"],
+                                  reasoning_off=report["reasoning_off"], max_length_mode=report["max_length_mode"])
+        if report.get("usable") is False:
+            raise CliError(f"probe rejected the endpoint for these parameters: {json.dumps(report)[:600]}")
+        pin = Pin.from_config(cfg, context_length=report.get("context_length"), price=args.price)
+        config_key = args.configuration or configuration_key(pin)
+        prov = Provenance(pin=pin, family=family, published=published, temperature=cfg.temperature, seed=cfg.seed,
+                          seed_sent=cfg.send_seed, structured_mode=cfg.structured_mode,
+                          reasoning_off=cfg.reasoning_off, probe=report)
+        order = arm_order(codes, args.repeats, args.design)
+        slots = plan_slots(order, scenario=fixture.spec.scenario, configuration=config_key,
+                           execution_group=args.execution_group)
+        ledger.append_sync({"kind": "session", "identity": ident, "probe": report, "endpoint": endpoint_id,
+                            "started": dt.datetime.now(dt.timezone.utc).isoformat(), "n_slots": len(slots)})
+        settings = RunSettings(temperature=cfg.temperature, seed=cfg.seed,
+                               response_format_style=cfg.structured_mode)  # type: ignore[arg-type]
+        spec = SweepSpec(tuple(slots), {fixture.spec.scenario: len(fixture.graded)},
+                         {c: a.declared_chars for c, a in arms.items()}, concurrency=args.concurrency,
+                         retry=RetryPolicy(max_attempts=args.max_attempts, base_s=args.backoff, cap_s=args.backoff_cap))
+
+        async def go() -> dict[str, int]:
+            client = EndpointClient(cfg)
+            try:
+                return await run_sweep(spec, ledger, client, pin, protocol_trajectory(fixture, arms, settings),
+                                       progress=not args.quiet, seed=args.seed or 0)
+            finally:
+                await client.aclose()
+
+        tally = asyncio.run(go())
+        records = list(ledger.records)
+    manifest = {**prov.manifest(), "configuration": config_key, "identity": ident, "endpoint_id": endpoint_id,
+                "fixture": {"name": fixture.spec.name, "digest": fixture.digest, "scenario": fixture.spec.scenario},
+                "arms": {c: {"prompt_sha256": a.prompt_sha256, "declared_chars": a.declared_chars,
+                             "output_tokens": a.output_tokens, "carry_cap": a.carry_cap} for c, a in arms.items()},
+                "design": {"name": order.design, "rows": [list(r) for r in order.rows], "closes": order.closes},
+                "repeats": args.repeats, "execution_group": args.execution_group, "last_session": tally,
+                "sessions": sum(1 for r in records if r.get("kind") == "session"),
+                "pin_violations": sum(1 for r in records if r.get("kind") == "response" and r.get("pin_violation")),
+                **(extra_runner or {})}
+    write_package(out, records, slots, manifest, prov, args, fixture.spec.scenario, config_key, extra_runner)
+    return manifest
+
+
+def write_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any], manifest: dict[str, Any],
+                  prov: Provenance, args: argparse.Namespace, scenario: str, config_key: str,
+                  extra_runner: dict[str, Any] | None) -> Path:
+    rows, checks, arts = evidence_rows(records, {s.slot_id for s in slots})
+    codes = _csv(args.arms)
+    study = [
+        "[study]", f"name = {json.dumps(args.study_name)}", f"recency_cutoff = {args.recency_cutoff}",
+        f"control = {json.dumps(args.control)}", f"treatment = {json.dumps(args.treatment)}",
+        f"scenario = {json.dumps(scenario)}", "",
+        study_configuration_toml(prov).replace(f'"{configuration_key(prov.pin)}"', json.dumps(config_key)),
+    ]
+    if args.control in codes and args.treatment in codes:
+        study += ["[[partition_runs]]", f"configuration = {json.dumps(config_key)}",
+                  f"execution_group = {json.dumps(args.execution_group)}", f"planned_repeats = {args.repeats}", ""]
+    extra = {"max_length_mode": manifest["probe"].get("max_length_mode"), "design": args.design,
+             **{k: v for k, v in (extra_runner or {}).items() if isinstance(v, (str, int, float, bool))}}
+    study.append(study_runner_toml(prov, extra).replace(f'"{configuration_key(prov.pin)}"', json.dumps(config_key)))
+    pkg = out / "evidence"
+    text = json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n"
+    (out / "run_manifest.json").write_text(text, encoding="utf-8")
+    write_evidence(pkg, "\n".join(study), rows, checks, arts, {"run_manifest.json": text})
+    return pkg
+
+
+def _add_endpoint_args(p: argparse.ArgumentParser, *, remote: bool) -> None:
+    if remote:
+        p.add_argument("--base-url", required=True, help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+        p.add_argument("--model", required=True, help="model id sent in every request")
+    p.add_argument("--api-key-env", default="OPENAI_API_KEY" if remote else "",
+                   help="environment variable holding the API key (never written anywhere; '' for none)")
+    p.add_argument("--provider-order", default="", help="gateway provider pin, comma-separated (OpenRouter-style)")
+    p.add_argument("--allow-fallbacks", type=_bool, default=None,
+                   help="gateway fallback setting sent with the pin (use false to pin strictly)")
+    p.add_argument("--quantization", default=None, help="pinned/declared quantization, e.g. bf16")
+    p.add_argument("--accept-served-model", default="", help="served model ids accepted besides --model")
+    p.add_argument("--temperature", type=float, default=0.0, help="fixed sampling temperature (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed sent where the endpoint accepts one (recorded either way)")
+    p.add_argument("--timeout", type=float, default=600.0, help="per-call timeout in seconds")
+    p.add_argument("--structured-mode", choices=("json_schema", "json_object_schema", "none"), default=None,
+                   help="request shape for schema arms when --no-probe is given")
+    p.add_argument("--reasoning-off", choices=("none", "openrouter", "effort", "chat_template"), default=None,
+                   help="reasoning-disable dialect when --no-probe is given")
+    p.add_argument("--context-length", type=int, default=None, help="declared context length if /models lacks it")
+
+
+def _add_sweep_args(p: argparse.ArgumentParser, *, arms: str, repeats: int, concurrency: int) -> None:
+    p.add_argument("--arms", default=arms, help=f"arm codes, comma-separated (default {arms})")
+    p.add_argument("--repeats", type=int, default=repeats, help=f"planned repeats (default {repeats})")
+    p.add_argument("--concurrency", type=int, default=concurrency, help="trajectories in flight at once")
+    p.add_argument("--out", required=True, help="sweep directory: ledger, manifest, evidence/ (resumable)")
+    p.add_argument("--fixture", default="small", help="small | default | small-s1 | default-s1 | path to fixture JSON")
+    p.add_argument("--design", choices=DESIGNS, default="williams", help="arm order per repeat (default williams)")
+    p.add_argument("--execution-group", default="sweep-01", help="execution group id written into rows")
+    p.add_argument("--configuration", default=None, help="study.toml configuration key (default: model@provider@quant)")
+    p.add_argument("--family", default=None, help="model family for study.toml (default: prefix of the model id)")
+    p.add_argument("--published", default=None, help="configuration publication date YYYY-MM-DD (required remotely)")
+    p.add_argument("--price", default=None, help="price as given by the provider (free text, recorded)")
+    p.add_argument("--study-name", default="v2 sweep", help="study name in study.toml")
+    p.add_argument("--recency-cutoff", default="2026-01-28", help="study recency cutoff")
+    p.add_argument("--control", default="j", help="control arm of the primary contrast")
+    p.add_argument("--treatment", default="q", help="treatment arm of the primary contrast")
+    p.add_argument("--max-attempts", type=int, default=4, help="attempts per slot ending in infrastructure faults")
+    p.add_argument("--backoff", type=float, default=1.0, help="first retry backoff in seconds")
+    p.add_argument("--backoff-cap", type=float, default=60.0, help="largest backoff (Retry-After included)")
+    p.add_argument("--no-probe", action="store_true", help="skip the capability probe (use --structured-mode)")
+    p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m analysis.runner",
+        description="Run the fold-and-recall protocol against an OpenAI-compatible endpoint and write an "
+                    "evidence package. Re-running the same sweep command resumes it from its ledger.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("probe", help="capability probe of one endpoint under the exact request parameters")
+    _add_endpoint_args(p, remote=True)
+    p.add_argument("--max-declared", type=int, default=9600, help="largest per-field maxLength to test")
+    s = sub.add_parser("sweep", help="configurations x arms x repeats against your endpoint (resumable)")
+    _add_endpoint_args(s, remote=True)
+    _add_sweep_args(s, arms="j,q", repeats=4, concurrency=4)
+    e = sub.add_parser("embedded", help="no endpoint needed: start llama.cpp with SmolLM2-135M, sweep, stop it")
+    _add_endpoint_args(e, remote=False)
+    _add_sweep_args(e, arms="j,q,m", repeats=1, concurrency=1)
+    e.add_argument("--n-threads", type=int, default=None, help="llama.cpp threads (default: its own choice)")
+    return ap
+
+
+def _published(args: argparse.Namespace, default: dt.date | None) -> dt.date:
+    if args.published:
+        try:
+            return dt.date.fromisoformat(args.published)
+        except ValueError as exc:
+            raise CliError(f"--published {args.published!r} is not a date; write YYYY-MM-DD") from exc
+    if default is None:
+        raise CliError("--published is required for your own endpoint (the configuration's publication date, "
+                       "YYYY-MM-DD); the primary panel applies the recency cutoff to it")
+    return default
+
+
+def cmd_embedded(args: argparse.Namespace) -> dict:
+    from analysis.runner.embedded import MODEL_ALIAS, EmbeddedServer, file_sha256
+
+    out = Path(args.out)
+    server = EmbeddedServer(out / "llama_server.log", n_threads=args.n_threads)
+    model_sha = file_sha256(server.model)
+    with server:
+        def restart_if_dead() -> None:
+            # llama.cpp may drop its worker on a schema it cannot compile (probe step max_length)
+            import httpx
+            try:
+                httpx.get(server.base_url + "/models", timeout=5).raise_for_status()
+            except httpx.HTTPError:
+                port = server.port
+                server.stop()
+                server.start(port)
+
+        args.after_probe = restart_if_dead
+        extra = {"embedded_model_file": server.model.name, "embedded_model_sha256": model_sha,
+                 "embedded_server": "llama_cpp.server n_ctx=8192"}
+        return run_sweep_command(
+            args, base_url=server.base_url, model=MODEL_ALIAS, endpoint_id=f"embedded:{model_sha}",
+            family=args.family or "smollm2", published=_published(args, SMOLLM2_PUBLISHED),
+            extra_runner=extra) | {"_base_url_note": "loopback, started and stopped by this command"}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    args.after_probe = None
+    # SIGTERM behaves like Ctrl-C so context managers stop the embedded server
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        if args.command == "probe":
+            cfg = endpoint_config(args, args.base_url, args.model)
+            report: ProbeReport = asyncio.run(probe(cfg, declared_context=args.context_length,
+                                                    max_declared=args.max_declared))
+            print(json.dumps(report.to_json(), indent=2, default=str))
+            print(json.dumps({"request_shape": dataclasses.asdict(apply(cfg, report))}, default=str), file=sys.stderr)
+        elif args.command == "sweep":
+            family = args.family or (args.model.split("/")[0] if "/" in args.model else args.model.split("-")[0])
+            m = run_sweep_command(args, base_url=args.base_url, model=args.model, endpoint_id=args.base_url,
+                                  family=family, published=_published(args, None))
+            print(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
+        else:
+            m = cmd_embedded(args)
+            print(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
+    except KeyboardInterrupt:
+        print("interrupted; re-run the same command to resume from the ledger", file=sys.stderr)
+        return 130
+    except Exception as exc:  # named errors carry their fix; print them plainly
+        from analysis.runner.embedded import EmbeddedError
+
+        if isinstance(exc, (CliError, EmbeddedError)):
+            print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 2
+        raise
+    return 0
