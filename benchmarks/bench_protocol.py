@@ -24,23 +24,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from support.scripted_server import MemorizingModel, OpenAIBackend, ScriptedServer  # noqa: E402
+from support.scripted_server import InProcessBackend, MemorizingModel, OpenAIBackend, ScriptedServer  # noqa: E402
 
 from analysis.runner.arms import load_arms  # noqa: E402
 from analysis.runner.fixture import DEFAULT_SPECS, build_fixture  # noqa: E402
-from analysis.runner.protocol import ChatReply, ChatRequest, RunSettings, run_trajectory  # noqa: E402
-
-
-class InProcessBackend:
-    """Zero-latency backend: the scripted model called directly, no HTTP."""
-
-    def __init__(self, model: MemorizingModel) -> None:
-        self.model = model
-
-    async def complete(self, request: ChatRequest) -> ChatReply:
-        body = {"messages": list(request.messages), "response_format": request.response_format}
-        reply = self.model(body, 0)
-        return ChatReply(reply.content or "", reply.finish_reason, "inproc", None, None, reply.refusal)
+from analysis.runner.protocol import RunSettings, run_trajectory  # noqa: E402
 
 
 def _pct(xs: list[float], q: float) -> float:

@@ -217,7 +217,26 @@ class MemorizingModel:
         return json.dumps(obj, ensure_ascii=False)
 
 
-# ---------------------------------------------------------------- test backend
+# ---------------------------------------------------------------- test backends
+class InProcessBackend:
+    """Zero-latency ChatBackend calling a responder directly (no HTTP); for property tests and benchmarks."""
+
+    def __init__(self, responder: Responder, model: str = "inprocess/model") -> None:
+        self.responder = responder
+        self.model = model
+        self.calls = 0
+
+    async def complete(self, request: ChatRequest) -> ChatReply:
+        body: dict[str, Any] = {"messages": list(request.messages), "response_format": request.response_format,
+                                "max_tokens": request.max_tokens}
+        reply = self.responder(body, self.calls)
+        self.calls += 1
+        if reply.status != 200 or reply.raw_body is not None:
+            raise InfrastructureFault(f"http_{reply.status}", "scripted")
+        return ChatReply(reply.content or "", reply.finish_reason, reply.model or self.model, reply.provider,
+                         None, reply.refusal)
+
+
 class OpenAIBackend:
     """Minimal ChatBackend on the official client (tests and benchmarks only)."""
 
