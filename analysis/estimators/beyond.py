@@ -9,12 +9,13 @@ does not report. Every result carries `label = "ours, not the paper's"`.
   on request. When every effect is equal the interval collapses to the point (with a reason).
 * sign_flip_test: exact randomisation test of the panel mean under the sharp null of
   symmetric configuration effects: all 2^n sign patterns for n <= exact_max_n (two halves of
-  a bit matrix, added as an outer sum), otherwise Monte Carlo with the stated seed and
+  a bit matrix, added as an outer sum), otherwise Monte Carlo with the stated seed (random
+  sign bits drawn as bytes, summed through a per-byte lookup table) and
   p = (1 + hits) / (1 + draws). Two-sided: |mean(s * e)| >= |mean(e)|.
-* gee_arm_effect: row-level GEE of recall on a treatment indicator, Gaussian family, identity
-  link, exchangeable working correlation within configuration clusters, Mancl-DeRouen
-  bias-reduced sandwich covariance (statsmodels cov_type='bias_reduced') and a t reference
-  with G - 1 degrees of freedom (G clusters).
+* gee_arm_effect (beyond_gee.py): row-level GEE of recall on a treatment indicator, Gaussian
+  family, identity link, exchangeable working correlation within configuration clusters,
+  Mancl-DeRouen bias-reduced sandwich covariance (statsmodels cov_type='bias_reduced') and a t
+  reference with G - 1 degrees of freedom (G clusters).
 * design_effect_interval(s): Wilson score interval for a per-cell mean recall with the
   effective number of checks n_eff = rows * k / deff.
 """
@@ -22,7 +23,6 @@ does not report. Every result carries `label = "ours, not the paper's"`.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,6 +31,7 @@ import polars as pl
 from scipy import stats
 
 from analysis.estimators._explore_common import EXPLORE_LABEL, ExploreInputError
+from analysis.estimators.beyond_gee import GeeArmEffect, gee_arm_effect, gee_method  # noqa: F401 (re-export)
 
 LABEL = EXPLORE_LABEL
 _CHUNK = 2048  # bootstrap resamples per vectorised block (bounds memory at ~_CHUNK * n indices)
@@ -180,132 +181,24 @@ def sign_flip_test(
             hits += int(np.count_nonzero(np.abs(block[:, None] + right[None, :]) >= obs - tol))
         patterns = 2**n
         return SignFlipTest(float(x.mean()), hits / patterns, n, patterns, True, None, None)
+    # Monte Carlo: each draw is n independent fair sign bits, drawn as bytes. A byte of group k
+    # flips effects 8k..8k+7 where its bits are set, so a draw's sum is
+    # total - 2 * sum_k table[k, byte_k], with table[k, v] = sum of the effects of group k in v.
     rng = np.random.Generator(np.random.PCG64(seed))
+    groups = (n + 7) // 8
+    padded = np.zeros(groups * 8)
+    padded[:n] = x
+    byte_bits = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(float)
+    table = padded.reshape(groups, 8) @ byte_bits.T              # (groups, 256)
+    cols = np.arange(groups)
+    total = float(x.sum())
     hits = 0
     for start in range(0, draws, _CHUNK):
         m = min(draws, start + _CHUNK) - start
-        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(m, n))
-        hits += int(np.count_nonzero(np.abs(signs @ x) >= obs - tol))
+        drawn = rng.integers(0, 256, size=(m, groups), dtype=np.uint8)
+        sums = total - 2.0 * table[cols, drawn].sum(axis=1)
+        hits += int(np.count_nonzero(np.abs(sums) >= obs - tol))
     return SignFlipTest(float(x.mean()), (1 + hits) / (1 + draws), n, draws, False, seed, None)
-
-
-# --------------------------------------------------------------------------- GEE
-@dataclass(frozen=True, slots=True)
-class GeeArmEffect:
-    """Row-level GEE of recall on the treatment indicator (ours, not the paper's)."""
-
-    coefficient: float
-    """Treatment-minus-control difference in mean recall (identity link)."""
-    se: float
-    """Sandwich standard error of `cov_type` (default Mancl-DeRouen bias-reduced)."""
-    df: int
-    """t reference degrees of freedom: clusters - 1."""
-    lo: float
-    """coefficient - t(1 - alpha/2, df) * se."""
-    hi: float
-    """coefficient + t(1 - alpha/2, df) * se."""
-    p_value: float
-    """Two-sided p from the t(df) reference."""
-    se_robust: float
-    """Plain (uncorrected) sandwich standard error, for comparison."""
-    working_correlation: float
-    """Estimated exchangeable within-configuration correlation."""
-    rows: int
-    """Rows in the fit."""
-    clusters: int
-    """Configuration clusters."""
-    converged: bool
-    """Whether the GEE iterations converged (statsmodels' default tolerance and 60 iterations)."""
-    method: str
-    """Model statement."""
-    reason: str | None
-    """Why the fit is undefined, else None."""
-    label: str = LABEL
-    """Provenance label: ours, not the paper's."""
-
-
-_GEE_METHOD = ("GEE Gaussian/identity, recall ~ 1 + treatment, exchangeable within configuration, "
-               "Mancl-DeRouen bias-reduced sandwich, t(G-1) reference")
-
-
-def gee_method(cov_type: str) -> str:
-    """The model statement for a covariance type."""
-    names = {"bias_reduced": "Mancl-DeRouen bias-reduced sandwich", "robust": "plain sandwich",
-             "naive": "model-based (naive) covariance"}
-    return _GEE_METHOD.replace("Mancl-DeRouen bias-reduced sandwich", names.get(cov_type, cov_type))
-
-
-def gee_arm_effect(
-    rows: pl.DataFrame,
-    *,
-    control: str,
-    treatment: str,
-    alpha: float = 0.05,
-    cov_type: str = "bias_reduced",
-) -> GeeArmEffect:
-    """GEE of recall on arm == treatment over the rows given (columns configuration, arm, recall).
-
-    Pass the rows to model: e.g. valid primary-scenario rows with an outcome of the panel's
-    partition runs, control and treatment arms only. Other arms are dropped.
-    """
-    from statsmodels.genmod import families
-    from statsmodels.genmod.cov_struct import Exchangeable
-    from statsmodels.genmod.generalized_estimating_equations import GEE
-    from statsmodels.tools.sm_exceptions import ConvergenceWarning, IterationLimitWarning
-
-    if cov_type not in ("bias_reduced", "robust", "naive"):
-        raise ExploreInputError(f"GEE cov_type {cov_type!r} is unknown; use 'bias_reduced', 'robust' or 'naive'.")
-    method = gee_method(cov_type)
-    df = rows.filter(pl.col("arm").is_in([control, treatment]) & pl.col("recall").is_not_null())
-    df = df.sort("configuration")
-    g = df["configuration"].n_unique()
-    nan = math.nan
-
-    def undefined(reason: str) -> GeeArmEffect:
-        return GeeArmEffect(nan, nan, max(g - 1, 0), nan, nan, nan, nan, nan, df.height, g, False, method, reason)
-
-    if g < 2:
-        return undefined("fewer than 2 configuration clusters")
-    if df["arm"].n_unique() < 2:
-        return undefined("only one arm present")
-    y = df["recall"].to_numpy().astype(float)
-    if np.all(y == y[0]):
-        return undefined("zero variance in recall")
-    t = (df["arm"] == treatment).to_numpy().astype(float)
-    X = np.column_stack([np.ones_like(t), t])
-    groups = df["configuration"].to_numpy()
-    model = GEE(y, X, groups=groups, family=families.Gaussian(), cov_struct=Exchangeable())
-    with warnings.catch_warnings():
-        # Non-convergence is reported in `converged`, not as a warning.
-        warnings.simplefilter("ignore", category=ConvergenceWarning)
-        warnings.simplefilter("ignore", category=IterationLimitWarning)
-        res_rb = model.fit(cov_type="robust")
-        rho = float(model.cov_struct.dep_params)
-        try:
-            res = res_rb if cov_type == "robust" else model.fit(cov_type=cov_type)
-            cov_reason = None
-        except np.linalg.LinAlgError:
-            res, cov_reason = None, f"{cov_type} covariance singular (a cluster has leverage 1)"
-    converged = bool(getattr(res_rb, "converged", True))
-    coef = float(res_rb.params[1])
-    dof = g - 1
-    if not math.isfinite(coef):
-        return GeeArmEffect(nan, nan, dof, nan, nan, nan, nan, rho, df.height, g, converged, method,
-                            "GEE estimate undefined")
-
-    def _se(r: object) -> float:
-        v = float(r.cov_params()[1, 1])  # type: ignore[attr-defined]
-        return math.sqrt(v) if math.isfinite(v) and v > 0 else nan
-
-    se_rb = _se(res_rb)
-    se = _se(res) if res is not None else nan
-    if not math.isfinite(se):
-        return GeeArmEffect(coef, se, dof, nan, nan, nan, se_rb, rho, df.height, g, converged, method,
-                            cov_reason or "standard error zero or undefined")
-    q = float(stats.t.ppf(1 - alpha / 2, dof))
-    p = float(2 * stats.t.sf(abs(coef / se), dof))
-    return GeeArmEffect(coef, se, dof, coef - q * se, coef + q * se, p, se_rb, rho, df.height, g,
-                        converged, method, None)
 
 
 # --------------------------------------------------------------------------- design effect
