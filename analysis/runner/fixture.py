@@ -478,8 +478,8 @@ def load_fixture(path: str | Path) -> Fixture:
 DEFAULT_SPECS: tuple[FixtureSpec, ...] = (
     FixtureSpec("s5-150k", "S5"),
     FixtureSpec("s1-150k", "S1", placement=(4, 4, 4, 4, 4)),
-    FixtureSpec("s5-small", "S5", total_tokens=4_000),
-    FixtureSpec("s1-small", "S1", total_tokens=4_000, placement=(4, 4, 4, 4, 4)),
+    FixtureSpec("s5-small", "S5", total_tokens=3_200),
+    FixtureSpec("s1-small", "S1", total_tokens=3_200, placement=(4, 4, 4, 4, 4)),
 )
 
 

@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "clip_to_tokens",
     "exact_tokens",
     "calibrate",
+    "LlamaCppTokenizer",
 ]
 
 
@@ -161,6 +163,21 @@ def clip_to_tokens(text: str, cap_tokens: int) -> str:
         else:
             hi = mid - 1
     return text[:lo]
+
+
+class LlamaCppTokenizer:
+    """Exact counts with a GGUF model's own tokenizer (llama-cpp-python, vocabulary only)."""
+
+    def __init__(self, gguf_path: str | Path) -> None:
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:  # optional dependency
+            raise ImportError("exact counts need llama-cpp-python: pip install 'compaction-carriers[embedded]'") from exc
+        self._llm = Llama(model_path=str(gguf_path), vocab_only=True, verbose=False)
+
+    def count(self, text: str) -> int:
+        """Tokens of ``text`` without BOS or special-token parsing."""
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
 
 def exact_tokens(text: str, tokenizer: Tokenizer | None) -> int | None:
