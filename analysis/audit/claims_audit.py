@@ -21,7 +21,7 @@ import polars as pl
 
 from analysis.audit.context import AuditContext, NotDeterminable
 from analysis.audit.recompute import REGISTRY
-from analysis.audit.statuses import FITTED, INCONSISTENT, RULE_DECIDED, STATUS_NOTES
+from analysis.audit.statuses import FITTED, INCONSISTENT, PREFIX_NOTES, RULE_DECIDED, STATUS_NOTES
 from analysis.params import Params
 from analysis.reconstruct.claims import Claim, Claims, matches_printed
 from analysis.reconstruct.granularity import granularity_report
@@ -58,11 +58,17 @@ def _published(c: Claim) -> str:
     return "" if c.value is None else str(c.value) if isinstance(c.value, str) else _fmt(c.value, c.decimals)
 
 
+def _note(cid: str) -> str:
+    if cid in STATUS_NOTES:
+        return STATUS_NOTES[cid]
+    return next((n for p, n in PREFIX_NOTES if cid.startswith(p)), "")
+
+
 def _judge(c: Claim, x: Any, grim_bad: dict[str, str]) -> tuple[str, str]:
-    note = STATUS_NOTES.get(c.id, "")
+    note = _note(c.id)
     if c.id in grim_bad:
         return "inconsistent", grim_bad[c.id]
-    ok = isinstance(c.value, (int, float)) and c.decimals is not None and x is not None \
+    ok = (isinstance(c.value, str) and str(x) == c.value) or isinstance(c.value, (int, float)) and c.decimals is not None and x is not None \
         and not (isinstance(x, float) and not math.isfinite(x)) and matches_printed(x, c.value, c.decimals)
     if c.id in RULE_DECIDED:
         return "not determinable", RULE_DECIDED[c.id]
@@ -103,7 +109,8 @@ def audit_claims(package: Any, claims: Claims, params: Params) -> AuditResult:
             status, note = "primitive", "printed em dash (not measured); the package has no such cell"
         elif c.id not in REGISTRY:
             status = "not determinable"
-            note = STATUS_NOTES.get(c.id, "not represented in the reconstructed evidence")
+            note = _note(c.id) or ("design constant of the protocol, not an evidence quantity (neither fitted nor tested)"
+                                   if c.role == "design" else "not represented in the reconstructed evidence")
         else:
             try:
                 x = REGISTRY[c.id](ctx)

@@ -367,3 +367,21 @@ def _grader(ctx: AuditContext) -> int:
 
 
 reg("scenario.grader_agreement.rows", _grader)
+
+
+# ---------------------------------------------------------------- design constants the package encodes
+reg("design.recency_cutoff", lambda ctx: ctx.package.study.recency_cutoff.isoformat())
+reg("design.folds_per_run", lambda ctx: int(ctx.rows["folds"].max()))
+reg("design.panel.min_complete_pairs", lambda ctx: min(e["pairs"] for e in ctx.results["panel"]["effects"].values()))
+
+
+def _expected(ctx: AuditContext, check: str) -> str:
+    v = ctx.package.checks.filter(pl.col("check") == check)["expected"].unique().to_list()
+    if len(v) != 1:
+        raise NotDeterminable(f"check {check!r} has {len(v)} planted values")
+    return v[0]
+
+
+reg("fab.example.planted_port", lambda ctx: int(_expected(ctx, "ledger service port")))
+reg("fab.example.planted_timestamp", lambda ctx: _expected(ctx, "migration window start").split()[0])
+reg("design.graded.shard_count_value", lambda ctx: int(_expected(ctx, "shard count").split()[0]))

@@ -64,6 +64,19 @@ STATUS_NOTES: dict[str, str] = {
     "probe.no_measurable_rows.configs": "capability-probe verdicts are not evidence rows",
     "probe.plain_text_arms_attempted": "capability-probe verdicts are not evidence rows",
     "ladder.m_minus_q.over_k_m_gap.min_ratio": "a verbal comparison ('more than three times'), not a statistic",
-    "headings.h0.rows": "single-field heading table not fitted: its 186 rows exceed the 176 valid j/p/t rows the "
-                        "other tables determine; rule R17 assigns headings",
 }
+
+# Notes by id prefix (the first matching prefix applies when a claim has no note of its own).
+PREFIX_NOTES: tuple[tuple[str, str], ...] = (
+    ("headings.h", "4.8 heading table not fitted (R17): its 186 single-field rows exceed the 176 valid j/p/t rows "
+                   "the other tables determine, so no assignment of headings can meet it"),
+    ("headings.pooled.rows", "rows with headings recorded: 570 printed; the reconstruction records headings on every "
+                             "valid S5 row except f and n (R17) and has fewer valid rows (R12)"),
+    ("headings.q.", "valid q rows: the page's 134 includes q rows of populations it does not print; all reconstructed "
+                    "q rows carry 5 headings"),
+    ("headings.k.", "k rows: Table 1 row counts are not printed; rule R12 decides them (every k row carries 5)"),
+    ("headings.j.", "j rows with headings: the page's 161 exceeds the valid j rows the other tables determine"),
+    ("fab.", "fabricating rows are fitted to the printed counts (R21); abstaining = failing - fabricating, and the "
+             "number of failing rows is printed only for t"),
+)
+

@@ -188,17 +188,14 @@ def prompt_tokens(b: Builder) -> None:
 
 
 def answers(b: Builder, c: Claims, params_markers: tuple[str, ...] = ("not recorded",)) -> None:
-    """R21: answer text (400-char prefix); failing rows of j q n t f fabricate in the printed share."""
-    fab_share = {a: (int(_v(c, f"fab.{a}.silent_fabrication")), int(_v(c, f"fab.{a}.abstains"))) for a in "jqntf"}
+    """R21: answer text (400-char prefix); the first printed number of failing rows of j q n t f fabricate."""
     failing: dict[str, list[Row]] = {}
     for r in b.rows:
         r["_fab"] = False
         if _valid_s5(r) and 2 * r["checks_passed"] < r["checks_total"]:
             failing.setdefault(r["arm"], []).append(r)
-    for a, (fab, ab) in fab_share.items():
-        rows = failing.get(a, [])
-        n_fab = min(len(rows), round(fab * len(rows) / (fab + ab))) if fab + ab else 0
-        for r in rows[:n_fab]:
+    for a in "jqntf":
+        for r in failing.get(a, [])[: int(_v(c, f"fab.{a}.silent_fabrication"))]:
             r["_fab"] = True
     for r in b.rows:
         if not _has_outcome(r):

@@ -90,8 +90,9 @@ re-read by folds 2-5 at 4 characters per token). The printed token differences a
 **R21 Answers.** Lines `label: value` in check order, cut to 400 characters; a passed check shows the planted
 value; a failed one shows `not recorded` (an abstention marker) or, on a fabricating row, a stock placeholder
 (8443, /var/lib/migration/state.json, 02:00 UTC, 16 shards, the RFC example UUID, example.com ...). Among the
-failing rows (recall < 0.5) of j q n t f, the first round(share x failing) rows in build order fabricate, share =
-the printed fabricating / (fabricating + abstaining).
+failing rows (recall < 0.5) of j q n t f, the first rows in build order fabricate, as many as the printed
+"fabricates" count; the rest abstain. The "abstains" counts then follow from how many rows fail, which the page
+determines only for t (16 - 3 = 13).
 
 **R22 Carrier audit.** Audited rows: every valid ceiling-run row of j t m u, then the first valid partition j and
 q rows up to the printed 103 / 88; the first 13 (j) and 31 (q) audited rows with a failed check carry their first
