@@ -12,7 +12,7 @@ import numpy as np
 
 from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
 from analysis.style import OKABE_ITO
-from analysis.tables.context import ReportContext, section
+from analysis.tables.context import ReportContext, section, sparse_block
 from analysis.tables.panel import effects_frame
 
 
@@ -29,7 +29,8 @@ def forest(ctx: ReportContext) -> FigureSpec:
         p = section(ctx.results, "panel") or {}
         per_bounds = section(ctx.results, "bounds_detail", "per_configuration") or {}
         n = eff.height
-        fig, (ax,) = new_figure(height=max(2.4, 0.28 * n + 1.4))
+        height = max(2.4, 0.28 * n + 1.4)
+        fig, (ax,) = new_figure(height=height)
         y = np.arange(n)
         lo_d, hi_d = p.get("dispersion_lo"), p.get("dispersion_hi")
         if lo_d is not None and hi_d is not None:
@@ -49,7 +50,7 @@ def forest(ctx: ReportContext) -> FigureSpec:
         ax.set_yticks(y, labels)
         ax.set_xlabel(f"mean within-repeat difference in exact recall ({s.treatment} minus {s.control})")
         ax.set_title(title)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14 - 1.2 / (n + 4)), ncol=2)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.8 / (0.8 * height)), ncol=2)
         alt = (f"Dot plot of {n} configurations' paired effects sorted from lowest to highest, each with "
                "its complete-pair count and planned-repeat bounds; vertical line at the panel mean, "
                "shaded band for the dispersion interval.")
@@ -97,13 +98,12 @@ def sensitivity(ctx: ReportContext) -> FigureSpec:
             return FigureSpec("sensitivity", title, empty_figure(title, "no panel configuration"),
                               "No panel configuration in this evidence.", "no panel configuration")
         sp = section(ctx.results, "sparse") or {}
-        min_pairs = int(getattr(ctx.params, "min_pairs", 4))
+        min_pairs, kblock = sparse_block(ctx.results, ctx.params)
         eff = effects_frame(ctx.results)
         multi = eff.filter(eff["pairs"] > 1)["effect"].drop_nulls()
         variants = [
             (f"all ({p['configurations']})", p.get("mean")),
-            (f"≥ {min_pairs} pairs ({(sp.get(f'min_pairs_{min_pairs}') or {}).get('configurations', 0)})",
-             (sp.get(f"min_pairs_{min_pairs}") or {}).get("mean")),
+            (f"≥ {min_pairs} pairs ({kblock.get('configurations', 0)})", kblock.get("mean")),
             (f"equal counts ({(sp.get('equal_counts') or {}).get('configurations', 0)})",
              (sp.get("equal_counts") or {}).get("mean")),
             (f"no single-pair ({multi.len()})", multi.mean() if multi.len() else None),

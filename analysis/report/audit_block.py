@@ -16,6 +16,10 @@ def audit_block(audit: Any) -> dict[str, Any] | None:
     elif headline is not None:
         to_dict = getattr(headline, "to_dict", None)
         block.update(to_dict() if callable(to_dict) else {"headline": str(headline)})
+    for name in ("derived", "reproduced"):
+        value = getattr(audit, name, None)
+        if isinstance(value, int):
+            block[name] = value
     table = getattr(audit, "table", None)
     if table is not None and "status" in getattr(table, "columns", ()):
         counts = table.group_by("status").len().sort("status")

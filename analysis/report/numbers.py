@@ -27,7 +27,9 @@ class TemplateNumberError(TypeError):
 
 
 def _missing(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
+    import jinja2
+
+    return x is None or isinstance(x, jinja2.Undefined) or (isinstance(x, float) and math.isnan(x))
 
 
 @dataclass

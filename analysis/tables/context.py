@@ -87,3 +87,15 @@ def section(results: Mapping[str, Any], *path: str) -> Any:
             return None
         node = node[key]
     return node
+
+
+def sparse_block(results: Mapping[str, Any], params: Any) -> tuple[int, Mapping[str, Any]]:
+    """(k, results.sparse.min_pairs_k): the params' k when results carry it, else the k they carry."""
+    sparse = section(results, "sparse") or {}
+    want = int(getattr(params, "min_pairs", 4))
+    if f"min_pairs_{want}" in sparse:
+        return want, sparse[f"min_pairs_{want}"]
+    for key in sorted(sparse):
+        if key.startswith("min_pairs_") and key[len("min_pairs_"):].isdigit():
+            return int(key[len("min_pairs_"):]), sparse[key]
+    return want, {}

@@ -86,8 +86,12 @@ def claims_audit(ctx: ReportContext) -> TableSpec:
     if frame is None or frame.height == 0:
         return empty_table("t_claims_audit", title, ["claim", "status"],
                            "the claims audit was not run for this evidence")
-    disp = frame.select([pl.col(c).cast(pl.String) if frame.schema[c] != pl.Float64
+    shown = frame.filter(pl.col("role") == "derived") if "role" in frame.columns else frame
+    disp = shown.select([pl.col(c).cast(pl.String) if shown.schema[c] != pl.Float64
                          else pl.col(c).map_elements(lambda v: fmt_num(v, 4), return_dtype=pl.String)
-                         for c in frame.columns]).fill_null("—")
-    return TableSpec("t_claims_audit", title, frame, disp,
-                     note=str(getattr(ctx.audit, "headline", "")))
+                         for c in shown.columns]).fill_null("—")
+    note = str(getattr(ctx.audit, "headline", ""))
+    if shown.height != frame.height:
+        note += (f". Shown: the {shown.height} derived claims (statistics an analysis must reproduce by "
+                 f"computation); all {frame.height} claims are in tables/t_claims_audit.csv.")
+    return TableSpec("t_claims_audit", title, frame, disp, note=note)

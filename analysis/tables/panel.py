@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 
 from analysis.estimators.fill import fill_fractions
-from analysis.tables.context import ReportContext, section
+from analysis.tables.context import ReportContext, section, sparse_block
 from analysis.tables.spec import (
     TableSpec,
     display_frame,
@@ -114,11 +114,10 @@ def sparse_cells(ctx: ReportContext) -> TableSpec:
     p = section(ctx.results, "panel")
     if not p or not p.get("configurations"):
         return empty_table("t_sparse", title, cols, "no configuration in the primary panel")
-    min_pairs = int(getattr(ctx.params, "min_pairs", 4))
+    min_pairs, block = sparse_block(ctx.results, ctx.params)
     sp = section(ctx.results, "sparse") or {}
     rows = [("at least one complete pair", "panel", p)]
-    rows.append((f"at least {min_pairs} complete pairs", "min_pairs",
-                 sp.get(f"min_pairs_{min_pairs}") or sp.get("min_pairs_4") or {}))
+    rows.append((f"at least {min_pairs} complete pairs", f"min_pairs_{min_pairs}", block))
     rows.append(("equal valid-arm counts", "equal_counts", sp.get("equal_counts") or {}))
     rows.append(("excluding single-pair configurations", "exclude_single_pair",
                  _without_single_pair(effects_frame(ctx.results))))

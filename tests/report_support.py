@@ -1,0 +1,30 @@
+"""Shared helpers of the report tests: the hand-made package, its results and a context."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from analysis.evidence import load_package
+from analysis.params import DEFAULT_PARAMS
+from analysis.results import build_results
+from analysis.tables.context import ReportContext
+
+ROOT = Path(__file__).resolve().parents[1]
+HANDMADE = ROOT / "tests" / "fixtures" / "handmade"
+GOLDEN = ROOT / "tests" / "golden"
+
+
+@lru_cache(maxsize=1)
+def handmade() -> tuple[Any, dict]:
+    """The hand-made package and its results.json mapping (computed once per session)."""
+    pkg = load_package(HANDMADE)
+    return pkg, build_results(pkg, DEFAULT_PARAMS)
+
+
+def context(package: Any = None, results: dict | None = None, params: Any = DEFAULT_PARAMS) -> ReportContext:
+    """A ReportContext over the hand-made package unless another package/results is given."""
+    pkg, res = handmade()
+    return ReportContext(package if package is not None else pkg,
+                         results if results is not None else res, params)

@@ -1,0 +1,134 @@
+"""The build pipeline: stage skipping by content hash, --check diffs, report structure."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from analysis.build import STAMP_NAME, STAGES, build, check, diff_outputs, managed_files
+from analysis.params import DEFAULT_PARAMS
+from tests.report_support import HANDMADE
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("out")
+    build(HANDMADE, out, DEFAULT_PARAMS, progress=None)
+    return out
+
+
+def test_outputs_exist(built: Path) -> None:
+    assert (built / "results.json").is_file()
+    assert (built / "report" / "index.qmd").is_file() and (built / "report" / "index.html").is_file()
+    assert (built / "report" / "_quarto.yml").is_file()
+    assert len(list((built / "tables").glob("*.csv"))) >= 20
+    assert len(list((built / "figures").glob("*.svg"))) == len(list((built / "figures").glob("*.png"))) >= 6
+    stamp = json.loads((built / STAMP_NAME).read_text())
+    assert set(stamp["stages"]) == set(STAGES)
+
+
+def test_noop_rebuild_skips_every_stage(built: Path) -> None:
+    lines: list[str] = []
+    summary = build(HANDMADE, built, DEFAULT_PARAMS, progress=lines.append)
+    assert summary.ran == () and summary.skipped == STAGES
+    assert len(lines) == len(STAGES) and all("skipped" in line for line in lines)
+
+
+def test_changed_params_rerun_from_results(tmp_path: Path, built: Path) -> None:
+    out = tmp_path / "o"
+    shutil.copytree(built, out)
+    summary = build(HANDMADE, out, DEFAULT_PARAMS.replace(min_pairs=2), progress=None)
+    assert summary.ran == STAGES  # verify is re-run whenever any stage has work
+
+
+def test_deleted_output_is_rebuilt(tmp_path: Path, built: Path) -> None:
+    out = tmp_path / "o"
+    shutil.copytree(built, out)
+    (out / "figures" / "forest.svg").unlink()
+    summary = build(HANDMADE, out, DEFAULT_PARAMS, progress=None)
+    assert summary.ran == ("verify", "figures") and (out / "figures" / "forest.svg").is_file()
+
+
+def test_check_is_clean_then_names_a_tampered_file(tmp_path: Path, built: Path) -> None:
+    out = tmp_path / "o"
+    shutil.copytree(built, out)
+    assert check(HANDMADE, out, DEFAULT_PARAMS) == []
+    (out / "tables" / "t3_panel.md").write_text("tampered\n")
+    (out / "tables" / "stale.csv").write_text("x\n")
+    (out / "figures" / "ladder.png").unlink()
+    assert check(HANDMADE, out, DEFAULT_PARAMS) == ["figures/ladder.png", "tables/stale.csv",
+                                                    "tables/t3_panel.md"]
+
+
+def test_check_ignores_only_the_commit_fields(tmp_path: Path, built: Path) -> None:
+    out = tmp_path / "o"
+    shutil.copytree(built, out)
+    doc = json.loads((out / "results.json").read_text())
+    doc["provenance"]["git_commit"] = "0" * 40
+    (out / "results.json").write_text(json.dumps(doc))
+    assert diff_outputs(built, out) == []
+    doc["panel"]["mean"] = 0.3
+    (out / "results.json").write_text(json.dumps(doc))
+    assert diff_outputs(built, out) == ["results.json"]
+
+
+def test_quarto_output_dir_is_not_managed(tmp_path: Path, built: Path) -> None:
+    out = tmp_path / "o"
+    shutil.copytree(built, out)
+    (out / "report" / "_quarto").mkdir()
+    (out / "report" / "_quarto" / "index.html").write_text("quarto output")
+    assert "report/_quarto/index.html" not in managed_files(out)
+
+
+def _front_matter(qmd: str) -> dict:
+    assert qmd.startswith("---\n")
+    return yaml.safe_load(qmd[4:qmd.index("\n---\n", 4)])
+
+
+def test_qmd_front_matter_and_quarto_yml_parse(built: Path) -> None:
+    qmd = (built / "report" / "index.qmd").read_text(encoding="utf-8")
+    meta = _front_matter(qmd)
+    assert meta["title"] and meta["subtitle"]
+    cfg = yaml.safe_load((built / "report" / "_quarto.yml").read_text(encoding="utf-8"))
+    assert cfg["project"]["output-dir"] == "_quarto"
+    assert cfg["format"]["html"]["embed-resources"] is True
+
+
+def test_every_include_and_figure_path_exists(built: Path) -> None:
+    qmd = (built / "report" / "index.qmd").read_text(encoding="utf-8")
+    includes = re.findall(r"\{\{< include (\S+) >\}\}", qmd)
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", qmd)
+    assert len(includes) >= 20 and len(images) == 6
+    for rel in includes + images:
+        assert (built / "report" / rel).resolve().is_file(), rel
+    html = (built / "report" / "index.html").read_text(encoding="utf-8")
+    for src in re.findall(r'<img src="([^"]+)"', html):
+        assert (built / "report" / src).resolve().is_file(), src
+
+
+def test_no_template_marker_survives(built: Path) -> None:
+    for name in ("index.qmd", "_quarto.yml", "index.html"):
+        text = (built / "report" / name).read_text(encoding="utf-8")
+        text = re.sub(r"\{\{< include \S+ >\}\}", "", text)  # Quarto's own shortcode is intended
+        assert "{{" not in text and "{%" not in text and "{#" not in text.replace("{#fig-", "").replace(
+            "{#table-", ""), name
+
+
+def test_report_states_what_the_evidence_is(built: Path) -> None:
+    qmd = (built / "report" / "index.qmd").read_text(encoding="utf-8")
+    assert "hand-made oracle fixture" in qmd and "not the study's data" in qmd
+    assert "## Beyond the paper" in qmd
+
+
+def test_unusable_out_is_a_named_error(tmp_path: Path) -> None:
+    from analysis.build import BuildError
+
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(BuildError, match="pass a directory"):
+        build(HANDMADE, f, DEFAULT_PARAMS, progress=None)

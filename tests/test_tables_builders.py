@@ -1,0 +1,138 @@
+"""Table builders against hand derivations on tests/fixtures/handmade (see its README.md).
+
+Oracle: the fixture's rows.csv read by hand. Recall = checks_passed / 14 on S5.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from analysis.tables import TABLE_ORDER
+from analysis.tables import explore, failures, panel, paper
+from analysis.tables.registry import build_tables
+from analysis.tables.render import to_csv, to_html, to_markdown
+from analysis.tables.spec import fmt_mean_n, fmt_signed
+from tests.report_support import context, handmade
+
+
+def test_supporting_arms_m_cell_has_its_denominator() -> None:
+    # a1-m and a2-m are both 14/14 -> mean 1.000 over 2 rows; no f, n, k, l rows exist.
+    t = paper.supporting_arms(context())
+    assert t.display.columns == ["Model", "m (plain text, five headings)"]
+    assert t.display.row(0) == ("acme/alpha-1", "1.000 (n=2)")
+
+
+def test_ladder_rungs_hand_derived() -> None:
+    # alpha-1/g1: j rows 14, 0, 7 -> (1 + 0 + 0.5)/3 = 0.5; q rows 14, 14 -> 1.0; m 1.0.
+    t = paper.ladder(context())
+    d = t.data
+    assert d["arm"].to_list() == ["j", "q", "m"]
+    assert d["rows"].to_list() == [3, 2, 2]
+    assert d["mean"].to_list() == pytest.approx([0.5, 1.0, 1.0])
+    assert d["effect_vs_previous"].to_list()[1:] == pytest.approx([0.5, 0.0])
+    assert t.display["recall"].to_list() == ["0.500 (n=3)", "1.000 (n=2)", "1.000 (n=2)"]
+    assert t.display["full-recall rows"].to_list() == ["1/3", "2/2", "2/2"]
+
+
+def test_scenario_comparison_includes_s1_pair() -> None:
+    # S1 pair of alpha-1: j 2/7 = 0.286, q 7/7 = 1.000.
+    t = paper.scenario_comparison(context())
+    row = t.display.filter(pl.col("Arm").str.starts_with("j")).row(0, named=True)
+    assert row["S1"] == "0.286 (n=1)" and row["S5"] == "0.500 (n=3)"
+
+
+def test_fill_examples_hand_derived() -> None:
+    # valid j rows: alpha-1 carried 8200, 9500, 9000 of 9600 -> 26700/3/9600 = 0.927083;
+    # alpha-2 7000, 7400 -> 0.75; beta-1 600, 1000 -> 800/9600 = 0.083333 (c2-j invalid).
+    t = paper.fill_examples(context())
+    fills = dict(zip(t.data["configuration"], t.data["fill"]))
+    assert fills["acme/alpha-1"] == pytest.approx(26700 / 3 / 9600)
+    assert fills["acme/alpha-2"] == pytest.approx(0.75)
+    assert fills["beta/beta-1"] == pytest.approx(800 / 9600)
+    assert t.display["of the declared ceiling"].to_list() == ["93%", "75%", "8%"]
+
+
+def test_table3_reads_results_and_fill() -> None:
+    # README: effects 0.5, -0.5, 0.75 with 2 pairs each; j rows 3, 2, 2; q rows 2, 2, 3.
+    t = panel.table3(context())
+    assert t.display["Paired q-j"].to_list() == ["+0.500", "-0.500", "+0.750"]
+    assert t.display["j rows"].to_list() == ["3", "2", "2"]
+    assert t.display["q rows"].to_list() == ["2", "2", "3"]
+    assert t.display["j fill"].to_list() == ["93%", "75%", "8%"]
+
+
+def test_sparse_table_undefined_mean_is_a_dash_not_zero() -> None:
+    # No configuration has >= 4 pairs: mean and median undefined (null), printed as an em dash.
+    t = panel.sparse_cells(context())
+    row = t.display.row(1, named=True)
+    assert row["configurations"] == "0" and row["median"] == "—"
+    assert t.data["mean"][1] is None
+
+
+def test_parse_failures_and_fabrication_hand_derived() -> None:
+    # j rows with parse failures: a3-j (7/14) and c1-j (0/14) -> 0.25 over 2; clean valid j rows
+    # a1-j 1, a2-j 0, b1-j .5, b2-j 1, c3-j .5 -> 3/5 = 0.6. Failing rows: a2-j "I don't know",
+    # c1-j "not recorded" (abstain), b1-q "port 8080; uuid ..." (fabricates).
+    pf = failures.parse_failure_summary(context())
+    assert pf.display.row(0)[3:] == ("0.250 (n=2)", "0.600 (n=5)")
+    fab = failures.fabrication(context())
+    by_arm = {r["arm"]: r for r in fab.data.iter_rows(named=True)}
+    assert (by_arm["j"]["fabricates"], by_arm["j"]["abstains"]) == (0, 2)
+    assert (by_arm["q"]["fabricates"], by_arm["q"]["abstains"]) == (1, 0)
+
+
+def test_headings_levels_hand_derived() -> None:
+    # valid j rows (headings, recall): (5,1) (0,0) (1,.5) (2,.5) (3,1) (0,0) (4,.5)
+    t = explore.headings(context())
+    assert t.data["rows"].to_list() == [2, 1, 1, 1, 1, 1]
+    assert t.data["mean"].to_list() == pytest.approx([0.0, 0.5, 0.5, 1.0, 0.5, 1.0])
+
+
+def test_validity_counts() -> None:
+    # S5 j: 9 rows, b3-j infrastructure and c2-j catchup invalid.
+    t = explore.validity(context())
+    row = t.display.filter((pl.col("scenario") == "S5") & (pl.col("arm") == "j")).row(0, named=True)
+    assert row["valid"] == "7/9" and row["invalid reasons"] == "catchup 1, infrastructure 1"
+
+
+def test_formatters_never_print_zero_for_undefined() -> None:
+    assert fmt_mean_n(float("nan"), 0) == "—"
+    assert fmt_signed(None) == "—"
+    assert fmt_signed(-0.0) == "+0.000"
+    assert fmt_mean_n(0.947, 4) == "0.947 (n=4)"
+
+
+def _empty_package():
+    pkg, _ = handmade()
+    return dataclasses.replace(pkg, rows=pkg.rows.head(0), checks=pkg.checks.head(0))
+
+
+def test_every_builder_survives_empty_evidence() -> None:
+    ctx = context(_empty_package(), {})
+    specs = build_tables(ctx)
+    assert [s.name for s in specs] and len(specs) == len(TABLE_ORDER)
+    for s in specs:
+        assert s.is_empty, s.name
+        assert to_markdown(s).startswith("*Not in this evidence"), s.name
+        assert "Not in this evidence" in to_html(s)
+        assert to_csv(s).count("\n") == 1  # header only
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.booleans(), min_size=22, max_size=22))
+def test_builders_never_crash_on_row_subsets(keep: list[bool]) -> None:
+    pkg, res = handmade()
+    rows = pkg.rows.filter(pl.Series(keep))
+    sub = dataclasses.replace(pkg, rows=rows,
+                              checks=pkg.checks.join(rows.select("row_id"), on="row_id", how="semi"))
+    for results in ({}, res):
+        for s in build_tables(context(sub, results)):
+            md = to_markdown(s)
+            assert s.is_empty == md.startswith("*Not in this evidence"), s.name
+            if not s.is_empty:
+                assert s.display.height >= 1
