@@ -371,7 +371,7 @@ async def run_trajectory(
             catchups += 1
         chunks = [fixture.chunks[c] for c in idx]
         user = fold_user_message(carrier, [c.text for c in chunks], idx, n, st.hint)
-        est = (st.system_tokens + st.schema_tokens + st.template_tokens + estimate_tokens(carrier)
+        est = (st.system_tokens + st.schema_tokens + st.template_tokens + estimate_tokens(carrier or _FIRST)
                + sum(c.tokens_est for c in chunks) + 2 * MESSAGE_OVERHEAD_TOKENS)
         request = ChatRequest(
             messages=({"role": "system", "content": arm.prompt}, {"role": "user", "content": user}),
