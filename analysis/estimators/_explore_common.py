@@ -99,11 +99,3 @@ def correlation(x: np.ndarray, y: np.ndarray, units: Sequence[str] = ()) -> Corr
         rho, reason_s = math.nan, reason_r
     reason = reason_r or reason_s
     return Correlation(pearson=r, spearman=rho, n=int(x.size), units=tuple(units), reason=reason)
-
-
-def finite_or_none(value: float | None) -> float | None:
-    """JSON helper: NaN/inf -> None, else float."""
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None

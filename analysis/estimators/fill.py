@@ -18,7 +18,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
 
 from analysis.estimators._explore_common import (
