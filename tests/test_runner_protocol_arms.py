@@ -213,3 +213,15 @@ def test_small_fixture_fold_prompt_fits_smollm2_context_by_exact_count():
     carrier = 2400 * 2.5 / 1.65
     total = tok.count(q.prompt) + schema + 80 + carrier + worst_chunk + q.output_tokens
     assert worst_chunk < 1000 and total < 8192
+
+
+@pytest.mark.parametrize("carrier, n", [
+    ("## Identifiers and values\nx", 1),
+    ("**Open work**: nothing\nSchedule and deadlines:\n# people and ownership", 3),
+    ("**Open work:** nothing", 1),
+    ("Open workers were paged", 0),
+    ("We discussed identifiers and values today.", 0),
+    ("\n\n".join(f"### {h}\n-" for h in FIXED_HEADINGS), 5),
+])
+def test_count_headings(carrier, n):
+    assert count_headings(carrier) == n

@@ -171,22 +171,39 @@ class TrajectoryResult:
     """One arm-specific fold-and-recall trajectory."""
 
     arm: Arm
+    """The arm that ran."""
     fixture_name: str
+    """Fixture spec name (e.g. ``s5-150k``)."""
     scenario: str
+    """Scenario code of the fixture."""
     fixture_digest: str
+    """SHA-256 of the fixture's canonical JSON."""
     settings: RunSettings
+    """Request settings of the sweep."""
     folds: tuple[FoldRecord, ...]
+    """Every fold call with its carrier, in order."""
     final_carrier: str
+    """The carrier the recall turn received."""
     answer: str | None
+    """The full recall answer; ``None`` when the recall turn did not happen."""
     answer_finish_reason: str | None
+    """Finish reason of the recall turn."""
     recall_served_model: str | None
+    """Model that served the recall turn."""
     recall_provider: str | None
+    """Provider that served the recall turn."""
     checks: tuple[CheckResult, ...]
+    """Graded checks (empty without an outcome)."""
     checks_total: int
+    """Graded checks of the scenario (14)."""
     infrastructure_fault: str | None
+    """The serving fault that ended the trajectory, if any."""
     catchup_folds: int
+    """Fold calls that carried re-sent (catch-up) chunks."""
     recall_prompt_tokens_est: int
+    """Estimated prompt tokens of the recall turn."""
     distributed: bool
+    """Whether the fixture's facts arrive in more than one fold."""
     verdict: Verdict = field(init=False)
 
     def __post_init__(self) -> None:
@@ -246,14 +263,15 @@ class TrajectoryResult:
 
 # ---------------------------------------------------------------- carriers
 _HEADING_RES = tuple(
-    re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*|__)?[ \t]*" + re.escape(h) + r"[ \t]*(?:\*\*|__)?[ \t]*:?",
+    re.compile(r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*|__)?[ \t]*" + re.escape(h) + r"[ \t]*(?:\*\*|__)?[ \t]*(?::|$)",
                re.IGNORECASE | re.MULTILINE)
     for h in FIXED_HEADINGS
 )
 
 
 def count_headings(carrier: str) -> int:
-    """Fixed headings that start a line of ``carrier`` (markdown ``#``/bold and a colon allowed)."""
+    """Fixed headings that start a line of ``carrier`` and end it or are followed by a colon
+    (markdown ``#`` and bold allowed; case-insensitive)."""
     return sum(1 for rx in _HEADING_RES if rx.search(carrier))
 
 
