@@ -109,3 +109,21 @@ def test_a_changed_outcome_shows_up_as_a_mismatch(tmp_path):
     a = audit_claims(load_package(d), CLAIMS, DEFAULT_PARAMS)
     row = a.table.filter(pl.col("id") == "panel.mean").row(0, named=True)
     assert row["status"] == "mismatch" and row["recomputed"] == "0.136"
+
+
+def test_render_csv_and_markdown(audit):
+    from analysis.audit.render import audit_csv, audit_markdown
+    csv_text = audit_csv(audit).decode("utf-8")
+    assert csv_text.splitlines()[0] == "id,section,role,published,recomputed,status,note"
+    assert len(pl.read_csv(audit_csv(audit), infer_schema=False)) == len(CLAIMS)
+    md = audit_markdown(audit)
+    assert audit.headline in md and md.count("\n| ") >= len(CLAIMS)
+
+
+def test_cli_writes_the_audit(tmp_path, capsys):
+    from analysis.audit.__main__ import main
+    assert main(["--evidence", str(ROOT / "data" / "v1"), "--claims", str(ROOT / "data/published/claims.yaml"),
+                 "--out", str(tmp_path)]) == 0
+    assert "derived claims reproduced by computation" in capsys.readouterr().out
+    assert (tmp_path / "claims_audit.csv").is_file() and (tmp_path / "claims_audit.md").is_file()
+    assert main(["--evidence", str(tmp_path / "nope")]) == 2

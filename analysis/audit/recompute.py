@@ -90,12 +90,23 @@ reg("design.arms.q.total_chars", lambda ctx: int(ctx.rows.filter(pl.col("arm") =
 # ---------------------------------------------------------------- 4.7.1 threshold / fill
 reg("threshold.j_fail.configs", lambda ctx: ctx.results["fill"]["rescue"]["failing"])
 reg("threshold.q_rescue.configs", lambda ctx: ctx.results["fill"]["rescue"]["rescued"])
-reg("threshold.high_fill.configs", lambda ctx: len(ctx.results["fill"]["rescue"]["separation"]["positive"]))
-reg("threshold.high_fill.crossing", lambda ctx: ctx.results["fill"]["rescue"]["rescued"])
-reg("threshold.low_fill.configs", lambda ctx: len(ctx.results["fill"]["rescue"]["separation"]["negative"]))
-reg("threshold.low_fill.crossing", lambda ctx: sum(1 for c in ctx.results["fill"]["rescue"]["separation"]["negative"]
+
+
+def _split(ctx: AuditContext, side: str) -> list[str]:
+    """Configurations above ('positive') or below ('negative') the fill cut, only when fill separates them."""
+    sep = ctx.results["fill"]["rescue"]["separation"]
+    if not sep["separates"]:
+        raise NotDeterminable("fill does not separate the threshold classes in the reconstruction")
+    return sep[side]
+
+
+reg("threshold.high_fill.configs", lambda ctx: len(_split(ctx, "positive")))
+reg("threshold.high_fill.crossing", lambda ctx: sum(1 for c in _split(ctx, "positive")
+                                                    if ctx.results["panel"]["effects"][c]["treatment_mean"] >= 0.5))
+reg("threshold.low_fill.configs", lambda ctx: len(_split(ctx, "negative")))
+reg("threshold.low_fill.crossing", lambda ctx: sum(1 for c in _split(ctx, "negative")
                                                    if ctx.results["panel"]["effects"][c]["treatment_mean"] >= 0.5))
-reg("threshold.low_fill.positive_effect", lambda ctx: sum(1 for c in ctx.results["fill"]["rescue"]["separation"]["negative"]
+reg("threshold.low_fill.positive_effect", lambda ctx: sum(1 for c in _split(ctx, "negative")
                                                           if ctx.results["panel"]["effects"][c]["effect"] > 0))
 for _cid, _k in (("threshold.fail8.fill_effect", "failing"), ("threshold.fail8_excl_borderline.fill_effect", "failing_excl_borderline"),
                  ("threshold.all20.fill_effect", "all")):

@@ -1,0 +1,27 @@
+"""Render an AuditResult as CSV bytes and a Markdown table (the report stage writes them)."""
+from __future__ import annotations
+
+import csv
+import io
+
+from analysis.audit.claims_audit import AuditResult
+
+
+def audit_csv(result: AuditResult) -> bytes:
+    """The audit table as CSV (LF, minimal quoting)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(result.table.columns)
+    for rec in result.table.iter_rows():
+        w.writerow(["" if x is None else x for x in rec])
+    return buf.getvalue().encode("utf-8")
+
+
+def audit_markdown(result: AuditResult) -> str:
+    """Headline, status counts and the full table in Markdown."""
+    def cell(x: object) -> str:
+        return str(x or "").replace("|", "\\|").replace("\n", " ")
+    lines = ["# Claims audit (v1 RECONSTRUCTION)", "", f"**{result.headline}**", "",
+             "| id | section | role | published | recomputed | status | note |", "|---|---|---|---|---|---|---|"]
+    lines += ["| " + " | ".join(cell(x) for x in rec) + " |" for rec in result.table.iter_rows()]
+    return "\n".join(lines) + "\n"
