@@ -126,6 +126,13 @@ def headings(b: Builder, c: Claims) -> None:
             r["headings_carried"] = h
     for r in by_cell["t3.granite_4_1_8b.j"]:
         r["headings_carried"] = 5 if r.get("h5") else 0
+    # R17b: the remaining single-field rows are fitted to the 4.8 heading tables (integer program)
+    from analysis.reconstruct.headings_fit import fit_single_field_headings
+    sf = [r for r in b.rows if _valid_s5(r) and r["arm"] in ("j", "p", "t")]
+    fixed_cells = set(fixed) | {"t3.granite_4_1_8b.j"}
+    fixed_idx = {i: r["headings_carried"] for i, r in enumerate(sf) if r["cell"] in fixed_cells}
+    for r, h in zip(sf, fit_single_field_headings(sf, fixed_idx, c)):
+        r["headings_carried"] = h
 
 
 def parse_failures(b: Builder, c: Claims) -> None:
