@@ -194,3 +194,33 @@ def test_unknown_study_key_warns_and_loads(tmp_path: Path) -> None:
         load_package(root)
     messages = " ".join(str(w.message) for w in record)
     assert "study.toml:7: unknown key study.seed" in messages and "extra" in messages
+
+
+# a lone CR is not a line end in the format (LF or CRLF), so CR only comes as CRLF here
+_CELL = st.lists(st.sampled_from(["a", "b", ",", '"', "\n", "\r\n", " "]), max_size=5).map("".join)
+
+
+@FUZZ
+@given(table=st.lists(st.lists(_CELL, min_size=3, max_size=3), max_size=8), crlf=st.booleans())
+def test_scan_lines_agree_with_the_csv_module(table, crlf: bool) -> None:
+    """Property: record start lines and cells match Python's csv module on RFC 4180 output."""
+    import csv
+    import io
+
+    from analysis.evidence import csvscan
+
+    buf = io.StringIO(newline="")
+    csv.writer(buf, lineterminator="\r\n" if crlf else "\n", quoting=csv.QUOTE_MINIMAL).writerows(
+        [["h1", "h2", "h3"], *table])
+    text = buf.getvalue()
+    structure, problems = csvscan.scan(text.encode(), "t.csv")
+    expected_lines, reader = [], csv.reader(io.StringIO(text, newline=""))
+    previous_end = 1
+    for i, record in enumerate(reader):
+        if i:
+            expected_lines.append(previous_end + 1)
+        previous_end = reader.line_num
+    assert problems == [] and structure is not None, (text, problems)
+    assert structure.lines.tolist() == expected_lines
+    frame = pl.read_csv(structure.data, infer_schema=False, empty_string_is_null=False)
+    assert frame.rows() == [tuple(r) for r in table]

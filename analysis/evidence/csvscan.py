@@ -3,8 +3,8 @@
 Method: a double quote toggles "inside a quoted field"; escaped quotes (``""``)
 toggle twice, so a comma or line feed is a delimiter exactly when an even
 number of quotes precedes it. With numpy we find all quotes, commas and line
-feeds once, classify them by the parity of quotes before them (a binary
-search), and get every record's physical start line and field count without a
+feeds in one pass, classify them by the parity of a running quote count, and
+get every record's physical start line and field count (a bincount) without a
 Python loop. Quotes must open at the start of a field and close at its end.
 """
 from __future__ import annotations
@@ -29,6 +29,8 @@ class Structure:
     """The bytes without a leading BOM."""
     header: tuple[str, ...]
     """Column names of the header record."""
+    quoted: bool
+    """Whether the file has any double quote (else no field can be a quoted empty string)."""
     lines: np.ndarray
     """Physical 1-based start line of every data record (header excluded)."""
 
@@ -46,65 +48,76 @@ def capped(problems: list[Problem], found: list[Problem], file: str, what: str,
                                 f"... and {total - MAX_PER_RULE} more {what} problems"))
 
 
-def _line_of(nl: np.ndarray, pos: np.ndarray | int) -> np.ndarray:
-    """1-based physical line of byte offsets ``pos``."""
-    return np.searchsorted(nl, pos) + 1
+def _line_of(lfpos: np.ndarray, pos: np.ndarray | int) -> np.ndarray:
+    """1-based physical line of byte offsets ``pos`` (``lfpos``: offsets of all line feeds)."""
+    return np.searchsorted(lfpos, pos) + 1
 
 
 def scan(raw: bytes, file: str) -> tuple[Structure | None, list[Problem]]:
     """Check the structure of one CSV file; return it or the problems."""
     data = raw[len(BOM):] if raw.startswith(BOM) else raw
-    if not data.strip(b"\r\n"):
+    if not data[:4096].strip(b"\r\n") and not data.strip(b"\r\n"):
         return None, [Problem(file, 1, None, "the file is empty; it needs a header row")]
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        return None, [Problem(file, line, f"byte {col}",
-                              f"not UTF-8 ({exc.reason}); save the file as UTF-8")]
     arr = np.frombuffer(data, dtype=np.uint8)
     n = arr.size
-    nl = np.flatnonzero(arr == LF)
-    qpos = np.flatnonzero(arr == QUOTE)
+    if arr.max() >= 0x80:  # ASCII is valid UTF-8; otherwise let the codec find the first error
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+            return None, [Problem(file, line, f"byte {col}",
+                                  f"not UTF-8 ({exc.reason}); save the file as UTF-8")]
+    # one pass: positions and kinds of every comma, line feed and quote
+    special = np.flatnonzero((arr == COMMA) | (arr == LF) | (arr == QUOTE))
+    kinds = arr[special]
+    is_lf = kinds == LF
+    is_q = kinds == QUOTE
     problems: list[Problem] = []
-    if qpos.size % 2:
-        line = int(_line_of(nl, qpos[-1]))
-        return None, [Problem(file, line, None,
-                              "a quoted field opened on this line is never closed; "
-                              "close it with a double quote")]
-    if qpos.size:
+    qcount = int(is_q.sum())
+    if qcount:
+        qpos = special[is_q]
+        lfpos = special[is_lf]
+        if qpos.size % 2:
+            line = int(_line_of(lfpos, qpos[-1]))
+            return None, [Problem(file, line, None,
+                                  "a quoted field opened on this line is never closed; "
+                                  "close it with a double quote")]
         opener = np.zeros(qpos.size, dtype=bool)
         opener[0::2] = True
         prev = np.where(qpos > 0, arr[np.maximum(qpos - 1, 0)], LF)
         nxt = np.where(qpos < n - 1, arr[np.minimum(qpos + 1, n - 1)], LF)
-        bad_open = opener & ~np.isin(prev, (COMMA, LF, QUOTE))
-        bad_close = ~opener & ~np.isin(nxt, (COMMA, LF, CR, QUOTE))
         # an opener right after a quote follows a closer (quotes alternate), so the
         # pair is an escaped quote; the same holds for a closer right before a quote
+        bad_open = opener & ~np.isin(prev, (COMMA, LF, QUOTE))
+        bad_close = ~opener & ~np.isin(nxt, (COMMA, LF, CR, QUOTE))
         bad = np.flatnonzero(bad_open | bad_close)
         if bad.size:
-            found = [Problem(file, int(_line_of(nl, qpos[i])), None,
+            found = [Problem(file, int(_line_of(lfpos, qpos[i])), None,
                              "stray double quote: a field containing quotes must be enclosed "
                              "in quotes and each inner quote doubled (RFC 4180)")
                      for i in bad[: MAX_PER_RULE + 1]]
-            capped(problems, found, file, "quote")
+            capped(problems, found, file, "quote", bad.size)
             return None, problems
-    # record boundaries: line feeds outside quotes
-    outside = (np.searchsorted(qpos, nl) % 2) == 0
-    bidx = np.flatnonzero(outside)
-    ends = nl[bidx]
+        # a comma or line feed is a delimiter when an even number of quotes precedes it
+        outside = (np.bitwise_xor.accumulate(is_q.view(np.uint8)) == 0) & ~is_q
+        lf_ordinal = np.flatnonzero(outside[is_lf]) + 1  # 1-based ordinal among all line feeds
+        special = special[outside]
+        is_lf = arr[special] == LF
+    else:
+        lf_ordinal = np.arange(1, int(is_lf.sum()) + 1)
+    # ``special`` now holds only delimiters: commas of a record lie between two line feeds
+    at = np.flatnonzero(is_lf)
+    ends = special[at]
+    commas = np.diff(np.concatenate(([-1], at, [special.size]))) - 1
     starts = np.concatenate(([0], ends + 1))
     ends = np.concatenate((ends, [n]))
-    lines = np.concatenate(([1], bidx + 2))
+    lines = np.concatenate(([1], lf_ordinal + 1))
+    fields = commas + 1
     if starts[-1] >= n:  # file ends with a line feed: no record after it
-        starts, ends, lines = starts[:-1], ends[:-1], lines[:-1]
+        starts, ends, lines, fields = starts[:-1], ends[:-1], lines[:-1], fields[:-1]
     length = ends - starts
     blank = (length == 0) | ((length == 1) & (arr[np.minimum(starts, n - 1)] == CR))
-    cpos = np.flatnonzero(arr == COMMA)
-    if qpos.size:
-        cpos = cpos[(np.searchsorted(qpos, cpos) % 2) == 0]
-    fields = np.searchsorted(cpos, ends) - np.searchsorted(cpos, starts) + 1
     if blank[0]:
         return None, [Problem(file, 1, None, "the first line must be the header row")]
     header_bytes = data[starts[0]:ends[0]]
@@ -126,4 +139,4 @@ def scan(raw: bytes, file: str) -> tuple[Structure | None, list[Problem]]:
         capped(problems, found, file, "field count")
     if problems:
         return None, problems
-    return Structure(data=data, header=header, lines=lines[1:]), []
+    return Structure(data=data, header=header, quoted=bool(qcount), lines=lines[1:]), []

@@ -16,9 +16,10 @@ import polars as pl
 from . import csvscan
 from .csvscan import capped
 from .errors import Problem
-from .schema import BOOL, INT, SCHEMAS, RULES, Column, RowRule
+from .schema import BOOL, INT, RULES, SCHEMAS, TEXT, Column, RowRule
 
 _INT_RE = r"^-?[0-9]{1,18}$"
+_RAW = "__raw__"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,37 +64,46 @@ def _describe(col: Column) -> str:
 
 
 def _convert(file: str, raw: pl.DataFrame, lines: np.ndarray, schema: tuple[Column, ...],
-             problems: list[Problem]) -> tuple[pl.DataFrame, set[str]]:
+             problems: list[Problem], quoted: bool) -> tuple[pl.DataFrame, set[str]]:
     """Cast every schema column; report empty required cells, bad types, ranges."""
-    empty_to_null = [pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c)
-                     for c in raw.columns]
-    raw = raw.select(empty_to_null)
-    exprs, masks = [], []
+    if quoted:  # a quoted empty field ("") is read as "", but it is a missing value too
+        raw = raw.with_columns(pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c)
+                               for c in raw.columns)
+    conv = []
     for col in schema:
         s = pl.col(col.name)
-        if col.required:
-            masks.append((col, "empty", s.is_null()))
         if col.kind == INT:
-            ok = s.str.contains(_INT_RE)
-            val = pl.when(ok).then(s.cast(pl.Int64, strict=False))
-            masks.append((col, "type", s.is_not_null() & ~ok))
-            lo = val < col.minimum if col.minimum is not None else pl.lit(False)
-            hi = val > col.maximum if col.maximum is not None else pl.lit(False)
-            masks.append((col, "range", (lo | hi).fill_null(False)))
-            exprs.append(pl.when(ok & ~(lo | hi).fill_null(False)).then(val).alias(col.name))
+            conv.append(pl.when(s.str.contains(_INT_RE)).then(s.cast(pl.Int64, strict=False)))
         elif col.kind == BOOL:
-            ok = s.is_in(["true", "false"])
-            masks.append((col, "type", s.is_not_null() & ~ok))
-            exprs.append(pl.when(ok).then(s == "true").alias(col.name))
+            conv.append(pl.when(s.is_in(["true", "false"])).then(s == "true").alias(col.name))
         else:
-            exprs.append(s)
-    mask_frame = raw.select([m.alias(f"m{i}") for i, (_, _, m) in enumerate(masks)])
+            conv.append(s)
+    known = {c.name for c in schema}
+    conv += [pl.col(c).cast(pl.String) for c in raw.columns if c not in known]
+    typed = raw.select(conv)
+    typed_cols = [c.name for c in schema if c.kind != TEXT]
+    both = pl.concat([typed, raw.select(pl.col(typed_cols).name.prefix(_RAW))], how="horizontal")
+    masks = []
+    for col in schema:
+        s, r = pl.col(col.name), pl.col((_RAW if col.kind != TEXT else "") + col.name)
+        if col.required:
+            masks.append((col, "empty", r.is_null()))
+        if col.kind != TEXT:
+            masks.append((col, "type", r.is_not_null() & s.is_null()))
+        if col.minimum is not None or col.maximum is not None:
+            lo = s < col.minimum if col.minimum is not None else pl.lit(False)
+            hi = s > col.maximum if col.maximum is not None else pl.lit(False)
+            masks.append((col, "range", (lo | hi).fill_null(False)))
+    flags = both.select([m.any().alias(f"m{i}") for i, (_, _, m) in enumerate(masks)]).row(0)
     bad_cols: set[str] = set()
-    for i, (col, what, _) in enumerate(masks):
-        idx = mask_frame.get_column(f"m{i}").arg_true()
-        if idx.len() == 0:
+    out_of_range = []
+    for (col, what, mask), flagged in zip(masks, flags):
+        if not flagged:
             continue
         bad_cols.add(col.name)
+        if what == "range":
+            out_of_range.append(pl.when(mask).then(None).otherwise(pl.col(col.name)).alias(col.name))
+        idx = both.select(mask.alias("m")).get_column("m").arg_true()
         picked = idx.head(csvscan.MAX_PER_RULE + 1).to_list()
         values = raw.get_column(col.name).gather(picked).to_list()
         found = []
@@ -106,9 +116,9 @@ def _convert(file: str, raw: pl.DataFrame, lines: np.ndarray, schema: tuple[Colu
                 msg = f"{value} is out of range: must be {_describe(col)}"
             found.append(Problem(file, int(lines[row]), col.name, msg))
         capped(problems, found, file, f"{col.name} {what}", idx.len())
-    known = {c.name for c in schema}
-    extras = [pl.col(c).cast(pl.String) for c in raw.columns if c not in known]
-    return raw.select(exprs + extras), bad_cols
+    if out_of_range:  # a value out of range is not kept: the cross-file rules see it as empty
+        typed = typed.with_columns(out_of_range)
+    return typed, bad_cols
 
 
 def _rule_problems(file: str, frame: pl.DataFrame, lines: np.ndarray, rules: tuple[RowRule, ...],
@@ -157,7 +167,7 @@ def parse_csv(file: str, raw_bytes: bytes, problems: list[Problem]) -> ParsedCsv
                                 f"parsed {raw.height} rows but found {len(structure.lines)} records; "
                                 "check quoting and line ends"))
         return None
-    frame, bad_cols = _convert(file, raw, structure.lines, schema, problems)
+    frame, bad_cols = _convert(file, raw, structure.lines, schema, problems, structure.quoted)
     del raw
     _rule_problems(file, frame, structure.lines, RULES[file], problems)
     return ParsedCsv(frame=frame, lines=structure.lines, bad_cells=frozenset(bad_cols))
