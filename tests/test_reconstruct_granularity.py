@@ -60,3 +60,18 @@ def test_every_printed_mean_of_an_integer_total_is_found(n, k, data):
     totals = grim_totals(v, 3, n, k)
     assert t in totals
     assert all(abs(Fraction(x, n * k) - Fraction(str(v))) <= Fraction(1, 2000) for x in totals)
+
+
+def test_spearman_over_tied_fills_hand_case():
+    # fills 0.1, 0.1, 0.3 vs effects 1, 2, 3: order a<b gives ranks 1,2,3 (rho 1); b<a gives 2,1,3:
+    # rho = 1 - 6 * (1 + 1 + 0) / (3 * 8) = 0.5.
+    from analysis.reconstruct.granularity import spearman_reachable
+    assert spearman_reachable([0.1, 0.1, 0.3], 2, [1.0, 2.0, 3.0]) == (0.5, 1.0)
+
+
+def test_all20_fill_spearman_is_unreachable_but_fail8_is_reachable():
+    from analysis.reconstruct.granularity import check_fill_ranks
+    df = check_fill_ranks(load_claims(CLAIMS))
+    verdict = dict(zip(df["id"].to_list(), df["consistent"].to_list()))
+    assert verdict == {"threshold.all20.fill_effect.spearman": False, "threshold.fail8.fill_effect.spearman": True,
+                       "threshold.fail8_excl_borderline.fill_effect.spearman": True}

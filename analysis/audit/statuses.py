@@ -24,9 +24,11 @@ RULE_DECIDED: dict[str, str] = {
     "within.j.rows": "needs per-row headings within cells; rule R17 decides them",
     "within.j.slope": "needs per-row headings within cells; rule R17 decides them",
     "within.j.r": "needs per-row headings within cells; rule R17 decides them",
-    "threshold.fail8.fill_effect.spearman": "printed fills are rounded and tie (81%, 81%, 100%, 100%); the rank "
-                                            "correlation needs the unrounded fills the page does not give",
-    "threshold.fail8_excl_borderline.fill_effect.spearman": "needs unrounded fills (printed fills tie)",
+    "threshold.fail8.fill_effect.spearman": "printed fills tie (81%, 81%, 100%, 100%); the value depends on the "
+                                            "unrounded order the page does not give (rank check: reachable, "
+                                            "with qwen3.5-9b below deepseek-v4-flash and 122b below 35b)",
+    "threshold.fail8_excl_borderline.fill_effect.spearman": "needs the unrounded order of tied fills (rank check: "
+                                                            "reachable with 122b below 35b)",
     "threshold.all20.fill_effect.spearman": "needs unrounded fills (printed fills tie)",
     "threshold.fail8.fill_effect.pearson": "needs unrounded fills; the printed (rounded) fills give the value shown",
     "threshold.fail8_excl_borderline.fill_effect.pearson": "needs unrounded fills; printed fills give the value shown",

@@ -5,7 +5,9 @@ Methods note: a mean of n rows of k binary checks is T / (n k) for an integer to
 in [0, n k] satisfies |T/(n k) - v| <= 0.5e-d (exact rationals; a tie is accepted and
 flagged). A paired mean effect over P pairs is D / (P k) with D in [-P k, P k]. A printed
 "a of b" fraction is checked against a/b. No spreads (SDs) are printed, so DEBIT-style
-checks have nothing to test. An inconsistent claim is a finding, reported with its reason.
+checks have nothing to test. Rank statistics over rounded covariates are checked by trying every
+order of the printed ties (``check_fill_ranks``). An inconsistent claim is a finding, reported with
+its reason.
 """
 from __future__ import annotations
 
@@ -188,4 +190,60 @@ def feasible_row_counts(claims: Claims, ids: tuple[str, ...], k: int = 14, n_max
 
 def granularity_report(claims: Claims) -> pl.DataFrame:
     """All granularity findings (means and proportions) in one table."""
-    return pl.concat([check_means(claims), check_proportions(claims)])
+    return pl.concat([check_means(claims), check_proportions(claims), check_fill_ranks(claims)])
+
+
+def spearman_reachable(fills: list[float], fill_decimals: int, effects: list[float]) -> tuple[float, ...]:
+    """Every Spearman rho (fill vs effect) that unrounded fills inside the printed rounding intervals can give.
+
+    Intervals of different printed values are disjoint, so only fills printed equal can change order; every
+    order of each tie group is tried (average ranks for effects, as scipy does).
+    """
+    import itertools
+
+    from scipy.stats import spearmanr
+
+    step = 10.0 ** (-fill_decimals) / 10
+    groups: dict[float, list[int]] = {}
+    for i, f in enumerate(fills):
+        groups.setdefault(f, []).append(i)
+    ties = [g for g in groups.values() if len(g) > 1]
+    out = set()
+    for perms in itertools.product(*[list(itertools.permutations(g)) for g in ties]):
+        x = list(fills)
+        for perm in perms:
+            for rank, i in enumerate(perm):
+                x[i] = fills[i] + rank * step
+        out.add(round(float(spearmanr(x, effects)[0]), 12))
+    return tuple(sorted(out))
+
+
+def check_fill_ranks(claims: Claims) -> pl.DataFrame:
+    """Rank-feasibility of the printed fill-effect Spearman correlations (4.7.1) given Table 3's printed cells."""
+    by = claims.by_id
+    keys = [k for k in T3_KEYS]
+    fills = [float(by[f"t3.{k}.j_fill"].value) for k in keys]  # type: ignore[arg-type]
+    effs = [float(by[f"t3.{k}.paired_q_minus_j"].value) for k in keys]  # type: ignore[arg-type]
+    jm = [float(by[f"t3.{k}.j_mean"].value) for k in keys]  # type: ignore[arg-type]
+    fail = [i for i, m in enumerate(jm) if m < 0.5]
+    border = [i for i in fail if abs(jm[i] - 0.5) <= 0.02]
+    pops = {"threshold.all20.fill_effect.spearman": list(range(len(keys))),
+            "threshold.fail8.fill_effect.spearman": fail,
+            "threshold.fail8_excl_borderline.fill_effect.spearman": [i for i in fail if i not in border]}
+    out = []
+    for cid, ii in pops.items():
+        c = by.get(cid)
+        if c is None:
+            continue
+        vals = spearman_reachable([fills[i] for i in ii], 2, [effs[i] for i in ii])
+        ok = any(matches_printed(Fraction(v).limit_denominator(10**9), c.value, c.decimals) for v in vals)  # type: ignore[arg-type]
+        shown = ", ".join(f"{v:.3f}" for v in vals)
+        out.append({"id": cid, "kind": "rank", "n": len(ii), "k": 1, "published": float(c.value),  # type: ignore[arg-type]
+                    "totals": shown, "consistent": ok,
+                    "reason": "" if ok else (f"fills inside their printed rounding intervals can only order tied "
+                                             f"fills; with Table 3's printed fills and effects every such order gives rho in "
+                                             f"{{{shown}}}, never {c.printed} (a different fill population or "
+                                             f"definition than Table 3's would be needed)")})
+    return pl.DataFrame(out, schema={"id": pl.String, "kind": pl.String, "n": pl.Int64, "k": pl.Int64,
+                                     "published": pl.Float64, "totals": pl.String, "consistent": pl.Boolean,
+                                     "reason": pl.String})
