@@ -139,8 +139,8 @@ def test_all_problems_at_once(tmp_path: Path) -> None:
 
 # ---- fuzzing: whatever the bytes, a package or the named error -------------------------------
 
-def _load_with_rows(root: Path, data: bytes) -> None:
-    (root / "rows.csv").write_bytes(data)
+def _load_with_rows(root: Path, data: bytes, name: str = "rows.csv") -> None:
+    (root / name).write_bytes(data)
     write_lock(root)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", StudyWarning)
@@ -159,6 +159,48 @@ def _load_with_rows(root: Path, data: bytes) -> None:
 @given(data=st.binary(max_size=600))
 def test_fuzz_arbitrary_bytes_as_rows_csv(tmp_path_factory, data: bytes) -> None:
     _load_with_rows(copy_handmade(tmp_path_factory.mktemp("fz")), data)
+
+
+_CHECKS = (HANDMADE / "checks.csv").read_bytes()[:2000]
+
+
+@FUZZ
+@given(data=st.one_of(st.binary(max_size=300),
+                      st.tuples(st.integers(0, len(_CHECKS)), st.binary(max_size=4)).map(
+                          lambda t: _CHECKS[:t[0]] + t[1] + _CHECKS[t[0] + 1:])))
+def test_fuzz_checks_csv(tmp_path_factory, data: bytes) -> None:
+    _load_with_rows(copy_handmade(tmp_path_factory.mktemp("fc")), data, "checks.csv")
+
+
+_STUDY = (HANDMADE / "study.toml").read_text()
+
+
+@FUZZ
+@given(data=st.one_of(
+    st.text(alphabet=st.sampled_from(list('[]."=\n 2026-01-28abc#{},')), max_size=200),
+    st.tuples(st.integers(0, len(_STUDY)), st.text(max_size=4)).map(
+        lambda t: _STUDY[:t[0]] + t[1] + _STUDY[t[0] + 1:])))
+def test_fuzz_study_toml(tmp_path_factory, data: str) -> None:
+    _load_with_rows(copy_handmade(tmp_path_factory.mktemp("fs")),
+                    data.encode("utf-8", "surrogatepass"), "study.toml")
+
+
+@FUZZ
+@given(cell=st.one_of(st.from_regex(r"\A-?[0-9]{1,18}\Z"), st.text(max_size=8)))
+def test_integer_cells_are_exactly_decimal_digits(tmp_path_factory, cell: str) -> None:
+    """Property: an int cell loads iff it is an optional '-' and 1-18 ASCII digits."""
+    import re
+
+    root = copy_handmade(tmp_path_factory.mktemp("fi"))
+    quoted = '"' + cell.replace('"', '""') + '"'
+    edit(root, "rows.csv", ",21000,all recalled", f",{quoted},all recalled")
+    ok = re.fullmatch(r"-?[0-9]{1,18}", cell) is not None and int(cell) >= 0
+    try:
+        value = load_package(root).rows.filter(pl.col("row_id") == "a1-j").item(0, "prompt_tokens_est")
+    except SchemaError as err:
+        assert not ok and {p.column for p in err.problems} == {"prompt_tokens_est"}
+    else:
+        assert ok and value == int(cell)
 
 
 _ROWS = (HANDMADE / "rows.csv").read_bytes()
