@@ -144,14 +144,17 @@ class LedgeredBackend:
             self.stats.recalls += 1
         self.stats.prompt_tokens_est += estimate_messages(str(m.get("content", "")) for m in messages)
         base = {"slot": self.slot.slot_id, "attempt": self.attempt, "call": self.calls, "phase": phase}
-        await self.ledger.append({"kind": "request", **base, "body": body, "t": time.time()})
+        # the request record's fsync overlaps the call; it is durable before the response is recorded
+        logged = asyncio.ensure_future(self.ledger.append({"kind": "request", **base, "body": body, "t": time.time()}))
         try:
             res = await self.client.send(body)
         except InfraFault as exc:
             self.last_fault = exc
+            await logged
             await self.ledger.append({"kind": "response", **base, "ok": False, "fault": exc.kind,
                                       "status": exc.status, "detail": exc.detail[:500], "t": time.time()})
             raise
+        await logged
         violation = audit_call(self.pin, res)
         self.tally["unverifiable"] += int(unverifiable(self.pin, res))
         await self.ledger.append({
