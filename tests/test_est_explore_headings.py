@@ -136,7 +136,9 @@ def test_no_informative_cell_is_nan_with_reason():
     assert (w.cells, w.rows) == (0, 0)
     assert math.isnan(w.slope) and math.isnan(w.r) and "no informative cell" in w.reason
     # zero variance in recall inside informative cells: slope 0 is defined, r is not.
-    rows2 = rows_frame([{"configuration": "c", "arm": "j", "headings_carried": h, "checks_passed": 7} for h in (0, 5)])
+    # 1/14 six times: the float cell mean is 1/14 - 1.4e-17, the residuals must still be exactly 0.
+    rows2 = rows_frame([{"configuration": "c", "arm": "j", "headings_carried": h, "checks_passed": 1}
+                        for h in (0, 1, 2, 3, 4, 5)])
     w2 = within_cell(rows2, "S5")
     assert w2.slope == 0.0 and math.isnan(w2.r) and "zero variance" in w2.reason
 

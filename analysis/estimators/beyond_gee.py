@@ -105,13 +105,14 @@ def _fit_vectorised(y: np.ndarray, t: np.ndarray, codes: np.ndarray, g: int,
         xv = np.stack([tot, np.bincount(codes, weights=v * t, minlength=g)], 1)
         return xv / (1 - rho) - c[:, None] * s * tot[:, None]
 
-    x = np.column_stack([np.ones_like(t), t])
-    beta = np.linalg.lstsq(x, y, rcond=None)[0]
+    # start at OLS: intercept = control mean, slope = treatment mean - control mean
+    m0, m1 = float(y[t == 0].mean()), float(y[t == 1].mean())
+    beta = np.array([m0, m1 - m0])
     rho, converged = 0.0, False
     nmax = float(n.max())
     for _ in range(maxiter):
-        e = y - x @ beta
-        scale = float(e @ e) / (n_obs - p)
+        e = y - beta[0] - beta[1] * t
+        scale = float(np.sum(e * e)) / (n_obs - p)
         if scale <= 0 or n_pairs <= p:
             break
         tot = np.bincount(codes, weights=e, minlength=g)
@@ -130,8 +131,8 @@ def _fit_vectorised(y: np.ndarray, t: np.ndarray, codes: np.ndarray, g: int,
     c, m = blocks(rho)
     a = m.sum(0)
     a_inv = np.linalg.inv(a)
-    e = y - x @ beta
-    scale = float(e @ e) / (n_obs - p)
+    e = y - beta[0] - beta[1] * t
+    scale = float(np.sum(e * e)) / (n_obs - p)
     u = xr(e, rho, c)
     robust = a_inv @ (u.T @ u) @ a_inv
     cov: dict[str, np.ndarray | None] = {"naive": a_inv * scale, "robust": robust, "bias_reduced": None}

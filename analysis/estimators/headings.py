@@ -142,7 +142,11 @@ def within_cell(rows: pl.DataFrame, scenario: str, arms: Sequence[str] | None = 
     resid = (
         df.with_columns(
             (pl.col("x") - pl.col("x").mean().over(CELL)).alias("xr"),
-            (pl.col("recall") - pl.col("recall").mean().over(CELL)).alias("yr"),
+            # a cell whose recall is constant has residual exactly 0 (the float mean can be off by 1 ulp)
+            pl.when(pl.col("recall").n_unique().over(CELL) > 1)
+            .then(pl.col("recall") - pl.col("recall").mean().over(CELL))
+            .otherwise(0.0)
+            .alias("yr"),
             (pl.col("x").n_unique().over(CELL) > 1).alias("informative"),
         )
         .filter(pl.col("informative"))
