@@ -187,7 +187,8 @@ async def probe(cfg: EndpointConfig, *, declared_context: int | None = None, max
             ok, why = _conforms(r.text)
             code = f"{step}_ok" if ok else "schema_advertised_reply_nonconforming"
             verdicts.append(dataclasses.replace(v, verdict=code, detail=f"{why}; reply: {r.text[:200]}"))
-            mode, schema_verdict = step, code
+            if ok or mode == "none":  # a conforming mode wins; else the first accepted one is kept
+                mode, schema_verdict = step, code
             if ok:
                 break
 

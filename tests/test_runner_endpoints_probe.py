@@ -1,0 +1,123 @@
+"""Capability probe verdicts against scripted endpoints that behave like real serving stacks."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from support.scripted_server import Reply, ScriptedServer
+
+from analysis.runner.client import EndpointClient, EndpointConfig, describe_max_length
+from analysis.runner.probe import apply, probe
+
+
+def _probe(responder, **cfg: Any):  # type: ignore[no-untyped-def]
+    with ScriptedServer(responder, model="acme/m") as srv:
+        config = EndpointConfig(base_url=srv.base_url, model="acme/m", api_key_env=None, **cfg)
+        report = asyncio.run(probe(config, max_declared=9600))
+        return report, config, srv.requests
+
+
+def _good_json() -> str:
+    return json.dumps({"service": "ledger", "port": "7311"})
+
+
+def openai_like(body: dict, i: int) -> Reply:
+    rf = body.get("response_format")
+    if rf and rf.get("type") == "json_object" and "schema" in rf:
+        return Reply(status=400)  # OpenAI rejects the unknown field
+    return Reply(_good_json() if rf else "OK")
+
+
+def llama_cpp_like(body: dict, i: int) -> Reply:
+    rf = body.get("response_format")
+    if rf and rf.get("type") == "json_schema":
+        return Reply(status=500)  # llama-cpp-python's pydantic literal error surfaces as HTTP 500
+    if rf and "schema" in rf:
+        props = rf["schema"]["properties"]
+        if any(p.get("maxLength", 0) > 1500 for p in props.values()):
+            return Reply(raw_body=b"", status=200)  # grammar compiler gives up; connection dropped
+        return Reply(_good_json())
+    return Reply("OK")
+
+
+def test_openai_style_endpoint_gets_json_schema() -> None:
+    report, cfg, reqs = _probe(openai_like)
+    assert report.structured_mode == "json_schema" and report.schema_verdict == "json_schema_ok"
+    assert report.max_length_mode == "schema" and report.seed_accepted and report.usable
+    # the verdict is stored with the exact request that produced it
+    v = next(v for v in report.verdicts if v.step == "json_schema")
+    assert v.request["response_format"]["type"] == "json_schema" and v.request["seed"] == 0
+
+
+def test_llama_cpp_style_endpoint_gets_json_object_schema_and_described_ceilings() -> None:
+    report, cfg, reqs = _probe(llama_cpp_like)
+    assert report.structured_mode == "json_object_schema"
+    assert report.schema_verdict == "json_object_schema_ok"
+    assert report.max_length_mode == "describe"
+    assert any(v.verdict == "schema_max_length_rejected" for v in report.verdicts)
+    shaped = apply(cfg, report)
+    client = EndpointClient(shaped)
+    body = client.request_body([{"role": "user", "content": "x"}], max_tokens=5,
+                               schema={"type": "object", "properties": {"s": {"type": "string", "maxLength": 9600}},
+                                       "required": ["s"]})
+    prop = body["response_format"]["schema"]["properties"]["s"]
+    assert body["response_format"]["type"] == "json_object"
+    assert "maxLength" not in prop and "At most 9600 characters." in prop["description"]
+
+
+def test_reply_missing_a_required_property_is_nonconforming() -> None:
+    def forgetful(body: dict, i: int) -> Reply:
+        rf = body.get("response_format")
+        return Reply(json.dumps({"service": "ledger"}) if rf else "OK")  # 'port' missing
+
+    report, _, _ = _probe(forgetful)
+    assert report.schema_verdict == "schema_advertised_reply_nonconforming"
+    assert report.structured_mode == "json_schema"  # still measured, verdict disclosed
+
+
+def test_no_structured_support_means_plain_requests() -> None:
+    report, _, _ = _probe(lambda b, i: Reply(status=400) if b.get("response_format") else Reply("OK"))
+    assert report.structured_mode == "none" and report.schema_verdict == "schema_unsupported"
+
+
+def test_seed_rejected_is_recorded_and_dropped() -> None:
+    report, cfg, reqs = _probe(lambda b, i: Reply(status=400) if "seed" in b else
+                               Reply(_good_json() if b.get("response_format") else "OK"))
+    assert not report.seed_accepted and report.usable
+    assert "seed" not in EndpointClient(apply(cfg, report)).request_body([], max_tokens=1)
+
+
+def test_unroutable_parameters_are_probe_rejected() -> None:
+    report, _, _ = _probe(lambda b, i: Reply(status=404))
+    assert not report.usable
+    assert report.verdicts[-1].verdict == "probe_rejected_no_endpoint_for_parameters"
+
+
+def test_reasoning_that_cannot_be_disabled() -> None:
+    class Thinking(ScriptedServer):
+        pass
+
+    def thinker(body: dict, i: int) -> Reply:
+        doc = {"id": "x", "object": "chat.completion", "created": 0, "model": "acme/m",
+               "choices": [{"index": 0, "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": "OK", "reasoning": "let me think"}}]}
+        return Reply(raw_body=json.dumps(doc).encode())
+
+    report, _, reqs = _probe(thinker)
+    assert report.reasoning_verdict == "probe_rejected_reasoning_not_disableable" and not report.usable
+    # every dialect was tried, with its own request shape
+    assert any(r.get("reasoning") == {"enabled": False} for r in reqs)
+    assert any(r.get("chat_template_kwargs") == {"enable_thinking": False} for r in reqs)
+    assert any(r.get("reasoning_effort") == "none" for r in reqs)
+
+
+def test_describe_max_length_keeps_everything_else() -> None:
+    rf = {"type": "json_object", "schema": {"type": "object", "properties": {
+        "a": {"type": "string", "maxLength": 1920, "description": "Field a."},
+        "b": {"type": "array", "items": {"type": "string"}}}, "required": ["a", "b"]}}
+    out = describe_max_length(rf)
+    assert out["schema"]["properties"]["a"] == {"type": "string", "description": "Field a. At most 1920 characters."}
+    assert out["schema"]["properties"]["b"] == rf["schema"]["properties"]["b"]
+    assert out["schema"]["required"] == ["a", "b"] and rf["schema"]["properties"]["a"]["maxLength"] == 1920
