@@ -144,3 +144,28 @@ def test_readme_setup_commands_and_ci_agree() -> None:
     assert 'python -m pip install -e ".[test]"' in ci
     assert ci.rstrip().splitlines()[-1] == commands[1]
     assert "reconstruction" in readme.lower()
+
+
+def _shipped_files() -> list[str]:
+    root = cli.shipped_evidence()
+    return ["provenance.lock", *sorted(json.loads((root / "provenance.lock").read_text())["files"])]
+
+
+@pytest.mark.parametrize("name", _shipped_files())
+def test_tampering_with_any_shipped_file_fails_verify(tmp_path: Path, name: str) -> None:
+    """Done-when of the foundation issue: a changed byte in any shipped file fails `verify`."""
+    import shutil
+
+    src = cli.shipped_evidence()
+    root = tmp_path / "shipped"
+    for rel in _shipped_files():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src / rel, root / rel)
+    data = bytearray((root / name).read_bytes())
+    pos = len(data) // 2
+    data[pos] = data[pos] ^ 0x01
+    (root / name).write_bytes(bytes(data))
+    proc = run_cli("verify", str(root))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and proc.stdout == ""
+    if name != "provenance.lock":  # a changed digest in the lock reads as a change of its file
+        assert f"{name}: changed: expected sha256" in proc.stderr
