@@ -76,3 +76,27 @@ def test_counts_partition_the_audited_rows(spec):
     pr = a.per_row
     assert ((pr["carrier"] - pr["answered"]) == (pr["present_missed"] - pr["absent_answered"])).all()
     assert a.present_missed_rows >= a.carrier_higher_rows
+
+
+def test_ceiling_adherence_handmade(pkg):
+    # j: 7 valid S5 rows with lengths (8200, 9500, 9000, 7000, 7400, 600, 1000 of 9600): none within
+    # 0.5 % of the ceiling (9500/9600 = 0.9896); finish_stop 5+5+3+5+5+5+5 = 33, finish_length 2.
+    # q: 7 rows, stop 5+4+5+5+5+5+5 = 34, length 1. m rows declare no ceiling: absent.
+    from analysis.estimators.carrier import ceiling_adherence
+
+    t = ceiling_adherence(pkg.rows, "S5").per_arm
+    assert t.select("arm", "rows", "at_ceiling", "finish_stop", "finish_length").to_dicts() == [
+        {"arm": "j", "rows": 7, "at_ceiling": 0, "finish_stop": 33, "finish_length": 2},
+        {"arm": "q", "rows": 7, "at_ceiling": 0, "finish_stop": 34, "finish_length": 1},
+    ]
+    assert t["mean_fill"][0] == pytest.approx(42700 / 7 / 9600)
+
+
+def test_ceiling_adherence_tolerance():
+    from analysis.estimators.carrier import ceiling_adherence
+
+    # 9560 and 9620 of 9600 are within 0.5 % (0.42 %, 0.21 %); 9540 is 0.63 % below; 9650 is 0.52 % above.
+    rows = rows_frame([{"arm": "t", "checks_passed": 0, "carried_chars": c, "declared_chars": 9600,
+                        "finish_stop": 5, "finish_length": 0} for c in (9560, 9620, 9540, 9650)])
+    t = ceiling_adherence(rows, "S5").per_arm.to_dicts()[0]
+    assert (t["rows"], t["at_ceiling"], t["above_ceiling"], t["finish_stop"]) == (4, 2, 1, 20)

@@ -255,3 +255,17 @@ def test_spearman_invariant_to_monotone_transform_of_fill(fills, scale):
     a1 = fill_analysis(frame, pl.DataFrame({"configuration": names, "fill": fills}))
     a2 = fill_analysis(frame, pl.DataFrame({"configuration": names, "fill": [scale * f**3 for f in fills]}))
     assert a1.all.spearman == pytest.approx(a2.all.spearman, abs=1e-12)
+
+
+def test_fill_recall_correlation_handmade(pkg):
+    # Every configuration's valid S5 j rows with an outcome and both lengths:
+    #   alpha-1 fill 0.927083, recall (1 + 0 + .5)/3 = .5; alpha-2 .75, (.5 + 1)/2 = .75;
+    #   beta-1 .083333, (0 + .5)/2 = .25 (c2-j invalid; the S1 row is another scenario).
+    # Spearman: fill ranks (3, 2, 1), recall ranks (2, 3, 1): sum d^2 = 2 -> 1 - 12/24 = 0.5.
+    from analysis.estimators.fill import fill_recall_correlation
+
+    per, c = fill_recall_correlation(pkg.rows, arm="j", scenario="S5")
+    assert per["recall"].to_list() == pytest.approx([0.5, 0.75, 0.25])
+    x, y = [8900 / 9600, 0.75, 800 / 9600], [0.5, 0.75, 0.25]
+    assert c.pearson == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
+    assert c.spearman == pytest.approx(0.5) and c.n == 3

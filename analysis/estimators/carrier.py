@@ -95,3 +95,41 @@ def carrier_audit(rows: pl.DataFrame, checks: pl.DataFrame, scenario: str | None
         per_row=pr,
         per_arm=per_arm,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class CeilingAdherence:
+    """Realised carrier length against the declared ceiling, per arm (paper 4.9)."""
+
+    tolerance: float
+    """Relative distance |carried - declared| / declared counted as 'at the ceiling'."""
+    per_arm: pl.DataFrame
+    """arm, rows (valid rows recording both lengths), at_ceiling, above_ceiling, mean_fill,
+    finish_stop, finish_length (fold calls summed over the arm's valid rows)."""
+
+
+def ceiling_adherence(rows: pl.DataFrame, scenario: str | None, tolerance: float = 0.005) -> CeilingAdherence:
+    """Rows whose carried length lands within `tolerance` of the declared ceiling, and finish reasons.
+
+    Valid rows of `scenario` (all when None) with carried_chars and a positive declared_chars;
+    arms without a declared allowance do not appear.
+    """
+    require_columns(rows, ("carried_chars", "declared_chars", "finish_stop", "finish_length"), "rows")
+    df = rows.filter(pl.col("valid") & pl.col("carried_chars").is_not_null()
+                     & pl.col("declared_chars").is_not_null() & (pl.col("declared_chars") > 0))
+    if scenario is not None:
+        df = df.filter(pl.col("scenario") == scenario)
+    ratio = pl.col("carried_chars").cast(pl.Float64) / pl.col("declared_chars").cast(pl.Float64)
+    per_arm = (
+        df.group_by("arm")
+        .agg(
+            pl.len().cast(pl.Int64).alias("rows"),
+            ((ratio - 1.0).abs() <= tolerance).sum().cast(pl.Int64).alias("at_ceiling"),
+            (ratio > 1.0 + tolerance).sum().cast(pl.Int64).alias("above_ceiling"),
+            ratio.mean().alias("mean_fill"),
+            pl.col("finish_stop").sum().cast(pl.Int64).alias("finish_stop"),
+            pl.col("finish_length").sum().cast(pl.Int64).alias("finish_length"),
+        )
+        .sort("arm")
+    )
+    return CeilingAdherence(tolerance, per_arm)

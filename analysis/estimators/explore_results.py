@@ -64,7 +64,8 @@ def _rescue(r: fill.RescueClassification) -> dict[str, Any]:
             "rescued": r.rescued, "separation": _sep(r.separation)}
 
 
-def _fill_block(a: fill.FillAnalysis) -> dict[str, Any]:
+def _fill_block(a: fill.FillAnalysis, fill_recall: tuple[pl.DataFrame, Correlation]) -> dict[str, Any]:
+    per, corr = fill_recall
     return {
         "definition": "mean over valid control-arm rows of the partition run (primary scenario) "
                       "of carried_chars / declared_chars",
@@ -82,6 +83,12 @@ def _fill_block(a: fill.FillAnalysis) -> dict[str, Any]:
         "sweep_separates": a.sweep_separates,
         "gains": [{"threshold": g.threshold, "count": g.count, "of": g.of, "separation": _sep(g.separation)}
                   for g in a.gains],
+        "fill_vs_recall_control_arm": {
+            "definition": "per configuration (every configuration, every execution group): mean fill and "
+                          "mean recall of valid control-arm rows with an outcome and both lengths",
+            "correlation": _corr(corr),
+            "per_configuration": _frame(per),
+        },
     }
 
 
@@ -162,11 +169,13 @@ def explore_results(package: Any, params: Params) -> dict[str, Any]:
     fills = fill.fill_fractions(package.rows, arm=study.control, scenario=study.scenario,
                                 runs=effects.select("configuration", "execution_group"))
     fa = fill.fill_analysis(effects, fills, params)
+    fr = fill.fill_recall_correlation(package.rows, arm=study.control, scenario=study.scenario)
+    ceiling = carrier.ceiling_adherence(package.rows, study.scenario)
     h = headings.headings_analysis(package.rows, study.scenario, study.control, params)
     audit = carrier.carrier_audit(package.rows, package.checks, study.scenario)
     fm = failures.failure_modes(package.rows, package.checks, study.scenario, params)
     out = {
-        "fill": _fill_block(fa),
+        "fill": _fill_block(fa, fr),
         "headings_detail": _headings_detail(h, params),
         "carrier_audit": {
             "scenario": study.scenario, "audited_rows": audit.audited_rows, "agree_rows": audit.agree_rows,
@@ -174,6 +183,7 @@ def explore_results(package: Any, params: Params) -> dict[str, Any]:
             "present_missed_rows": audit.present_missed_rows,
             "absent_answered_rows": audit.absent_answered_rows,
             "per_arm": _frame(audit.per_arm),
+            "ceiling_adherence": {"tolerance": ceiling.tolerance, "per_arm": _frame(ceiling.per_arm)},
         },
         "failure_modes": _failures_block(fm),
         "beyond_paper": _beyond_block(package, params, p),

@@ -249,3 +249,33 @@ def fill_analysis(
         gains=tuple(gains),
     )
 
+
+
+def fill_recall_correlation(
+    rows: pl.DataFrame, *, arm: str, scenario: str, min_rows: int = 1
+) -> tuple[pl.DataFrame, Correlation]:
+    """Per-configuration fill against mean recall of one arm, over every configuration (paper 4.6).
+
+    The paper's broader exploratory association ("undivided-arm fill and recall", 25 measured
+    configurations, all sweeps): per configuration, fill = mean carried/declared and recall =
+    mean recall over its valid `arm` rows of `scenario` with an outcome and both lengths; then
+    Pearson and Spearman across configurations with at least `min_rows` such rows.
+    Returns (configuration, fill, recall, rows) and the correlation.
+    """
+    require_columns(rows, ("carried_chars", "declared_chars", "checks_passed", "checks_total"), "rows")
+    per = (
+        rows.filter(
+            pl.col("valid") & (pl.col("arm") == arm) & (pl.col("scenario") == scenario)
+            & pl.col("checks_passed").is_not_null() & pl.col("carried_chars").is_not_null()
+            & pl.col("declared_chars").is_not_null() & (pl.col("declared_chars") > 0)
+        )
+        .group_by("configuration")
+        .agg(
+            (pl.col("carried_chars").cast(pl.Float64) / pl.col("declared_chars").cast(pl.Float64)).mean().alias("fill"),
+            (pl.col("checks_passed").cast(pl.Float64) / pl.col("checks_total").cast(pl.Float64)).mean().alias("recall"),
+            pl.len().cast(pl.Int64).alias("rows"),
+        )
+        .filter(pl.col("rows") >= min_rows)
+        .sort("configuration")
+    )
+    return per, correlation(per["fill"].to_numpy(), per["recall"].to_numpy(), per["configuration"].to_list())
