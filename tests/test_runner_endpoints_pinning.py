@@ -1,0 +1,69 @@
+"""Pinning and provenance: what a pinned sweep sends and records."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+import warnings
+from pathlib import Path
+
+import pytest
+from support.fault_proxy import EchoUpstream
+
+from analysis.evidence import load_package
+from analysis.runner.cli import main
+from analysis.runner.client import CallResult
+from analysis.runner.pinning import Pin, audit_call, configuration_key
+
+
+def _res(model: str | None, provider: str | None) -> CallResult:
+    return CallResult("x", "stop", model, provider, None, None, True, 0.0, 0)
+
+
+def test_audit_rules() -> None:
+    pin = Pin("u", "acme/m", provider_order=("Alpha",), allow_fallbacks=False, quantization="bf16")
+    assert audit_call(pin, _res("acme/m", "Alpha")) is None
+    assert audit_call(pin, _res("acme/m", "alpha")) is None  # provider names compare case-insensitively
+    assert "Beta" in audit_call(pin, _res("acme/m", "Beta"))
+    assert "acme/m-fp4" in audit_call(pin, _res("acme/m-fp4", "Alpha"))
+    assert audit_call(pin, _res("acme/m", None)) is None  # unverifiable, counted, not invalid
+    fallback = Pin("u", "acme/m", provider_order=("Alpha", "Beta"), allow_fallbacks=True)
+    assert audit_call(fallback, _res("acme/m", "Beta")) is None
+    strict = Pin("u", "acme/m", provider_order=("Alpha", "Beta"), allow_fallbacks=False)
+    assert audit_call(strict, _res("acme/m", "Beta")) is not None  # without fallbacks only the first serves
+    assert configuration_key(pin) == "acme/m@Alpha@bf16"
+
+
+def test_pinned_sweep_sends_the_pin_and_records_provenance(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PIN_TEST_KEY", "sk-PLANTED-pin-test-000")
+    with EchoUpstream(served_model="acme/m", provider="Alpha") as up:
+        rc = main(["sweep", "--base-url", up.url + "/v1", "--model", "acme/m", "--published", "2026-03-01",
+                   "--arms", "j,q", "--repeats", "1", "--out", str(tmp_path), "--provider-order", "Alpha",
+                   "--allow-fallbacks", "false", "--quantization", "bf16", "--price", "0.10/0.30 USD per Mtok",
+                   "--api-key-env", "PIN_TEST_KEY", "--quiet", "--seed", "7"])
+    assert rc == 0
+    fold_bodies = [b for b in up.bodies if "response_format" in b and b["max_tokens"] > 50]
+    assert fold_bodies and all(b["provider"] == {"order": ["Alpha"], "allow_fallbacks": False,
+                                                   "quantizations": ["bf16"]} for b in fold_bodies)
+    assert all(b["seed"] == 7 and b["temperature"] == 0.0 for b in up.bodies)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pkg = load_package(tmp_path / "evidence")
+    assert set(pkg.study.configurations) == {"acme/m@Alpha@bf16"}
+    conf = pkg.study.configurations["acme/m@Alpha@bf16"]
+    assert conf.provider == "Alpha" and conf.quantization == "bf16"
+    assert [(r.configuration, r.planned_repeats) for r in pkg.study.partition_runs] == [("acme/m@Alpha@bf16", 1)]
+    study = tomllib.loads((tmp_path / "evidence" / "study.toml").read_text())
+    runner = study["runner"]["acme/m@Alpha@bf16"]
+    assert runner["provider_order"] == ["Alpha"] and runner["allow_fallbacks"] is False
+    assert runner["price"] == "0.10/0.30 USD per Mtok" and runner["seed_sent"] is True
+    manifest = json.loads((tmp_path / "evidence" / "run_manifest.json").read_text())
+    assert manifest["git"]["commit"] and manifest["packages"]["openai"]
+    assert manifest["pin"]["base_url"].startswith("http://127.0.0.1") and manifest["pin_violations"] == 0
+    assert "run_manifest.json" in pkg.digests  # locked with the package
+    rows = pkg.rows
+    assert rows["served_provider"].to_list() == ["Alpha", "Alpha"]
+    for p in tmp_path.rglob("*"):
+        if p.is_file():
+            assert b"sk-PLANTED-pin-test-000" not in p.read_bytes()
