@@ -269,8 +269,12 @@ def support(b: Builder, c: Claims) -> None:
             cid = f"t1.{key}.{a}"
             t = cell_total(*_vd(c, cid), n, K5)
             if not t.consistent:
+                from analysis.reconstruct.granularity import feasible_row_counts
+                common = feasible_row_counts(c, tuple(f"t1.{key}.{x}" for x in SUPPORT_ARMS), n_max=60)
                 b.finding(cid, "inconsistent", f"no total of {n} rows x 14 checks prints as {_v(c, cid)} "
-                          f"(n = {n} by rule R12); nearest {t.total}/{t.denom} = {t.total / t.denom:.4f}")
+                          f"(n = {n} by rule R12, which fits the model's other cells); nearest {t.total}/{t.denom} = "
+                          f"{t.total / t.denom:.4f}; the smallest row count shared by all five printed cells is "
+                          f"{common[0] if common else 'above 60'}")
             _place(b, group=group, config=config, arm=a, values=distribute(t.total, n, K5),
                    repeats=list(range(1, n + 1)), cell=cid)
         if config == ANCHOR:
