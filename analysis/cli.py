@@ -111,9 +111,18 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _previously_locked(root: Path) -> list[str]:
+    """Names in an existing lock (best effort), so re-locking keeps extra pinned files."""
+    try:
+        files = json.loads((root / LOCK_NAME).read_text(encoding="utf-8")).get("files", {})
+    except (OSError, ValueError, AttributeError):
+        return []
+    return [name for name in files if isinstance(name, str)] if isinstance(files, dict) else []
+
+
 def _cmd_lock(args: argparse.Namespace) -> int:
     root = Path(args.dir)
-    doc = write_lock(root, args.files)
+    doc = write_lock(root, [*_previously_locked(root), *(args.files or [])])
     print(f"wrote {root / LOCK_NAME}: {len(doc['files'])} files "
           + " ".join(f"{k}={v}" for k, v in doc["files"].items()))
     if not args.no_check:
@@ -149,8 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify.set_defaults(func=_cmd_verify)
     lock = sub.add_parser(
         "lock", help="write provenance.lock for a package you produced",
-        description="Hash study.toml, rows.csv, checks.csv (and any --files) and write "
-                    "DIR/provenance.lock (sorted keys, indent 2), then verify the package.")
+        description="Hash study.toml, rows.csv, checks.csv, the files an existing lock already "
+                    "names, and any --files; write DIR/provenance.lock (sorted keys, indent 2); "
+                    "then verify the package.")
     lock.add_argument("dir", metavar="DIR", help="package directory")
     lock.add_argument("--files", nargs="+", default=None, metavar="NAME",
                       help="extra files to pin, relative to DIR with '/' separators")

@@ -47,6 +47,9 @@ def test_lock_then_verify(tmp_path: Path) -> None:
     lock = json.loads((root / "provenance.lock").read_text())
     assert set(lock["files"]) == {"MANIFEST.txt", "study.toml", "rows.csv", "checks.csv"}
     assert run_cli("verify", str(root)).returncode == 0
+    # re-locking keeps the extra file pinned before
+    proc = run_cli("lock", str(root))
+    assert proc.returncode == 0 and "MANIFEST.txt" in json.loads((root / "provenance.lock").read_text())["files"]
 
 
 def test_lock_of_invalid_package_reports_problems(tmp_path: Path) -> None:
