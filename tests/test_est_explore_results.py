@@ -75,3 +75,48 @@ def test_no_clash_with_build_results(pkg):
     res = build_results(pkg, DEFAULT_PARAMS)
     assert KEYS <= set(res)
     assert res["headings"] == headings_block(pkg, DEFAULT_PARAMS)
+
+
+def _with_out_of_window(pkg):
+    """The hand-made package plus a configuration published before the cutoff, with a full run."""
+    import dataclasses
+    import datetime
+
+    import polars as pl
+
+    from est_explore_support import ROWS_SCHEMA
+
+    study = pkg.study
+    old_cfg = dataclasses.replace(next(iter(study.configurations.values())), key="old/model",
+                                  family="old", published=datetime.date(2025, 1, 1))
+    old_run = dataclasses.replace(study.partition_runs[0], configuration="old/model", execution_group="g9")
+    new_study = dataclasses.replace(study, configurations={**study.configurations, "old/model": old_cfg},
+                                    partition_runs=(*study.partition_runs, old_run))
+    extra = []
+    for rep, (pj, pq) in enumerate(((0, 14), (0, 14), (3, 14)), start=1):
+        for arm, p in (("j", pj), ("q", pq)):
+            extra.append({"row_id": f"old-{rep}-{arm}", "scenario": "S5", "configuration": "old/model",
+                          "execution_group": "g9", "repeat": rep, "arm": arm, "valid": True, "checks_total": 14,
+                          "checks_passed": p, "parse_failures": 0, "carried_chars": 9000, "declared_chars": 9600})
+    rows = pl.concat([pkg.rows, pl.DataFrame(extra, schema={k: v for k, v in ROWS_SCHEMA.items()
+                                                            if k in pkg.rows.columns})], how="diagonal_relaxed")
+    labels = pkg.checks.filter(pl.col("row_id") == "a1-j").select("check", "expected")
+    checks = pl.concat([pkg.checks.select("row_id", "check", "expected", "passed", "in_carrier")] + [
+        labels.with_columns(pl.lit(e["row_id"]).alias("row_id"),
+                            (pl.int_range(pl.len()) < e["checks_passed"]).alias("passed"),
+                            pl.lit(None, pl.Boolean).alias("in_carrier"))
+        .select("row_id", "check", "expected", "passed", "in_carrier") for e in extra])
+    return dataclasses.replace(pkg, study=new_study, rows=rows.select(pkg.rows.columns), checks=checks)
+
+
+def test_out_of_window_configuration_changes_no_panel_based_key(pkg, out):
+    # Property from the issue: a configuration outside the recency window enters no panel statistic.
+    # (headings, carrier and failure modes read every valid row by their definitions, so only the
+    # panel-based keys are compared.)
+    other = explore_results(_with_out_of_window(pkg), DEFAULT_PARAMS)
+    for key in ("correlations", "rescue", "sweep", "gains", "per_configuration", "borderline"):
+        assert other["fill"][key] == out["fill"][key]
+    for key in ("bootstrap", "sign_flip", "gee"):
+        assert other["beyond_paper"][key] == out["beyond_paper"][key]
+    # ... while the out-of-window rows do reach the all-configuration fill-recall association.
+    assert other["fill"]["fill_vs_recall_control_arm"]["correlation"]["n"] == 4
