@@ -33,6 +33,7 @@ def test_outputs_exist(built: Path) -> None:
 
 
 def test_noop_rebuild_skips_every_stage(built: Path) -> None:
+    build(HANDMADE, built, DEFAULT_PARAMS, progress=None)  # refresh: the tree may have changed since
     lines: list[str] = []
     summary = build(HANDMADE, built, DEFAULT_PARAMS, progress=lines.append)
     assert summary.ran == () and summary.skipped == STAGES
@@ -132,3 +133,9 @@ def test_unusable_out_is_a_named_error(tmp_path: Path) -> None:
     f.write_text("x")
     with pytest.raises(BuildError, match="pass a directory"):
         build(HANDMADE, f, DEFAULT_PARAMS, progress=None)
+
+
+def test_outputs_do_not_depend_on_the_working_directory(tmp_path: Path, built: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert check(HANDMADE.resolve(), built, DEFAULT_PARAMS) == []

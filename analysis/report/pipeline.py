@@ -10,20 +10,24 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from analysis.evidence import load_package
 
+REPO = Path(__file__).resolve().parents[2]
+
 
 def display_path(path: Path) -> Path:
-    """``path`` relative to the working directory when it lies below it (keeps outputs portable)."""
-    try:
-        rel = Path(os.path.relpath(path))
-    except ValueError:  # pragma: no cover - another drive on Windows
-        return path
-    return path if rel.parts[:1] == ("..",) else rel
+    """How outputs name ``path``: relative to the repository when inside it, else to the working
+    directory when below it, else as given. Outputs then do not depend on where the build ran."""
+    resolved = Path(path).resolve()
+    for base in (REPO, Path.cwd()):
+        try:
+            return resolved.relative_to(base)
+        except ValueError:
+            continue
+    return Path(path)
 
 
 def remove_stale(directory: Path, keep: set[Path], skip_dirs: tuple[str, ...] = ()) -> None:
@@ -37,9 +41,6 @@ def remove_stale(directory: Path, keep: set[Path], skip_dirs: tuple[str, ...] = 
             f.unlink()
 
 
-REPO = Path(__file__).resolve().parents[2]
-
-
 def evidence_kind(path: Path) -> str:
     """'v1', 'v2-pilot', 'handmade' or 'other', by where the package lives in the repository."""
     known = {REPO / "data" / "v1": "v1", REPO / "data" / "v2" / "pilot": "v2-pilot",
@@ -51,7 +52,8 @@ class Pipeline:
     """One build's state: evidence, params, OUT, and the lazily loaded inputs."""
 
     def __init__(self, evidence_dir: Path, out_dir: Path, params: Any, *, claims_path: Path) -> None:
-        self.evidence_dir = display_path(Path(evidence_dir))
+        self.evidence_dir = Path(evidence_dir)
+        self.evidence_label = display_path(self.evidence_dir).as_posix()
         self.out_dir = Path(out_dir)
         self.params = params
         self.claims_path = claims_path
@@ -107,7 +109,7 @@ class Pipeline:
     def evidence_summary(self) -> dict[str, Any]:
         """What the report says about the evidence: path, kind, study name and counts."""
         pkg = self.package
-        return {"path": self.evidence_dir.as_posix(), "kind": evidence_kind(Path(self.evidence_dir)),
+        return {"path": self.evidence_label, "kind": evidence_kind(self.evidence_dir),
                 "study_name": pkg.study.name, "rows": pkg.rows.height,
                 "valid_rows": int(pkg.rows.get_column("valid").sum()), "checks": pkg.checks.height,
                 "configurations": len(pkg.study.configurations)}
@@ -119,7 +121,7 @@ class Pipeline:
             return None
         from analysis.results import build_results
 
-        res = build_results(load_package(display_path(pilot)), self.params)
+        res = build_results(load_package(pilot), self.params)
         keep = ("configurations", "mean", "median", "min", "max", "positive", "negative", "zero")
         return {"path": display_path(pilot).as_posix(), "evidence": res.get("evidence"),
                 "contrast": res.get("contrast"),
@@ -130,7 +132,7 @@ class Pipeline:
     def stage_verify(self) -> tuple[list[Path], str]:
         """Verify the provenance lock, then parse and validate the package."""
         pkg = self.package
-        return [], (f"{self.evidence_dir.as_posix()}: {len(pkg.digests)} locked files verified, "
+        return [], (f"{self.evidence_label}: {len(pkg.digests)} locked files verified, "
                     f"{pkg.rows.height} rows, {pkg.checks.height} checks")
 
     def stage_results(self) -> tuple[list[Path], str]:
