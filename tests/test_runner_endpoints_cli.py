@@ -148,3 +148,31 @@ def test_embedded_runs_one_real_trajectory(tmp_path: Path) -> None:
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"http://127.0.0.1:{port.group(1)}/v1/models", timeout=5)
     print(f"embedded trajectory: {time.monotonic() - t0:.0f}s")
+
+
+@pytest.mark.embedded
+@pytest.mark.skipif(_embedded_available() is not None, reason=str(_embedded_available()))
+def test_embedded_server_is_stopped_when_the_runner_is_interrupted(tmp_path: Path) -> None:
+    import re
+
+    import httpx
+
+    out = tmp_path / "e"
+    p = subprocess.Popen([sys.executable, "-m", "analysis.runner", "embedded", "--arms", "m", "--repeats", "1",
+                          "--out", str(out), "--quiet"], cwd=REPO, env=_env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    log = out / "llama_server.log"
+    deadline = time.monotonic() + 300
+    port = None
+    while time.monotonic() < deadline and port is None:
+        time.sleep(0.5)
+        if log.exists():
+            port = re.search(r"Uvicorn running on http://127.0.0.1:(\d+)", log.read_text(errors="replace"))
+    assert port is not None, "embedded server never came up"
+    time.sleep(1.0)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err.decode()[-2000:]
+    assert b"re-run the same command to resume" in err
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"http://127.0.0.1:{port.group(1)}/v1/models", timeout=5)
