@@ -45,9 +45,9 @@ planned_repeats = 3
 async def echo_trajectory(slot, backend) -> Outcome:
     texts = []
     for i in range(3):
-        res = await backend.complete([{"role": "user", "content": f"{slot.arm} fold {i}"}], max_tokens=8)
+        res = await backend.call([{"role": "user", "content": f"{slot.arm} fold {i}"}], max_tokens=8)
         texts.append(res.text)
-    ans = await backend.complete([{"role": "user", "content": f"{slot.arm} recall"}], max_tokens=8, phase="recall")
+    ans = await backend.call([{"role": "user", "content": f"{slot.arm} recall"}], max_tokens=8, phase="recall")
     passed = [t.startswith("echo:") for t in texts + [ans.text]]
     checks = [{"check": f"c{i}", "expected": "echo", "passed": p, "in_carrier": None} for i, p in enumerate(passed)]
     row = {"valid": True, "invalid_reason": None, "checks_total": 4, "checks_passed": sum(passed),
@@ -208,3 +208,50 @@ def test_torn_ledger_tail_is_dropped_and_appends_stay_parseable(tmp_path: Path) 
     assert raw.endswith(b"\n") and os.path.getsize(path) == len(raw)
     assert all(json.loads(line) for line in raw.splitlines() if line.strip().startswith(b'{"i') or b"kind" in line
                and line.endswith(b"}"))
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from analysis.runner.ledger import slot_states  # noqa: E402
+from analysis.runner.sweep import is_retryable  # noqa: E402
+
+ENDS = st.sampled_from(["valid", "catchup", "infra", "interrupted"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(ENDS, min_size=1, max_size=6), min_size=1, max_size=5), st.integers(1, 4))
+def test_ledger_folding_never_duplicates_or_loses_a_slot(histories: list[list[str]], max_attempts: int) -> None:
+    # Each slot's history is cut where the sweep would stop: at a final outcome (valid/catchup)
+    # or when infrastructure failures reach max_attempts; interrupted attempts do not count.
+    records, expect_final = [], {}
+    for k, hist in enumerate(histories):
+        sid, fails = f"g:m:S5:r{k + 1:03d}:j", 0
+        start = {"scenario": "S5", "configuration": "m", "execution_group": "g", "repeat": k + 1, "arm": "j",
+                 "position": 1}
+        for att, end in enumerate(hist, start=1):
+            if fails >= max_attempts:
+                break
+            records.append({"kind": "attempt_start", "slot": sid, "attempt": att, **start})
+            valid = end == "valid"
+            reason = None if valid else ("catchup" if end == "catchup" else "infrastructure")
+            records.append({"kind": "attempt_end", "slot": sid, "attempt": att, "valid": valid,
+                            "invalid_reason": reason, "interrupted": end == "interrupted",
+                            "row": {"checks_total": 14}, "checks": []})
+            if end in ("valid", "catchup"):
+                expect_final[sid] = end
+                break
+            fails += end == "infra"
+    states = slot_states(records, is_retryable)
+    rows, _, _ = evidence_rows(records)
+    ids = [r["row_id"] for r in rows]
+    assert len(ids) == len(set(ids))
+    for sid, st_ in states.items():
+        finals = [r for r in rows if r["row_id"] == sid]
+        if sid in expect_final:
+            assert st_.final is not None and len(finals) == 1
+            assert finals[0]["valid"] == (expect_final[sid] == "valid")
+        else:
+            assert st_.final is None and finals == []
+        assert all(r["valid"] is False for r in rows if r["row_id"].startswith(sid + "#"))
+    assert sum(r["valid"] for r in rows) == sum(v == "valid" for v in expect_final.values())
