@@ -148,7 +148,12 @@ def raise_collected(buckets: dict[type[EvidenceError], list[Problem]]) -> None:
     kinds = [k for k, v in buckets.items() if v]
     if not kinds:
         return
-    problems = [p for k in kinds for p in buckets[k]]
+    order = {"study.toml": 0, "rows.csv": 1, "checks.csv": 2}
+
+    def key(p: Problem) -> tuple:  # by file, then line; file-wide notes last
+        return (order.get(p.file, 3), p.file, p.line is None, p.line or 0)
+
+    problems = [p for k in kinds for p in sorted(buckets[k], key=key)]
     if len(kinds) == 1:
         raise kinds[0](problems)
     raise EvidenceError(problems, summary="the evidence package breaks the format")
