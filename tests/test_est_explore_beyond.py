@@ -244,6 +244,7 @@ def test_gee_engines_agree_on_the_balanced_design():
     rows = _balanced_rows()
     a = gee_arm_effect(rows, control="j", treatment="q")
     b = gee_arm_effect(rows, control="j", treatment="q", engine="statsmodels")
+    assert (a.engine, b.engine) == ("vectorised", "statsmodels")
     assert (a.coefficient, a.se, a.se_robust) == (pytest.approx(b.coefficient, abs=1e-8),
                                                   pytest.approx(b.se, rel=1e-6), pytest.approx(b.se_robust, rel=1e-6))
     with pytest.raises(EstimatorError, match="engine"):

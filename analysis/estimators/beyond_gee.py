@@ -61,6 +61,8 @@ class GeeArmEffect:
     """Model statement."""
     reason: str | None
     """Why the fit (or its interval) is undefined, else None."""
+    engine: str = "vectorised"
+    """'vectorised' (cluster sums; tested equal to statsmodels) or 'statsmodels' (GEE itself)."""
     label: str = LABEL
     """Provenance label: ours, not the paper's."""
 
@@ -196,7 +198,8 @@ def gee_arm_effect(
     nan = math.nan
 
     def undefined(reason: str, rho: float = nan, converged: bool = False) -> GeeArmEffect:
-        return GeeArmEffect(nan, nan, max(g - 1, 0), nan, nan, nan, nan, rho, df.height, g, converged, method, reason)
+        return GeeArmEffect(nan, nan, max(g - 1, 0), nan, nan, nan, nan, rho, df.height, g, converged, method, reason,
+                            engine)
 
     if g < 2:
         return undefined("fewer than 2 configuration clusters")
@@ -226,8 +229,8 @@ def gee_arm_effect(
     dof = g - 1
     if not math.isfinite(se):
         return GeeArmEffect(coef, se, dof, nan, nan, nan, se_rb, fit.rho, df.height, g, fit.converged, method,
-                            fit.reason or "standard error zero or undefined")
+                            fit.reason or "standard error zero or undefined", engine)
     q = float(stats.t.ppf(1 - alpha / 2, dof))
     pval = float(2 * stats.t.sf(abs(coef / se), dof))
     return GeeArmEffect(coef, se, dof, coef - q * se, coef + q * se, pval, se_rb, fit.rho, df.height, g,
-                        fit.converged, method, None)
+                        fit.converged, method, None, engine)

@@ -64,7 +64,7 @@ def fill_fractions(
             (pl.col("carried_chars").cast(pl.Float64) / pl.col("declared_chars").cast(pl.Float64))
             .mean()
             .alias("fill"),
-            pl.len().alias("fill_rows"),
+            pl.len().cast(pl.Int64).alias("fill_rows"),
             pl.col("carried_chars").cast(pl.Float64).mean().alias("carried_mean"),
         )
         .sort("configuration")
