@@ -217,3 +217,16 @@ def test_tampered_shipped_evidence_fails_verify_cli(tmp_path: Path) -> None:
     proc = run_cli("verify", str(root))
     assert proc.returncode == 1 and "Traceback" not in proc.stderr and proc.stdout == ""
     assert "checks.csv: changed: expected sha256" in proc.stderr
+
+
+def test_links_out_of_the_package_are_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "secret.txt"
+    outside.write_text("not part of the package\n")
+    root = copy_handmade(tmp_path / "p")
+    (root / "extra.txt").symlink_to(outside)
+    lock = json.loads((root / "provenance.lock").read_text())
+    lock["files"]["extra.txt"] = sha(outside.read_bytes())
+    (root / "provenance.lock").write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n")
+    with pytest.raises(ProvenanceError) as info:
+        load_package(root)
+    assert info.value.file == "extra.txt" and "outside the package" in str(info.value)

@@ -129,8 +129,14 @@ def verify_files(root: str | Path, required: Sequence[str] = REQUIRED_FILES) -> 
     problems: list[Problem] = []
     mismatches: list[Mismatch] = []
     contents: dict[str, bytes] = {}
+    inside = root.resolve()
     for name in sorted(expected):
         want = expected[name]
+        if not (root / name).resolve().is_relative_to(inside):
+            problems.append(Problem(name, None, None, "is a link that leads outside the package; "
+                                    "copy the file into the package instead"))
+            mismatches.append(Mismatch(name, want, None))
+            continue
         try:
             data = (root / name).read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
