@@ -127,3 +127,37 @@ def test_cli_writes_the_audit(tmp_path, capsys):
     assert "derived claims reproduced by computation" in capsys.readouterr().out
     assert (tmp_path / "claims_audit.csv").is_file() and (tmp_path / "claims_audit.md").is_file()
     assert main(["--evidence", str(tmp_path / "nope")]) == 2
+
+
+def _with_rows(tmp_path, change_rows, change_checks):
+    d = tmp_path / "v1"
+    shutil.copytree(ROOT / "data" / "v1", d)
+    change_rows(pl.read_csv(d / "rows.csv", infer_schema=False)).write_csv(d / "rows.csv")
+    change_checks(pl.read_csv(d / "checks.csv", infer_schema=False)).write_csv(d / "checks.csv")
+    write_lock(d, ["RECONSTRUCTION.md", "findings.csv"])
+    return load_package(d)
+
+
+def test_out_of_window_outcomes_change_no_panel_claim(tmp_path, audit):
+    # Give the out-of-window runs a huge effect (every q row 14/14, every j row 0/14): the panel excludes them
+    # by publication date, so every 4.7 claim keeps its recomputed value and status.
+    groups = ["partition-21", "partition-22", "partition-23"]
+    oow = pl.col("execution_group").is_in(groups)
+
+    def rows(r):
+        return r.with_columns(pl.when(oow).then(pl.when(pl.col("arm") == "q").then(pl.lit("14")).otherwise(pl.lit("0")))
+                              .otherwise(pl.col("checks_passed")).alias("checks_passed"))
+
+    def checks(c):
+        rid = pl.col("row_id")
+        hit = pl.any_horizontal([rid.str.starts_with(g + "/") for g in groups])
+        return c.with_columns(pl.when(hit).then(pl.when(rid.str.contains("/q/")).then(pl.lit("true"))
+                                                .otherwise(pl.lit("false")))
+                              .otherwise(pl.col("passed")).alias("passed"))
+    a = audit_claims(_with_rows(tmp_path, rows, checks), CLAIMS, DEFAULT_PARAMS)
+    mine = a.table.filter(pl.col("id").is_in(BAR_47)).select("id", "recomputed", "status")
+    base = audit.table.filter(pl.col("id").is_in(BAR_47)).select("id", "recomputed", "status")
+    assert mine.equals(base)
+    # ...while the out-of-window effect really changed in the package the audit read
+    assert a.table.filter(pl.col("id") == "icc.s5.icc")["recomputed"][0] != audit.table.filter(
+        pl.col("id") == "icc.s5.icc")["recomputed"][0]

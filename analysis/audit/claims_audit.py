@@ -92,11 +92,16 @@ def _package_findings(package: Any) -> dict[str, str]:
     return dict(zip(df["id"].to_list(), df["note"].to_list()))
 
 
-def audit_claims(package: Any, claims: Claims, params: Params) -> AuditResult:
-    """Recompute every claim from `package` with the estimators and judge it (module note)."""
+def audit_claims(package: Any, claims: Claims, params: Params, *, results: dict | None = None) -> AuditResult:
+    """Recompute every claim from `package` with the estimators and judge it (module note).
+
+    `results` may pass an already computed build_results(package, params) to avoid computing it twice.
+    """
     from analysis.results import build_results
 
-    ctx = AuditContext(package=package, results=build_results(package, params), params=params)
+    if results is None:
+        results = build_results(package, params)
+    ctx = AuditContext(package=package, results=results, params=params)
     grim = granularity_report(claims).filter(~pl.col("consistent"))
     grim_bad = dict(zip(grim["id"].to_list(), grim["reason"].to_list()))
     grim_bad.update(_package_findings(package))
