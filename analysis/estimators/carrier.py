@@ -21,18 +21,20 @@ def carrier_rows(rows: pl.DataFrame, checks: pl.DataFrame, scenario: str | None)
     absent_answered, direction ('equal', 'carrier_higher', 'answer_higher')."""
     require_columns(checks, ("row_id", "passed", "in_carrier"), "checks")
     base = valid_outcome_rows(rows, scenario).select("row_id", "configuration", "arm")
+    ic, ps = pl.col("in_carrier"), pl.col("passed")
     per_row = (
-        checks.join(base.select("row_id"), on="row_id", how="semi")
+        checks.lazy()
         .group_by("row_id")
         .agg(
-            pl.col("in_carrier").is_null().any().alias("_unaudited"),
-            pl.col("in_carrier").sum().cast(pl.Int64).alias("carrier"),
-            pl.col("passed").sum().cast(pl.Int64).alias("answered"),
-            (pl.col("in_carrier") & ~pl.col("passed")).sum().cast(pl.Int64).alias("present_missed"),
-            (~pl.col("in_carrier") & pl.col("passed")).sum().cast(pl.Int64).alias("absent_answered"),
+            ic.null_count().alias("_unaudited"),
+            ic.sum().cast(pl.Int64).alias("carrier"),
+            ps.sum().cast(pl.Int64).alias("answered"),
+            (ic & ~ps).sum().cast(pl.Int64).alias("present_missed"),
+            (~ic & ps).sum().cast(pl.Int64).alias("absent_answered"),
         )
-        .filter(~pl.col("_unaudited"))
+        .filter(pl.col("_unaudited") == 0)
         .drop("_unaudited")
+        .collect()
     )
     return (
         base.join(per_row, on="row_id", how="inner")
