@@ -12,7 +12,7 @@ from typing import Any
 
 from analysis.reconstruct.claims import Claims
 from analysis.reconstruct.engine import ReconstructionError, pick_subset
-from analysis.reconstruct.layout import ANCHOR, DECLARED_CHARS, FABRICATED, S1_CHECKS, S5_CHECKS
+from analysis.reconstruct.layout import DECLARED_CHARS, FABRICATED, S1_CHECKS, S5_CHECKS
 from analysis.reconstruct.populations import Builder
 
 Row = dict[str, Any]
