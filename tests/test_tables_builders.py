@@ -20,11 +20,22 @@ from analysis.tables.spec import fmt_mean_n, fmt_signed
 from tests.report_support import context, handmade
 
 
-def test_supporting_arms_m_cell_has_its_denominator() -> None:
-    # a1-m and a2-m are both 14/14 -> mean 1.000 over 2 rows; no f, n, k, l rows exist.
+def test_supporting_arms_need_a_supporting_sweep() -> None:
+    # The fixture's m rows ran beside j and q only (no f, n, k, l): not a supporting sweep.
     t = paper.supporting_arms(context())
-    assert t.display.columns == ["Model", "m (plain text, five headings)"]
-    assert t.display.row(0) == ("acme/alpha-1", "1.000 (n=2)")
+    assert t.is_empty and "no supporting sweep" in t.empty_reason
+
+
+def test_supporting_arms_cells_have_their_denominators() -> None:
+    # Add one l row (7/14) to group g1: g1 becomes a supporting sweep; its m rows a1-m and a2-m
+    # are both 14/14 -> "1.000 (n=2)", the l row -> "0.500 (n=1)".
+    pkg, _ = handmade()
+    extra = pkg.rows.filter(pl.col("row_id") == "a1-m").with_columns(
+        pl.lit("a1-l").alias("row_id"), pl.lit("l").alias("arm"), pl.lit(7, dtype=pl.Int64).alias("checks_passed"))
+    t = paper.supporting_arms(context(dataclasses.replace(pkg, rows=pl.concat([pkg.rows, extra]))))
+    assert t.display.columns == ["Model", "l (plain headings at the deployed fold budget)",
+                                 "m (plain text, five headings)"]
+    assert t.display.row(0) == ("acme/alpha-1", "0.500 (n=1)", "1.000 (n=2)")
 
 
 def test_ladder_rungs_hand_derived() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 ARM_LABELS: dict[str, str] = {
-    "f": "deployed shape: shared schema, one summary string (1,024 chars)",
+    "f": "deployed shape: shared schema, one summary string",
     "n": "shared schema, ceiling lifted",
     "j": "one opaque field",
     "p": "one field, expanded description",

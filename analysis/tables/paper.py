@@ -13,6 +13,7 @@ import polars as pl
 from analysis.estimators.fill import fill_fractions
 from analysis.tables.context import ReportContext, cell_stats, scored_rows
 from analysis.tables.labels import (
+    ARM_LABELS,
     CEILING_ARMS,
     DESCRIBED_ARM,
     PLAIN_ARM,
@@ -46,9 +47,13 @@ def supporting_arms(ctx: ReportContext) -> TableSpec:
     """Paper Table 1: mean recall per configuration and supporting arm on the primary scenario."""
     title = "Supporting arms: mean exact recall by configuration and arm (primary scenario)"
     rows = scored_rows(ctx.rows, scenario=ctx.study.scenario, arms=SUPPORTING_ARMS)
+    # the supporting sweep: execution groups where a supporting arm other than the plain control ran
+    sweeps = rows.filter(pl.col("arm") != PLAIN_ARM).select("configuration", "execution_group").unique()
+    rows = rows.join(sweeps, on=["configuration", "execution_group"], how="semi")
     if rows.height == 0:
         return empty_table("t1_supporting_arms", title, ["Model", *SUPPORTING_ARMS],
-                           "no valid rows of the supporting arms f, n, k, l, m")
+                           "no supporting sweep (an execution group with valid rows of "
+                           f"{', '.join(a for a in SUPPORTING_ARMS if a != PLAIN_ARM)})")
     stats = cell_stats(rows, ["configuration", "arm"], ctx.threshold)
     arms = [a for a in SUPPORTING_ARMS if a in set(stats["arm"])]
     out = []
@@ -60,7 +65,8 @@ def supporting_arms(ctx: ReportContext) -> TableSpec:
         out.append(rec)
     cols = ["Model", *[arm_label(a) for a in arms]]
     return TableSpec("t1_supporting_arms", title, stats, display_frame(out, cols),
-                     note="Cells are means over valid rows with an outcome; n is the row count. "
+                     note="Cells are means over valid rows with an outcome in the supporting sweeps (execution "
+                          f"groups where a supporting arm other than {PLAIN_ARM} ran); n is the row count. "
                           "Rows are effectively binary, so a mean stands for a small count.")
 
 
@@ -96,7 +102,7 @@ def ladder(ctx: ReportContext) -> TableSpec:
             effect = None if prev is None else hit["mean"] - prev
             data.append({"configuration": conf, "arm": arm, "rows": hit["rows"], "mean": hit["mean"],
                          "rows_full": hit["rows_full"], "effect_vs_previous": effect})
-            out.append({"Model": conf, "rung": arm, "change": arm_label(arm).split(" (", 1)[-1].rstrip(")"),
+            out.append({"Model": conf, "rung": arm, "change": ARM_LABELS.get(arm, arm),
                         "recall": fmt_mean_n(hit["mean"], hit["rows"]),
                         "full-recall rows": fmt_count_of(hit["rows_full"], hit["rows"]),
                         "effect vs previous rung": "—" if effect is None else fmt_signed(effect)})
