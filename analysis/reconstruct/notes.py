@@ -85,7 +85,8 @@ by an exact multiset search so that 18 valid single-field rows average 141/252 a
 380/798 (the extra 39 drawn from q, then n, f, k rows).
 
 **R19 Folds.** 5 per row; j clipped 17 (spread over the 11 valid ceiling j rows), u 13 (over 4 rows); finish_length
-= parse failures, finish_stop = folds - finish_length.
+= parse failures, finish_stop = folds - finish_length. Rows without an outcome (infrastructure failures) carry
+the same 5 fold calls as a placeholder (the page does not say where they failed).
 
 **R20 Prompt tokens (placeholder).** 150,000 + carried characters (5 chunks of 30,000 tokens plus the carrier
 re-read by folds 2-5 at 4 characters per token). The printed token differences are not fitted.
