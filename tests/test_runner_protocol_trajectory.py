@@ -92,6 +92,13 @@ def test_json_object_schema_style_for_llama_cpp():
     assert "seed" not in requests[0] and result.checks_passed == 14
 
 
+def test_json_mode_without_schema_puts_the_schema_in_the_prompt():
+    result, requests = run(S5, "q", MemorizingModel(S5), RunSettings(response_format_style="json_object"))
+    assert requests[0]["response_format"] == {"type": "json_object"}
+    assert '"maxLength": 1920' in requests[0]["messages"][1]["content"]
+    assert result.checks_passed == 14 and result.parse_failures == 0
+
+
 def test_style_none_puts_the_schema_in_the_prompt():
     result, requests = run(S5, "j", MemorizingModel(S5), RunSettings(response_format_style="none"))
     assert "response_format" not in requests[0]

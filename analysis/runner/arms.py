@@ -39,7 +39,7 @@ __all__ = [
 
 ARMS_FILE = Path(__file__).with_name("arms.toml")
 ARM_CODES: tuple[str, ...] = ("f", "n", "j", "p", "q", "k", "o", "m", "t", "u", "l", "g")
-ResponseFormatStyle = Literal["json_schema", "json_object_schema", "none"]
+ResponseFormatStyle = Literal["json_schema", "json_object_schema", "json_object", "none"]
 _CARRY = ("raw", "field", "headings", "plain")
 _TYPES = {"string", "string_array", "boolean"}
 
@@ -167,7 +167,10 @@ def response_format(arm: Arm, style: ResponseFormatStyle, *, strict: bool = True
 
     ``json_schema``: OpenAI structured outputs; ``json_object_schema``: the shape
     llama.cpp's server accepts (``{"type": "json_object", "schema": ...}``);
-    ``none``: no response_format (the schema then travels only in the prompt).
+    ``json_object``: JSON mode without a schema; ``none``: no response_format.
+    With ``json_object`` and ``none`` the schema travels in the fold prompt
+    instead. (llama-cpp-python 0.3.x cannot compile a grammar for a
+    ``maxLength`` in the thousands, so its server needs ``json_object``.)
     Plain arms never send one.
     """
     schema = arm.json_schema()
@@ -177,7 +180,9 @@ def response_format(arm: Arm, style: ResponseFormatStyle, *, strict: bool = True
         return {"type": "json_schema", "json_schema": {"name": f"carrier_{arm.code}", "strict": strict, "schema": schema}}
     if style == "json_object_schema":
         return {"type": "json_object", "schema": schema}
-    raise ArmError(f"unknown response_format style {style!r}; use json_schema, json_object_schema or none")
+    if style == "json_object":
+        return {"type": "json_object"}
+    raise ArmError(f"unknown response_format style {style!r}; use json_schema, json_object_schema, json_object or none")
 
 
 def _arm_from_table(code: str, t: Mapping[str, Any], prompts: Mapping[str, str], headings: Sequence[str]) -> Arm:

@@ -336,7 +336,7 @@ def _hint(arm: Arm, settings: RunSettings) -> str:
     if not arm.is_schema:
         return ""
     hint = " Reply with a single JSON object that conforms to the response schema."
-    if settings.schema_in_prompt or settings.response_format_style == "none":
+    if settings.schema_in_prompt or settings.response_format_style in ("none", "json_object"):
         hint += "\nSchema:\n" + json.dumps(arm.json_schema(), ensure_ascii=False)
     return hint
 

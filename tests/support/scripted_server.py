@@ -204,6 +204,8 @@ class MemorizingModel:
                 return "\n\n".join(f"## {h}\n{first if i == 0 else 'none'}" for i, h in enumerate(HEADINGS))
             return "So far the session recorded: " + "; ".join(k[2:] for k in kept)
         schema = rf.get("json_schema", {}).get("schema") if rf.get("type") == "json_schema" else rf.get("schema")
+        if schema is None:  # JSON mode without a schema: the schema travels in the prompt
+            schema = json.loads(body["messages"][-1]["content"].split("\nSchema:\n", 1)[1])
         obj: dict[str, Any] = {}
         first_string = True
         for name, prop in schema["properties"].items():
