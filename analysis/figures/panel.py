@@ -111,7 +111,7 @@ def sensitivity(ctx: ReportContext) -> FigureSpec:
         ]
         b = section(ctx.results, "bounds") or {}
         loo = section(ctx.results, "sensitivity", "each_excluded") or {}
-        fig, (ax1, ax2) = new_figure(2, height=3.4)
+        fig, (ax1, ax2) = new_figure(2, height=max(3.4, 0.2 * len(loo) + 1.2))
         ys = np.arange(len(variants))[::-1]
         for yv, (label, v) in zip(ys, variants):
             if v is None:

@@ -30,6 +30,7 @@ TABLE_ORDER: tuple[tuple[str, str], ...] = (
     ("analysis.tables.explore", "recall_cells"),
     ("analysis.tables.beyond", "panel_inference"),
     ("analysis.tables.beyond", "cell_intervals"),
+    ("analysis.tables.failures", "claims_summary"),
     ("analysis.tables.failures", "claims_audit"),
 )
 """Every table builder, in report order, as (module, function)."""

@@ -95,3 +95,22 @@ def claims_audit(ctx: ReportContext) -> TableSpec:
         note += (f". Shown: the {shown.height} derived claims (statistics an analysis must reproduce by "
                  f"computation); all {frame.height} claims are in tables/t_claims_audit.csv.")
     return TableSpec("t_claims_audit", title, frame, disp, note=note)
+
+
+def claims_summary(ctx: ReportContext) -> TableSpec:
+    """The claims audit in one table: claims per status, derived claims and all claims."""
+    title = "Claims audit summary: claims per status"
+    frame = _audit_frame(ctx.audit)
+    if frame is None or frame.height == 0 or "status" not in frame.columns:
+        return empty_table("t_claims_summary", title, ["status", "claims"],
+                           "the claims audit was not run for this evidence")
+    derived = pl.col("role") == "derived" if "role" in frame.columns else pl.lit(True)
+    data = (frame.group_by("status").agg(derived.sum().cast(pl.Int64).alias("derived"),
+                                         pl.len().cast(pl.Int64).alias("all"))
+            .sort(["derived", "status"], descending=[True, False]))
+    total = {"status": "total", "derived": int(data["derived"].sum()), "all": int(data["all"].sum())}
+    out = [{"status": r["status"], "derived claims": str(r["derived"]), "all claims": str(r["all"])}
+           for r in [*data.iter_rows(named=True), total]]
+    return TableSpec("t_claims_summary", title, data, display_frame(out, ["status", "derived claims", "all claims"]),
+                     note="Derived claims are the statistics an analysis must reproduce by computation; "
+                          "primitive claims are the per-cell inputs the v1 reconstruction was fitted to.")
