@@ -161,3 +161,9 @@ def test_out_of_window_outcomes_change_no_panel_claim(tmp_path, audit):
     # ...while the out-of-window effect really changed in the package the audit read
     assert a.table.filter(pl.col("id") == "icc.s5.icc")["recomputed"][0] != audit.table.filter(
         pl.col("id") == "icc.s5.icc")["recomputed"][0]
+
+
+def test_the_icc_is_fitted_not_reproduced(audit):
+    for c in ("icc.s5.icc", "icc.s5.design_effect", "icc.s5.effective_obs_per_row"):
+        row = _status(audit, c)
+        assert row["status"] == "fitted" and row["recomputed"] == row["published"], row

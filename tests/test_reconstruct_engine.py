@@ -61,3 +61,14 @@ def test_pick_subset_finds_a_planted_subset(vals, data):
     idx = data.draw(st.sets(st.integers(0, len(vals) - 1)))
     chosen = pick_subset(vals, len(idx), sum(vals[i] for i in idx))
     assert len(chosen) == len(idx) and sum(vals[i] for i in chosen) == sum(vals[i] for i in idx)
+
+
+def test_icc_window_is_the_intersection_of_the_printed_icc_and_design_effect():
+    # ICC 0.750 -> [0.7495, 0.7505]; design effect 10.745 = 1 + 13 ICC -> ICC in [9.7445/13, 9.7455/13]
+    # = [0.749577, 0.749654]; the intersection is the latter.
+    from pathlib import Path
+
+    from analysis.reconstruct.claims import load_claims
+    from analysis.reconstruct.icc_fit import window
+    lo, hi = window(load_claims(Path(__file__).resolve().parents[1] / "data/published/claims.yaml"))
+    assert abs(lo - 9.7445 / 13) < 1e-12 and abs(hi - 9.7455 / 13) < 1e-12

@@ -12,15 +12,16 @@ from analysis.reconstruct.claims import Claims, load_claims
 from analysis.reconstruct.granularity import granularity_report
 from analysis.reconstruct.notes import render_notes
 from analysis.reconstruct.package import write_package
-from analysis.reconstruct.populations import Builder, build_rows
+from analysis.reconstruct.populations import Builder
 
 DEFAULT_CLAIMS = Path("data/published/claims.yaml")
 DEFAULT_OUT = Path("data/v1")
 
 
 def reconstruct(claims: Claims) -> Builder:
-    """Rows and their attributes, in memory."""
-    b = build_rows(claims)
+    """Rows and their attributes, in memory (within-row dependence fitted to the printed ICC: R2b/R2c)."""
+    from analysis.reconstruct.icc_fit import fitted_rows
+    b = fitted_rows(claims)
     annotate(b, claims)
     return b
 

@@ -114,7 +114,7 @@ def solve_paired(c_mean: tuple[float, int], t_mean: tuple[float, int], effect: t
                           CellTotal(d, pairs * k, okd), uc, ut)
 
 
-def distribute(total: int, n: int, k: int, ge_half: int | None = None) -> list[int]:
+def distribute(total: int, n: int, k: int, ge_half: int | None = None, lam: Fraction = Fraction(0)) -> list[int]:
     """Near-binary split of `total` checks over n rows; exactly `ge_half` rows reach ceil(k/2) when given."""
     if n == 0:
         if total:
@@ -124,9 +124,15 @@ def distribute(total: int, n: int, k: int, ge_half: int | None = None) -> list[i
         raise ReconstructionError(f"total {total} is outside [0, {n * k}] for {n} rows of {k} checks")
     half = -(-k // 2)
     if ge_half is None:
-        full, rem = divmod(total, k)
-        rows = [k] * full + ([rem] if rem else [])
-        return rows + [0] * (n - len(rows))
+        even = int(lam * total)
+        base, extra = divmod(even, n)
+        rows = [base + 1] * extra + [base] * (n - extra)
+        left = total - even
+        for i in range(n):
+            add = min(left, k - rows[i])
+            rows[i] += add
+            left -= add
+        return sorted(rows, reverse=True)
     g = ge_half
     lo_cap = half - 1
     if not (0 <= g <= n) or total < g * half or total > g * k + (n - g) * lo_cap:

@@ -27,6 +27,14 @@ rows "near-binary" (the paper: rows are effectively binary): as many full rows (
 row, zeros; where the page prints how many rows reach 0.5 (deep table, glm-5.2 borderline counts, ceiling tables,
 the 6/28 anchor corpus) exactly that many rows start at 7/14 and the rest stay below 7.
 
+**R2b/R2c Within-row dependence (FITTED to a derived claim).** Per-row check counts are not printed, so the ICC
+is not determined by the primitives. In *free* cells (arms q, o and the Table 1 arms, where the page prints no
+count of rows at >= 0.5 or at full recall; single-field arms are left alone for the heading fit) a share lam of
+the cell total is spread evenly before the near-binary fill; lam = {share} is the largest 1/1000 step whose ICC
+is still above the printed window, then {moves} single checks are moved between rows of free cells (extreme rows
+first, then the closest rows two apart; round robin in build order) until the ICC of the valid S5 rows prints as
+0.750 and 1 + 13 ICC as 10.745. The audit reports these three claims as FITTED, never reproduced.
+
 **R3 Missing slots.** Within a partition run the complete pairs occupy repeats 1..P (i-th best j with i-th best q).
 A repeat with only one arm valid holds a *catch-up* row for the other arm (invalid, reason `catchup`, with an
 outcome, one parse failure); repeats where neither arm is valid hold two `infrastructure` rows with no outcome.
@@ -123,8 +131,8 @@ def render_notes(b: Builder, claims: Claims, findings: pl.DataFrame) -> str:
         "The paper's released package (row- and check-level evidence) is controlled and not public. This",
         "directory is rebuilt by `python -m analysis.reconstruct build` from `data/published/claims.yaml`: integer",
         "outcomes and structure solved so that every *primitive* claim it uses is met at printed precision. No",
-        "*derived* claim was used as an input (the one fitted derived quantity, the 619-of-620 grader agreement, is",
-        "named in R25). Derived claims are then recomputed from this package by the estimators and judged by the",
+        "*derived* claim was used as an input (the fitted derived quantities, the ICC and the 619-of-620 grader agreement, are",
+        "named in R2b/R2c and R25). Derived claims are then recomputed from this package by the estimators and judged by the",
         "claims audit (`analysis.audit.audit_claims`). Planted values other than the four printed in 4.11 are",
         "placeholders; publication dates are placeholders on the correct side of the 2026-01-28 cutoff.",
         "",
@@ -143,7 +151,8 @@ def render_notes(b: Builder, claims: Claims, findings: pl.DataFrame) -> str:
         "| model | rows per arm |", "|---|---|",
     ]
     lines += [f"| {cfg} | {support_repeats(claims, key)} |" for key, cfg in SUPPORT]
-    lines += ["", RULES, "## Findings (inconsistent claims)", "", "| claim | note |", "|---|---|"]
+    lines += ["", RULES.replace("{share}", str(b.icc_share)).replace("{moves}", str(b.icc_moves)),
+              "## Findings (inconsistent claims)", "", "| claim | note |", "|---|---|"]
     lines += [f"| {i} | {n} |" for i, n in findings.select("id", "note").iter_rows()]
     lines += ["", "## Not reconstructed", "",
               "- The 4.8 single-field heading table only in part (R17b: 186 printed rows, 176 available), the q and k",

@@ -32,6 +32,9 @@ class Builder:
     groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
     runs: list[tuple[str, str, int]] = field(default_factory=list)
     totals: dict[str, int] = field(default_factory=dict)
+    lam: Fraction = Fraction(0)
+    icc_share: Fraction = Fraction(0)
+    icc_moves: int = 0
 
     def add(self, *, group: str, config: str, arm: str, repeat: int, passed: int | None, cell: str,
             scenario: str = "S5", valid: bool = True, reason: str | None = None, k: int = K5,
@@ -64,7 +67,7 @@ def _place(b: Builder, *, group: str, config: str, arm: str, values: list[int], 
 
 # ---------------------------------------------------------------- Table 3 (primary panel)
 def _panel_arm_values(key: str, arm: str, paired_total: int, pairs: int, unpaired_total: int, unpaired: int,
-                      c: Claims) -> tuple[list[int], list[int]]:
+                      c: Claims, lam: Fraction = Fraction(0)) -> tuple[list[int], list[int]]:
     """Near-binary paired and unpaired outcomes of one Table 3 arm, honouring the 4.7.1 deep-table counts."""
     ge = {("granite_4_1_8b", "q"): "deep.granite_4_1_8b.q.rows_ge_half",
           ("ling_2_6_flash", "j"): "deep.ling_2_6_flash.j.rows_ge_half",
@@ -84,7 +87,7 @@ def _panel_arm_values(key: str, arm: str, paired_total: int, pairs: int, unpaire
         rest = int(_v(c, "deep.granite_4_1_8b.j.rows_ge_half")) - len(h5)
         h0 = distribute(paired_total - h5_total, pairs - len(h5), K5, ge_half=rest)
         return h5 + h0, unp  # the five-heading rows first (rule R17 tags them)
-    return distribute(paired_total, pairs, K5, ge_half=g), unp
+    return distribute(paired_total, pairs, K5, ge_half=g, lam=lam if arm == "q" else Fraction(0)), unp
 
 
 def panel(b: Builder, c: Claims) -> None:
@@ -107,13 +110,17 @@ def panel(b: Builder, c: Claims) -> None:
         pj = sol.control.total - sol.control_unpaired
         pq = sol.treatment.total - sol.treatment_unpaired
         jv, ju = _panel_arm_values(key, "j", pj, pairs, sol.control_unpaired, n_j - pairs, c)
-        qv, qu = _panel_arm_values(key, "q", pq, pairs, sol.treatment_unpaired, n_q - pairs, c)
+        qv, qu = _panel_arm_values(key, "q", pq, pairs, sol.treatment_unpaired, n_q - pairs, c, b.lam)
         reps = list(range(1, pairs + 1))
         placed = _place(b, group=group, config=config, arm="j", values=jv, repeats=reps, cell=p + "j")
+        if key not in ("granite_4_1_8b", "ling_2_6_flash", "glm_5_2"):
+            for r in _place(b, group=group, config=config, arm="q", values=qv, repeats=reps, cell=p + "q"):
+                r["free"] = True
+        else:
+            _place(b, group=group, config=config, arm="q", values=qv, repeats=reps, cell=p + "q")
         if key == "granite_4_1_8b":
             for r in placed[: int(_v(c, "deep.granite_4_1_8b.j.rows_h5"))]:
                 r["h5"] = True
-        _place(b, group=group, config=config, arm="q", values=qv, repeats=reps, cell=p + "q")
         nxt = pairs + 1
         # one-arm repeats: the arm with extra rows keeps them; the other arm's slot is a catch-up row
         for arm, extra, other in (("j", ju, "q"), ("q", qu, "j")):
@@ -176,8 +183,9 @@ def ladder(b: Builder, c: Claims) -> None:
         b.add(group=g, config=ANCHOR, arm="q", repeat=r, passed=qx, cell="ladder.q")
         b.add(group=g, config=ANCHOR, arm="m", repeat=r, passed=mx, cell="ladder.m")
     for a in "jo":
-        for (g, r), v in zip(reps, distribute(tot[a], n, K5)):
-            b.add(group=g, config=ANCHOR, arm=a, repeat=r, passed=v, cell=f"ladder.{a}")
+        for (g, r), v in zip(reps, distribute(tot[a], n, K5, lam=b.lam if a == "o" else Fraction(0))):
+            row = b.add(group=g, config=ANCHOR, arm=a, repeat=r, passed=v, cell=f"ladder.{a}")
+            row["free"] = a == "o"
     pv = distribute(tot["p"], n_p, K5)
     for (g, r), v in zip(reps[:n_p], pv):
         b.add(group=g, config=ANCHOR, arm="p", repeat=r, passed=v, cell="ladder.p")
@@ -275,8 +283,9 @@ def support(b: Builder, c: Claims) -> None:
                           f"(n = {n} by rule R12, which fits the model's other cells); nearest {t.total}/{t.denom} = "
                           f"{t.total / t.denom:.4f}; the smallest row count shared by all five printed cells is "
                           f"{common[0] if common else 'above 60'}")
-            _place(b, group=group, config=config, arm=a, values=distribute(t.total, n, K5),
-                   repeats=list(range(1, n + 1)), cell=cid)
+            for r in _place(b, group=group, config=config, arm=a, values=distribute(t.total, n, K5, lam=b.lam),
+                            repeats=list(range(1, n + 1)), cell=cid):
+                r["free"] = True
         if config == ANCHOR:
             _anchor_corpus_extra(b, c, group, n)
 
@@ -329,9 +338,9 @@ def catchup_outcomes(b: Builder) -> None:
             r["checks_passed"] = r["checks_total"] if 2 * sum(vals) >= r["checks_total"] * len(vals) else 0
 
 
-def build_rows(c: Claims) -> Builder:
-    """All populations, in a fixed order."""
-    b = Builder()
+def build_rows(c: Claims, lam: Fraction = Fraction(0)) -> Builder:
+    """All populations, in a fixed order (`lam`: the even share of rule R2b)."""
+    b = Builder(lam=lam)
     panel(b, c)
     out_of_window(b)
     ladder(b, c)
