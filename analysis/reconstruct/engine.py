@@ -15,7 +15,8 @@ works in three small exact steps, no floating point:
    "effectively binary", paper section 4): with g rows required at >= half recall,
    those g rows start at ceil(k/2) and the others at 0; the remainder is added
    greedily, filling one row to k before starting the next (high group first, the
-   low group capped at ceil(k/2) - 1). Rows are returned in descending order.
+   low group capped at ceil(k/2) - 1). Rows are returned in descending order. Free cells may
+   first spread a share lam of their total evenly (rule R2b, see icc_fit).
 3. ``pick_subset`` chooses rows whose checks sum to a printed total (exact search over
    value multiplicities, larger values first; earliest rows of each value).
 """
@@ -115,7 +116,11 @@ def solve_paired(c_mean: tuple[float, int], t_mean: tuple[float, int], effect: t
 
 
 def distribute(total: int, n: int, k: int, ge_half: int | None = None, lam: Fraction = Fraction(0)) -> list[int]:
-    """Near-binary split of `total` checks over n rows; exactly `ge_half` rows reach ceil(k/2) when given."""
+    """Near-binary split of `total` checks over n rows; exactly `ge_half` rows reach ceil(k/2) when given.
+
+    Without `ge_half`, a share `lam` of the total (rounded down) is first spread evenly over the rows
+    (rule R2b, fitted to the printed ICC); the rest fills rows to k one at a time.
+    """
     if n == 0:
         if total:
             raise ReconstructionError(f"cannot place {total} checks on zero rows")
