@@ -41,7 +41,8 @@ UNMANAGED_REPORT_DIRS: tuple[str, ...] = ("report/_quarto", "report/.quarto")
 _PKG = Path(__file__).resolve().parent
 _REPO = _PKG.parent
 _CLAIMS = _REPO / "data" / "published" / "claims.yaml"
-_PILOT = _REPO / "data" / "v2" / "pilot"
+PILOT_DIR = _REPO / "data" / "v2" / "pilot"
+"""The runner's v2 pilot package; the report gains a section on it when it exists."""
 _STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "verify": ("evidence",),
     "results": ("evidence", "estimators", "params.py", "results.py", "audit", "reconstruct"),
@@ -157,7 +158,7 @@ def stage_keys(evidence_dir: Path, params: Any) -> dict[str, str] | None:
         if stage in ("results", "tables") and _CLAIMS.is_file():
             h.update(f"claims:{_file_sha(_CLAIMS)}\n".encode())
         if stage == "results":
-            h.update(f"pilot:{evidence_key(_PILOT)}\n".encode())
+            h.update(f"pilot:{evidence_key(PILOT_DIR)}\n".encode())
         h.update(_lib_versions(_STAGE_LIBS[stage]).encode())
         keys[stage] = prev = h.hexdigest()
     return keys

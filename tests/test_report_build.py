@@ -139,3 +139,21 @@ def test_outputs_do_not_depend_on_the_working_directory(tmp_path: Path, built: P
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     assert check(HANDMADE.resolve(), built, DEFAULT_PARAMS) == []
+
+
+def test_v2_pilot_section_when_the_pilot_exists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import analysis.build as build_mod
+
+    pilot = tmp_path / "pilot"
+    shutil.copytree(HANDMADE, pilot)  # any conforming package stands in for data/v2/pilot
+    monkeypatch.setattr(build_mod, "PILOT_DIR", pilot)
+    out = tmp_path / "o"
+    build(HANDMADE, out, DEFAULT_PARAMS, progress=None)
+    block = json.loads((out / "results.json").read_text())["v2_pilot"]
+    assert block["panel"]["configurations"] == 3 and block["panel"]["mean"] == pytest.approx(0.25)
+    qmd = (out / "report" / "index.qmd").read_text(encoding="utf-8")
+    assert "## The v2 pilot" in qmd and "+0.250" in qmd.split("## The v2 pilot")[1]
+    summary = build(pilot, tmp_path / "p", DEFAULT_PARAMS, progress=None)  # the pilot itself
+    assert "v2_pilot" not in json.loads((tmp_path / "p" / "results.json").read_text())
+    assert "v2 pilot" in (tmp_path / "p" / "report" / "index.qmd").read_text(encoding="utf-8")
+    assert summary.ran == STAGES

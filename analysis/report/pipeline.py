@@ -43,7 +43,9 @@ def remove_stale(directory: Path, keep: set[Path], skip_dirs: tuple[str, ...] = 
 
 def evidence_kind(path: Path) -> str:
     """'v1', 'v2-pilot', 'handmade' or 'other', by where the package lives in the repository."""
-    known = {REPO / "data" / "v1": "v1", REPO / "data" / "v2" / "pilot": "v2-pilot",
+    from analysis import build
+
+    known = {REPO / "data" / "v1": "v1", build.PILOT_DIR.resolve(): "v2-pilot",
              REPO / "tests" / "fixtures" / "handmade": "handmade"}
     return known.get(path.resolve(), "other")
 
@@ -116,7 +118,9 @@ class Pipeline:
 
     def pilot_block(self) -> dict[str, Any] | None:
         """Headline of the v2 pilot (data/v2/pilot) when it exists and is not the evidence itself."""
-        pilot = REPO / "data" / "v2" / "pilot"
+        from analysis import build
+
+        pilot = build.PILOT_DIR
         if not (pilot / "provenance.lock").is_file() or evidence_kind(Path(self.evidence_dir)) == "v2-pilot":
             return None
         from analysis.results import build_results
