@@ -396,3 +396,13 @@ def _expected(ctx: AuditContext, check: str) -> str:
 reg("fab.example.planted_port", lambda ctx: int(_expected(ctx, "ledger service port")))
 reg("fab.example.planted_timestamp", lambda ctx: _expected(ctx, "migration window start").split()[0])
 reg("design.graded.shard_count_value", lambda ctx: int(_expected(ctx, "shard count").split()[0]))
+
+
+def _flash(ctx: AuditContext) -> pl.DataFrame:
+    return ctx.rows.filter(pl.col("execution_group") == "support-qwen3-6-flash", pl.col("valid"))
+
+
+reg("t1.qwen3_6_flash.rotation.arms", lambda ctx: _flash(ctx)["arm"].n_unique())
+reg("t1.qwen3_6_flash.rotation.repeats", lambda ctx: _flash(ctx)["repeat"].n_unique())
+reg("t1.qwen3_6_flash.rotation.l_leads", lambda ctx: _flash(ctx).filter(pl.col("arm") == "l", pl.col("position") == 1).height)
+reg("t1.qwen3_6_flash.rotation.m_leads", lambda ctx: _flash(ctx).filter(pl.col("arm") == "m", pl.col("position") == 1).height)
