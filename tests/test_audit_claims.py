@@ -167,3 +167,14 @@ def test_the_icc_is_fitted_not_reproduced(audit):
     for c in ("icc.s5.icc", "icc.s5.design_effect", "icc.s5.effective_obs_per_row"):
         row = _status(audit, c)
         assert row["status"] == "fitted" and row["recomputed"] == row["published"], row
+
+
+def test_a_missing_results_key_degrades_to_not_determinable():
+    from analysis.results import build_results
+    pkg = load_package(ROOT / "data" / "v1")
+    res = build_results(pkg, DEFAULT_PARAMS)
+    res.pop("carrier_audit")
+    a = audit_claims(pkg, CLAIMS, DEFAULT_PARAMS, results=res)
+    row = a.table.filter(pl.col("id") == "audit.rows").row(0, named=True)
+    assert row["status"] == "not determinable" and "carrier_audit" in row["note"]
+    assert a.table.filter(pl.col("id") == "panel.mean")["status"][0] == "reproduced"

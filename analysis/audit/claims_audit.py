@@ -121,6 +121,8 @@ def audit_claims(package: Any, claims: Claims, params: Params, *, results: dict 
                 x = REGISTRY[c.id](ctx)
             except NotDeterminable as e:
                 status, note = "not determinable", str(e)
+            except (KeyError, TypeError, IndexError) as e:  # an estimator output this claim needs is absent
+                status, note = "not determinable", f"the estimators' results lack what this claim needs ({e!r})"
             else:
                 rec = _fmt(x, c.decimals)
                 status, note = _judge(c, x, grim_bad)
