@@ -63,7 +63,7 @@ def test_pinned_sweep_sends_the_pin_and_records_provenance(tmp_path: Path, monke
     assert manifest["pin"]["base_url"].startswith("http://127.0.0.1") and manifest["pin_violations"] == 0
     assert "run_manifest.json" in pkg.digests  # locked with the package
     rows = pkg.rows
-    assert rows["served_provider"].to_list() == ["Alpha", "Alpha"]
+    assert rows["providers"].to_list() == ["Alpha", "Alpha"] and rows["served_models"].to_list() == ["acme/m"] * 2
     for p in tmp_path.rglob("*"):
         if p.is_file():
             assert b"sk-PLANTED-pin-test-000" not in p.read_bytes()

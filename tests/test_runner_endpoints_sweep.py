@@ -8,6 +8,7 @@ runs through the CLI in test_runner_endpoints_cli.py.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import os
 import random
@@ -17,6 +18,7 @@ import pytest
 from support.fault_proxy import EchoUpstream, FaultProxy
 
 from analysis.evidence import load_package
+from analysis.evidence.model import Configuration, PartitionRun, Study
 from analysis.runner.client import EndpointClient, EndpointConfig, InfraFault
 from analysis.runner.design import arm_order
 from analysis.runner.ledger import Ledger, evidence_rows, read_records, write_evidence
@@ -24,22 +26,9 @@ from analysis.runner.pinning import Pin
 from analysis.runner.sweep import Outcome, RetryPolicy, SweepSpec, plan_slots, run_sweep
 
 KEY = "sk-PLANTED-0123456789abcdef-never-log-me"
-STUDY = """[study]
-name = "sweep test"
-recency_cutoff = 2026-01-28
-control = "j"
-treatment = "q"
-scenario = "S5"
-
-[configurations."m"]
-family = "test"
-published = 2026-03-01
-
-[[partition_runs]]
-configuration = "m"
-execution_group = "g1"
-planned_repeats = 3
-"""
+STUDY = Study(name="sweep test", recency_cutoff=dt.date(2026, 1, 28), control="j", treatment="q", scenario="S5",
+              configurations={"m": Configuration("m", "test", dt.date(2026, 3, 1), None, None)},
+              partition_runs=(PartitionRun("m", "g1", 3),))
 
 
 async def echo_trajectory(slot, backend) -> Outcome:
@@ -54,7 +43,8 @@ async def echo_trajectory(slot, backend) -> Outcome:
            "parse_failures": 0, "headings_carried": None, "carried_chars": len(texts[-1]), "declared_chars": None,
            "folds": 3, "folds_clipped": 0, "finish_stop": 3, "finish_length": 0, "prompt_tokens_est": 30,
            "answer": ans.text}
-    return Outcome(row=row, checks=checks, artifacts={"carriers": texts})
+    folds = [{"fold": i, "carrier": t} for i, t in enumerate(texts)]
+    return Outcome(row=row, checks=checks, artifacts={"folds": folds, "answer": {"answer": ans.text}})
 
 
 def _spec(arms="jqm", repeats=3, attempts=4) -> SweepSpec:
@@ -78,9 +68,9 @@ def _run(base_url: str, out: Path, spec: SweepSpec, **cfg) -> dict:
 
 
 def _package(out: Path, spec: SweepSpec) -> Path:
-    rows, checks, arts = evidence_rows(read_records(out / "ledger.jsonl"), {s.slot_id for s in spec.slots})
+    ev = evidence_rows(read_records(out / "ledger.jsonl"), {s.slot_id for s in spec.slots})
     pkg = out / "evidence"
-    write_evidence(pkg, STUDY, rows, checks, arts)
+    write_evidence(pkg, STUDY, ev)
     return pkg
 
 
@@ -146,9 +136,9 @@ def test_pin_violation_makes_rows_invalid_infrastructure(tmp_path: Path) -> None
     spec = _spec(arms="jq", repeats=1, attempts=2)
     with EchoUpstream(served_model="m", provider="OtherCloud") as up:
         tally = _run(up.url + "/v1", tmp_path, spec, provider_order=("PinnedCloud",), allow_fallbacks=False)
-    rows, _, _ = evidence_rows(read_records(tmp_path / "ledger.jsonl"))
+    rows = evidence_rows(read_records(tmp_path / "ledger.jsonl")).rows
     assert tally["valid"] == 0
-    assert len(rows) == 4 and all(not r["valid"] and r["infra_detail"] == "pin_violation" for r in rows)
+    assert len(rows) == 4 and all(not r["valid"] and r["infrastructure_fault"] == "pin_violation" for r in rows)
     body = up.bodies[0]
     assert body["provider"] == {"order": ["PinnedCloud"], "allow_fallbacks": False}
 
@@ -190,7 +180,7 @@ def test_arm_behaviour_is_never_retried(tmp_path: Path) -> None:
 
         tally = asyncio.run(go())
     assert tally["ran"] == 2 and len(up.bodies) == 8
-    rows, _, _ = evidence_rows(read_records(tmp_path / "ledger.jsonl"))
+    rows = evidence_rows(read_records(tmp_path / "ledger.jsonl")).rows
     assert sorted(r["row_id"] for r in rows) == sorted(s.slot_id for s in spec.slots)
 
 
@@ -243,7 +233,7 @@ def test_ledger_folding_never_duplicates_or_loses_a_slot(histories: list[list[st
                 break
             fails += end == "infra"
     states = slot_states(records, is_retryable)
-    rows, _, _ = evidence_rows(records)
+    rows = evidence_rows(records).rows
     ids = [r["row_id"] for r in rows]
     assert len(ids) == len(set(ids))
     for sid, st_ in states.items():

@@ -26,7 +26,7 @@ from typing import Any
 from analysis.runner.client import EndpointClient, EndpointConfig
 from analysis.runner.design import DESIGNS, arm_order
 from analysis.runner.ledger import Ledger, evidence_rows, write_evidence
-from analysis.runner.pinning import Pin, Provenance, configuration_key, study_configuration_toml, study_runner_toml
+from analysis.runner.pinning import Pin, Provenance, configuration_key, study_runner_toml
 from analysis.runner.probe import ProbeReport, apply, probe
 from analysis.runner.sweep import RetryPolicy, SweepSpec, plan_slots, protocol_trajectory, run_sweep
 
@@ -157,31 +157,35 @@ def run_sweep_command(args: argparse.Namespace, *, base_url: str, model: str, en
                 "sessions": sum(1 for r in records if r.get("kind") == "session"),
                 "pin_violations": sum(1 for r in records if r.get("kind") == "response" and r.get("pin_violation")),
                 **(extra_runner or {})}
-    write_package(out, records, slots, manifest, prov, args, fixture.spec.scenario, config_key, extra_runner)
+    write_package(out, records, slots, manifest, prov, args, fixture.spec.scenario, config_key, extra_runner, arms)
     return manifest
 
 
 def write_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any], manifest: dict[str, Any],
                   prov: Provenance, args: argparse.Namespace, scenario: str, config_key: str,
-                  extra_runner: dict[str, Any] | None) -> Path:
-    rows, checks, arts = evidence_rows(records, {s.slot_id for s in slots})
+                  extra_runner: dict[str, Any] | None, arms: dict[str, Any]) -> Path:
+    """OUT/evidence from the ledger, written by analysis.runner.package (pin table appended, all locked)."""
+    from analysis.evidence.model import Configuration, PartitionRun, Study
+    from analysis.runner.arms import arm_record
+
+    ev = evidence_rows(records, {s.slot_id for s in slots})
     codes = _csv(args.arms)
-    study = [
-        "[study]", f"name = {json.dumps(args.study_name)}", f"recency_cutoff = {args.recency_cutoff}",
-        f"control = {json.dumps(args.control)}", f"treatment = {json.dumps(args.treatment)}",
-        f"scenario = {json.dumps(scenario)}", "",
-        study_configuration_toml(prov).replace(f'"{configuration_key(prov.pin)}"', json.dumps(config_key)),
-    ]
-    if args.control in codes and args.treatment in codes:
-        study += ["[[partition_runs]]", f"configuration = {json.dumps(config_key)}",
-                  f"execution_group = {json.dumps(args.execution_group)}", f"planned_repeats = {args.repeats}", ""]
+    conf = Configuration(key=config_key, family=prov.family, published=prov.published,
+                         provider=prov.pin.provider, quantization=prov.pin.quantization)
+    runs = (PartitionRun(config_key, args.execution_group, args.repeats),) \
+        if args.control in codes and args.treatment in codes else ()
+    study = Study(name=args.study_name, recency_cutoff=dt.date.fromisoformat(args.recency_cutoff),
+                  control=args.control, treatment=args.treatment, scenario=scenario,
+                  configurations={config_key: conf}, partition_runs=runs)
     extra = {"max_length_mode": manifest["probe"].get("max_length_mode"), "design": args.design,
              **{k: v for k, v in (extra_runner or {}).items() if isinstance(v, (str, int, float, bool))}}
-    study.append(study_runner_toml(prov, extra).replace(f'"{configuration_key(prov.pin)}"', json.dumps(config_key)))
+    runner = study_runner_toml(prov, extra).replace(json.dumps(configuration_key(prov.pin)), json.dumps(config_key), 1)
     pkg = out / "evidence"
-    text = json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n"
-    (out / "run_manifest.json").write_text(text, encoding="utf-8")
-    write_evidence(pkg, "\n".join(study), rows, checks, arts, {"run_manifest.json": text})
+    (out / "run_manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n",
+                                           encoding="utf-8")
+    write_evidence(pkg, study, ev, study_appendix=runner,
+                   extra_json={"run_manifest.json": json.loads(json.dumps(manifest, default=str)),
+                               "arms.json": {c: arm_record(a) for c, a in arms.items()}})
     return pkg
 
 

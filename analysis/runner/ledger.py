@@ -204,19 +204,25 @@ def attempt_ends(records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------- evidence from the ledger
-ROW_FIELDS = (
-    "row_id", "scenario", "configuration", "execution_group", "repeat", "arm", "position", "valid",
-    "invalid_reason", "checks_total", "checks_passed", "parse_failures", "headings_carried", "carried_chars",
-    "declared_chars", "folds", "folds_clipped", "finish_stop", "finish_length", "prompt_tokens_est", "answer",
-)
-EXTRA_ROW_FIELDS = ("attempt", "infra_detail", "served_model", "served_provider")
-CHECK_FIELDS = ("row_id", "check", "expected", "passed", "in_carrier")
 SLOT_FIELDS = ("scenario", "configuration", "execution_group", "repeat", "arm", "position")
 
 
-def evidence_rows(records: list[dict[str, Any]], slot_ids: set[str] | None = None
-                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    """(rows, checks, artifacts) of every ended attempt, in ledger order.
+@dataclass(slots=True)
+class LedgerEvidence:
+    """Package records assembled from a ledger (plain dicts, as analysis.runner.package writes them)."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    """rows.csv records."""
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    """checks.csv records."""
+    folds: list[dict[str, Any]] = field(default_factory=list)
+    """folds.jsonl records."""
+    answers: list[dict[str, Any]] = field(default_factory=list)
+    """answers.jsonl records."""
+
+
+def evidence_rows(records: list[dict[str, Any]], slot_ids: set[str] | None = None) -> LedgerEvidence:
+    """Package records of every ended attempt, in ledger order.
 
     The attempt that finished a slot (valid, or invalid by arm behaviour) carries the slot id as
     row_id; every other attempt (infrastructure faults, interrupted runs) is an invalid row with
@@ -231,9 +237,7 @@ def evidence_rows(records: list[dict[str, Any]], slot_ids: set[str] | None = Non
             starts[(rec["slot"], int(rec["attempt"]))] = rec
         elif kind == "response" and rec.get("served_model") is not None:
             served.setdefault((rec["slot"], int(rec["attempt"])), (rec.get("served_model"), rec.get("served_provider")))
-    rows: list[dict[str, Any]] = []
-    checks: list[dict[str, Any]] = []
-    artifacts: list[dict[str, Any]] = []
+    out = LedgerEvidence()
     for rec in attempt_ends(records):
         sid, att = rec["slot"], int(rec["attempt"])
         if slot_ids is not None and sid not in slot_ids:
@@ -250,51 +254,31 @@ def evidence_rows(records: list[dict[str, Any]], slot_ids: set[str] | None = Non
         row["row_id"] = row_id
         row["valid"] = bool(rec.get("valid"))
         row["invalid_reason"] = rec.get("invalid_reason") if not row["valid"] else None
-        row["attempt"] = att
-        sm, sp = served.get((sid, att), (None, None))
-        row["served_model"], row["served_provider"] = sm, sp
-        rows.append(row)
-        for c in rec.get("checks", []):
-            checks.append({**{k: c.get(k) for k in CHECK_FIELDS if k != "row_id"}, "row_id": row_id})
-        if rec.get("artifacts"):
-            artifacts.append({"row_id": row_id, **rec["artifacts"]})
-    return rows, checks, artifacts
+        if row.get("served_models") is None and (sid, att) in served:
+            sm, sp = served[(sid, att)]
+            row["served_models"], row["providers"] = sm, sp
+        out.rows.append(row)
+        out.checks += [{**c, "row_id": row_id} for c in rec.get("checks", [])]
+        arts = rec.get("artifacts") or {}
+        out.folds += [{**f, "row_id": row_id} for f in arts.get("folds", [])]
+        if arts.get("answer") is not None:
+            out.answers.append({**arts["answer"], "row_id": row_id})
+    return out
 
 
-def _cell(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
+def write_evidence(out: Path, study: Any, ev: LedgerEvidence, *, extra_json: dict[str, Any] | None = None,
+                   study_appendix: str = "") -> list[str]:
+    """Write the package with analysis.runner.package.write_records (its invariants checked first).
 
+    `study_appendix` (e.g. the runner's pin table) is appended to study.toml and the lock rewritten
+    over the same files, so it is pinned like everything else.
+    """
+    from analysis.runner.package import lock_files, write_records
 
-def write_csv(path: Path, fields: tuple[str, ...], records: list[dict[str, Any]]) -> None:
-    """RFC 4180 CSV with LF line ends; None is an empty field, booleans are true/false."""
-    import csv
-
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(fields)
-        for r in records:
-            w.writerow([_cell(r.get(f)) for f in fields])
-
-
-def write_evidence(out: Path, study_toml: str, rows: list[dict[str, Any]], checks: list[dict[str, Any]],
-                   artifacts: list[dict[str, Any]], extra_files: dict[str, str] | None = None) -> list[str]:
-    """Write rows.csv, checks.csv, study.toml, trajectories.jsonl (+ extras) and the provenance lock."""
-    from analysis.evidence import write_lock
-
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "study.toml").write_text(study_toml, encoding="utf-8")
-    write_csv(out / "rows.csv", ROW_FIELDS + EXTRA_ROW_FIELDS, rows)
-    write_csv(out / "checks.csv", CHECK_FIELDS, checks)
-    names = ["trajectories.jsonl"]
-    with (out / "trajectories.jsonl").open("w", encoding="utf-8") as fh:
-        for a in artifacts:
-            fh.write(json.dumps(a, ensure_ascii=False, sort_keys=True) + "\n")
-    for name, text in (extra_files or {}).items():
-        (out / name).write_text(text, encoding="utf-8")
-        names.append(name)
-    write_lock(out, names)
+    names = write_records(out, study, ev.rows, ev.checks, folds=ev.folds, answers=ev.answers,
+                          extra_json=extra_json)
+    if study_appendix:
+        path = Path(out) / "study.toml"
+        path.write_text(path.read_text(encoding="utf-8").rstrip("\n") + "\n\n" + study_appendix, encoding="utf-8")
+        lock_files(out, names)
     return names

@@ -199,7 +199,7 @@ def infra_row(slot: Slot, stats: CallStats, *, checks_total: int, declared_chars
               detail: str) -> dict[str, Any]:
     """The invalid row an attempt leaves when infrastructure ended it (no outcome)."""
     return {
-        "valid": False, "invalid_reason": INFRA, "infra_detail": detail,
+        "valid": False, "invalid_reason": INFRA, "infrastructure_fault": detail,
         "checks_total": checks_total, "checks_passed": None, "parse_failures": 0,
         "headings_carried": None, "carried_chars": None, "declared_chars": declared_chars,
         "folds": stats.folds, "folds_clipped": 0, "finish_stop": stats.finish_stop,
@@ -333,7 +333,8 @@ async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient, pin
                                                     detail=exc.kind), checks=())
                 if fault is not None:
                     failures += 1
-                    row = {**outcome.row, "valid": False, "invalid_reason": INFRA, "infra_detail": fault.kind}
+                    row = {**outcome.row, "valid": False, "invalid_reason": INFRA,
+                           "infrastructure_fault": outcome.row.get("infrastructure_fault") or fault.kind}
                     await ledger.append({"kind": "attempt_end", "slot": slot.slot_id, "attempt": started,
                                          "valid": False, "invalid_reason": INFRA, "fault": fault.kind,
                                          "row": row, "checks": [dict(c) for c in outcome.checks],
@@ -363,31 +364,15 @@ async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient, pin
 
 
 # ---------------------------------------------------------------- the protocol as a trajectory
-def outcome_from_result(result: Any) -> Outcome:
-    """An Outcome (evidence row, checks, artifacts) from the protocol's TrajectoryResult."""
-    v = result.verdict
-    row = {
-        "valid": v.valid, "invalid_reason": v.reason, "checks_total": result.checks_total,
-        "checks_passed": result.checks_passed, "parse_failures": result.parse_failures,
-        "headings_carried": result.headings_carried if v.has_outcome else None,
-        "carried_chars": len(result.final_carrier) if v.has_outcome else None,
-        "declared_chars": result.arm.declared_chars, "folds": len(result.folds),
-        "folds_clipped": result.folds_clipped, "finish_stop": result.finish_count("stop"),
-        "finish_length": result.finish_count("length"), "prompt_tokens_est": result.prompt_tokens_est,
-        "answer": result.answer, "infra_detail": result.infrastructure_fault,
-    }
-    checks = [{"check": c.label, "expected": c.expected, "passed": c.passed, "in_carrier": c.in_carrier,
-               "passed_presence": c.passed_presence} for c in result.checks] if v.has_outcome else []
-    artifacts = {
-        "arm": result.arm.code, "prompt_sha256": result.arm.prompt_sha256, "fixture": result.fixture_name,
-        "fixture_digest": result.fixture_digest, "answer": result.answer,
-        "answer_finish_reason": result.answer_finish_reason, "final_carrier": result.final_carrier,
-        "folds": [{"index": f.index, "chunks": list(f.chunks), "reply_text": f.reply_text,
-                   "finish_reason": f.finish_reason, "parse_ok": f.parse_ok, "lost": f.lost,
-                   "clipped": f.clipped, "carrier": f.carrier, "prompt_tokens_est": f.prompt_tokens_est,
-                   "served_model": f.served_model, "provider": f.provider} for f in result.folds],
-    }
-    return Outcome(row=row, checks=checks, artifacts=artifacts)
+def outcome_from_result(result: Any, slot: Slot) -> Outcome:
+    """An Outcome from the protocol's TrajectoryResult, as analysis.runner.package records it."""
+    from analysis.runner.package import RowMeta, answer_record, check_records, fold_records, row_record
+
+    meta = RowMeta(slot.slot_id, slot.configuration, slot.execution_group, slot.repeat, slot.position)
+    row = row_record(result, meta)
+    return Outcome(row=row, checks=check_records(result, slot.slot_id),
+                   artifacts={"folds": fold_records(result, slot.slot_id),
+                              "answer": answer_record(result, slot.slot_id)})
 
 
 def protocol_trajectory(fixture: Any, arms: Mapping[str, Any], settings: Any) -> TrajectoryFn:
@@ -395,6 +380,6 @@ def protocol_trajectory(fixture: Any, arms: Mapping[str, Any], settings: Any) ->
     from analysis.runner.protocol import run_trajectory
 
     async def run(slot: Slot, backend: Backend) -> Outcome:
-        return outcome_from_result(await run_trajectory(backend, fixture, arms[slot.arm], settings))
+        return outcome_from_result(await run_trajectory(backend, fixture, arms[slot.arm], settings), slot)
 
     return run
