@@ -113,7 +113,7 @@ def panel(b: Builder, c: Claims) -> None:
         qv, qu = _panel_arm_values(key, "q", pq, pairs, sol.treatment_unpaired, n_q - pairs, c, b.lam)
         reps = list(range(1, pairs + 1))
         placed = _place(b, group=group, config=config, arm="j", values=jv, repeats=reps, cell=p + "j")
-        if key not in ("granite_4_1_8b", "ling_2_6_flash", "glm_5_2"):
+        if key not in DEEP_RUNS:  # deep runs print rows >= 0.5, so their q split is not free
             for r in _place(b, group=group, config=config, arm="q", values=qv, repeats=reps, cell=p + "q"):
                 r["free"] = True
         else:
