@@ -237,7 +237,22 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m analysis.runner",
         description="Run the fold-and-recall protocol against an OpenAI-compatible endpoint and write an "
-                    "evidence package. Re-running the same sweep command resumes it from its ledger.")
+                    "evidence package. Re-running the same sweep command resumes it from its ledger.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="""examples:
+  # no endpoint: llama.cpp + SmolLM2-135M on loopback, small fixture, arms j,q,m
+  python -m analysis.runner embedded --out runs/embedded --repeats 4
+  # your vLLM server
+  python -m analysis.runner sweep --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-8B \\
+      --published 2025-04-29 --api-key-env '' --arms j,q,m --repeats 4 --concurrency 8 --out runs/qwen3-8b
+  # a hosted gateway, one provider pinned, fallbacks off
+  OPENROUTER_API_KEY=... python -m analysis.runner sweep --base-url https://openrouter.ai/api/v1 \\
+      --api-key-env OPENROUTER_API_KEY --model qwen/qwen3-8b --provider-order DeepInfra \\
+      --allow-fallbacks false --quantization fp8 --published 2025-04-29 --out runs/qwen3-8b-deepinfra
+  # only the capability verdicts
+  python -m analysis.runner probe --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-8B --api-key-env ''
+
+The evidence package is OUT/evidence; analyse it with: python generate.py --evidence OUT/evidence --out OUT/report""")
     sub = ap.add_subparsers(dest="command", required=True)
     p = sub.add_parser("probe", help="capability probe of one endpoint under the exact request parameters")
     _add_endpoint_args(p, remote=True)
@@ -269,6 +284,8 @@ def cmd_embedded(args: argparse.Namespace) -> dict:
 
     out = Path(args.out)
     server = EmbeddedServer(out / "llama_server.log", n_threads=args.n_threads)
+    if args.context_length is None:
+        args.context_length = server.n_ctx  # llama_cpp.server's /models does not report it
     model_sha = file_sha256(server.model)
     with server:
         def restart_if_dead() -> None:
