@@ -46,9 +46,12 @@ def style() -> Iterator[None]:
 
 def new_figure(ncols: int = 1, *, width: float | None = None, height: float | None = None,
                sharey: bool = False) -> tuple[Figure, list]:
-    """A Figure with ``ncols`` axes in one row, sized from the style file unless given."""
+    """A Figure with ``ncols`` axes in one row, sized from the style file unless given.
+
+    Constrained layout fits labels and outside legends at draw time, so saving needs no
+    ``bbox_inches='tight'`` pass (one render per file instead of two)."""
     w, h = matplotlib.rcParams["figure.figsize"]
-    fig = Figure(figsize=(width or w, height or h))
+    fig = Figure(figsize=(width or w, height or h), layout="constrained")
     axes = fig.subplots(1, ncols, sharey=sharey, squeeze=False)[0]
     return fig, list(axes)
 

@@ -112,7 +112,6 @@ def headings(ctx: ReportContext) -> FigureSpec:
         ax2.set_ylabel("recall minus cell mean")
         ax2.set_title(f"Within cells, all arms ({ha.within_all.cells} cells, {ha.within_all.rows} rows)")
         ax2.grid(axis="both")
-        fig.subplots_adjust(wspace=0.35)
     return FigureSpec("headings", title, fig,
                       "Left: bar chart of mean recall by number of headings carried, with row counts. "
                       "Right: scatter of within-cell residuals of headings and recall with the fitted slope.")

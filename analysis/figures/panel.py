@@ -50,7 +50,7 @@ def forest(ctx: ReportContext) -> FigureSpec:
         ax.set_yticks(y, labels)
         ax.set_xlabel(f"mean within-repeat difference in exact recall ({s.treatment} minus {s.control})")
         ax.set_title(title)
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.8 / (0.8 * height)), ncol=2)
+        fig.legend(loc="outside lower center", ncol=2)
         alt = (f"Dot plot of {n} configurations' paired effects sorted from lowest to highest, each with "
                "its complete-pair count and planned-repeat bounds; vertical line at the panel mean, "
                "shaded band for the dispersion interval.")
@@ -111,7 +111,7 @@ def sensitivity(ctx: ReportContext) -> FigureSpec:
         ]
         b = section(ctx.results, "bounds") or {}
         loo = section(ctx.results, "sensitivity", "each_excluded") or {}
-        fig, (ax1, ax2) = new_figure(2, height=max(3.4, 0.2 * len(loo) + 1.2))
+        fig, (ax1, ax2) = new_figure(2, width=8.6, height=max(3.4, 0.2 * len(loo) + 1.4))
         ys = np.arange(len(variants))[::-1]
         for yv, (label, v) in zip(ys, variants):
             if v is None:
@@ -121,7 +121,6 @@ def sensitivity(ctx: ReportContext) -> FigureSpec:
         if b.get("lo") is not None and b.get("hi") is not None:
             ax1.axvspan(b["lo"], b["hi"], color=OKABE_ITO["orange"], alpha=0.2, lw=0,
                         label="planned-repeat bounds")
-            ax1.legend(loc="lower right")
         ax1.axvline(0, color=OKABE_ITO["grey"], lw=0.8)
         ax1.set_yticks(ys, [v[0] for v in variants])
         ax1.set_xlabel("equal-configuration paired mean")
@@ -133,13 +132,13 @@ def sensitivity(ctx: ReportContext) -> FigureSpec:
             ax2.plot([v for _, v in items], yl, "o", color=OKABE_ITO["vermillion"], ms=4)
             ax2.set_yticks(yl, [k for k, _ in items], fontsize=7)
             if p.get("mean") is not None:
-                ax2.axvline(p["mean"], color=OKABE_ITO["blue"], lw=1.2, label="all configurations")
-                ax2.legend(loc="lower right")
+                ax2.axvline(p["mean"], color=OKABE_ITO["blue"], lw=1.2, label="panel mean, all configurations")
         else:
             ax2.text(0.5, 0.5, "leave-one-out undefined", ha="center", transform=ax2.transAxes)
-        ax2.set_xlabel("panel mean with this configuration left out")
+        ax2.set_xlabel("mean, this configuration left out")
         ax2.set_title("Leave one out")
-        fig.subplots_adjust(wspace=0.9)
+        if ax1.get_legend_handles_labels()[0] or ax2.get_legend_handles_labels()[0]:
+            fig.legend(loc="outside lower center", ncol=2)
     return FigureSpec("sensitivity", title, fig,
                       "Left: panel mean for each sparse-cell population and the family-weighted mean, "
                       "with the planned-repeat bounds shaded. Right: panel mean with each configuration "
