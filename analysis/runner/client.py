@@ -24,6 +24,7 @@ from typing import Any
 
 import openai
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletion
 
 from analysis.runner.protocol import InfrastructureFault
 
@@ -233,14 +234,11 @@ class EndpointClient:
 
     async def send(self, body: Mapping[str, Any]) -> CallResult:
         """Send a body built by `request_body`; raise InfraFault for infrastructure failures."""
-        known = {"model", "messages", "temperature", "max_tokens", "seed", "response_format", "reasoning_effort"}
-        kwargs = {k: v for k, v in body.items() if k in known}
-        extra = {k: v for k, v in body.items() if k not in known}
         t0 = time.perf_counter()
         try:
-            raw = await self._client.chat.completions.with_raw_response.create(
-                **kwargs, extra_body=extra or None
-            )
+            # the documented low-level call of the official client: the body is already the exact JSON we
+            # record, so the SDK's per-parameter transformation (about 2 ms per request) is skipped
+            resp = await self._client.post("/chat/completions", body=dict(body), cast_to=ChatCompletion)
         except openai.APITimeoutError as exc:
             raise InfraFault("timeout", f"no reply within {self.config.timeout_s}s") from exc
         except openai.APIConnectionError as exc:
@@ -255,12 +253,8 @@ class EndpointClient:
             if status >= 500:
                 raise InfraFault("http_5xx", msg, status=status, retry_after=_retry_after(exc.response.headers)) from exc
             raise InfraFault("http_4xx", msg, status=status) from exc
-        except openai.APIResponseValidationError as exc:
-            raise InfraFault("truncated", f"reply did not validate: {exc}") from exc
-        try:
-            resp = raw.parse()
         except (json.JSONDecodeError, ValueError, openai.APIResponseValidationError) as exc:
-            raise InfraFault("truncated", f"reply body is not a complete JSON document: {exc}") from exc
+            raise InfraFault("truncated", f"reply body is not a complete chat completion: {exc}") from exc
         latency = time.perf_counter() - t0
         return _to_result(resp, seed_sent="seed" in body, latency=latency)
 
