@@ -245,3 +245,20 @@ def test_ledger_folding_never_duplicates_or_loses_a_slot(histories: list[list[st
             assert st_.final is None and finals == []
         assert all(r["valid"] is False for r in rows if r["row_id"].startswith(sid + "#"))
     assert sum(r["valid"] for r in rows) == sum(v == "valid" for v in expect_final.values())
+
+
+def test_progress_line_reports_rows_valid_failed_and_eta(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = _spec(arms="jq", repeats=1)
+    with EchoUpstream() as up:
+        config = EndpointConfig(base_url=up.url + "/v1", model="m", api_key_env=None)
+
+        async def go() -> None:
+            client = EndpointClient(config)
+            with Ledger(tmp_path / "ledger.jsonl") as led:
+                await run_sweep(spec, led, client, Pin.from_config(config), echo_trajectory, progress=True)
+            await client.aclose()
+
+        asyncio.run(go())
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0].startswith("rows 0/2  valid 0  failed-attempts 0") and "eta ?" in err[0]
+    assert err[-1].startswith("rows 2/2  valid 2  failed-attempts 0") and "eta 0s" in err[-1]
