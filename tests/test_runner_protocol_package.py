@@ -148,3 +148,14 @@ def test_invariants_are_checked_before_writing(package, tmp_path):
     stranger = {**row, "configuration": "nowhere"}
     with pytest.raises(PackageError, match="missing from study"):
         write_records(tmp_path, STUDY, [stranger], [])
+
+
+@pytest.mark.slow
+def test_generate_analyses_it_unchanged(package, tmp_path):
+    root, _, _ = package
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "generate.py", "--evidence", str(root), "--out", str(out)], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    results = json.loads((out / "results.json").read_text())
+    assert results  # the estimators ran on the runner's rows
