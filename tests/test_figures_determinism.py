@@ -13,7 +13,7 @@ from analysis.figures.common import style
 from analysis.figures.explore import residual_slope
 from analysis.figures.registry import build_figures, write_figures
 from analysis.style import MATPLOTLIBRC, OKABE_ITO
-from tests.report_support import context, handmade
+from report_support import context, handmade
 
 
 def test_two_renders_are_byte_identical(tmp_path: Path) -> None:

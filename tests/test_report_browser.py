@@ -16,7 +16,7 @@ import pytest
 
 from analysis.build import build
 from analysis.params import DEFAULT_PARAMS
-from tests.report_support import HANDMADE
+from report_support import HANDMADE
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [pytest.mark.browser,

@@ -12,7 +12,7 @@ import yaml
 
 from analysis.build import STAMP_NAME, STAGES, build, check, diff_outputs, managed_files
 from analysis.params import DEFAULT_PARAMS
-from tests.report_support import HANDMADE
+from report_support import HANDMADE
 
 
 @pytest.fixture(scope="module")

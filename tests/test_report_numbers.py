@@ -16,7 +16,7 @@ from analysis.build import build
 from analysis.params import DEFAULT_PARAMS
 from analysis.report.numbers import NumberTrace, TemplateNumberError, numeric_tokens, unsourced_numbers
 from analysis.report.render import _env, render_report
-from tests.report_support import HANDMADE
+from report_support import HANDMADE
 
 WHITELIST = {"2026"}
 """Numbers allowed in template text: the year of the cited paper (Tikhonov, 2026)."""

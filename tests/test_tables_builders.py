@@ -17,7 +17,7 @@ from analysis.tables import explore, failures, panel, paper
 from analysis.tables.registry import build_tables
 from analysis.tables.render import to_csv, to_html, to_markdown
 from analysis.tables.spec import fmt_mean_n, fmt_signed
-from tests.report_support import context, handmade
+from report_support import context, handmade
 
 
 def test_supporting_arms_need_a_supporting_sweep() -> None:

@@ -10,7 +10,7 @@ import pytest
 from analysis.tables import TABLE_ORDER
 from analysis.tables.registry import build_tables
 from analysis.tables.render import to_csv, to_html, to_markdown
-from tests.report_support import GOLDEN, context
+from report_support import GOLDEN, context
 
 GOLDEN_TABLES = GOLDEN / "tables"
 SPECS = {s.name: s for s in build_tables(context())}
