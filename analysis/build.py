@@ -225,7 +225,6 @@ def build(
 
     from analysis.report.pipeline import Pipeline  # heavy imports only when there is work to do
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     pipe = Pipeline(evidence_dir, out_dir, params, claims_path=_CLAIMS)
     new_stamp: dict[str, Any] = {k: v for k, v in stamp.items() if k in STAGES and k not in todo}
     written: list[str] = []
@@ -235,6 +234,8 @@ def build(
             continue
         t0 = time.perf_counter()
         paths, detail = getattr(pipe, f"stage_{stage}")()
+        if stage == "verify":  # nothing is written for a package that fails verification
+            out_dir.mkdir(parents=True, exist_ok=True)
         digests = _digests(out_dir, paths)
         written += digests
         if keys is not None:

@@ -157,3 +157,14 @@ def test_v2_pilot_section_when_the_pilot_exists(tmp_path: Path, monkeypatch: pyt
     assert "v2_pilot" not in json.loads((tmp_path / "p" / "results.json").read_text())
     assert "v2 pilot" in (tmp_path / "p" / "report" / "index.qmd").read_text(encoding="utf-8")
     assert summary.ran == STAGES
+
+
+def test_a_package_failing_verification_writes_nothing(tmp_path: Path) -> None:
+    from analysis.evidence import ProvenanceError
+
+    bad = tmp_path / "bad"
+    shutil.copytree(HANDMADE, bad)
+    (bad / "rows.csv").write_text((bad / "rows.csv").read_text().replace("all recalled", "all recal1ed", 1))
+    with pytest.raises(ProvenanceError, match="rows.csv"):
+        build(bad, tmp_path / "o", DEFAULT_PARAMS, progress=None)
+    assert not (tmp_path / "o").exists()
