@@ -78,3 +78,14 @@ def test_protocol_invariants_under_random_behaviour(code, plan):
     assert all(c.in_carrier for c in result.checks if c.passed)
     assert result.parse_failures == sum(1 for f in folds if f.parse_ok is False)
     assert result.parse_failures == 0 or arm.is_schema
+
+
+def test_the_protocol_library_has_no_network_client():
+    import subprocess
+    import sys
+
+    code = ("import sys, analysis.runner.protocol, analysis.runner.package, analysis.runner.fixture; "
+            "print(sorted(m for m in ('openai', 'httpx', 'requests', 'aiohttp') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=__import__("pathlib").Path(__file__).resolve().parents[1]).stdout.strip()
+    assert out == "[]"
