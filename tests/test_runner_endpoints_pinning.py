@@ -59,11 +59,49 @@ def test_pinned_sweep_sends_the_pin_and_records_provenance(tmp_path: Path, monke
     assert runner["provider_order"] == ["Alpha"] and runner["allow_fallbacks"] is False
     assert runner["price"] == "0.10/0.30 USD per Mtok" and runner["seed_sent"] is True
     manifest = json.loads((tmp_path / "evidence" / "run_manifest.json").read_text())
-    assert manifest["git"]["commit"] and manifest["packages"]["openai"]
-    assert manifest["pin"]["base_url"].startswith("http://127.0.0.1") and manifest["pin_violations"] == 0
+    conf_m = manifest["configurations"]["acme/m@Alpha@bf16"]
+    assert conf_m["git"]["commit"] and conf_m["packages"]["openai"]
+    assert conf_m["pin"]["base_url"].startswith("http://127.0.0.1") and manifest["pin_violations"] == 0
+    assert conf_m["probe"]["verdicts"]  # the probe's verdicts travel with the package
     assert "run_manifest.json" in pkg.digests  # locked with the package
     rows = pkg.rows
     assert rows["providers"].to_list() == ["Alpha", "Alpha"] and rows["served_models"].to_list() == ["acme/m"] * 2
     for p in tmp_path.rglob("*"):
         if p.is_file():
             assert b"sk-PLANTED-pin-test-000" not in p.read_bytes()
+
+
+def test_plan_sweeps_configurations_x_arms_x_repeats_into_one_package(tmp_path: Path) -> None:
+    with EchoUpstream(provider="Alpha") as a, EchoUpstream() as b:
+        plan = tmp_path / "plan.toml"
+        plan.write_text(f"""
+[[configurations]]
+base_url = "{a.url}/v1"
+model = "acme/one"
+published = 2026-03-01
+provider_order = ["Alpha"]
+allow_fallbacks = false
+quantization = "bf16"
+
+[[configurations]]
+base_url = "{b.url}/v1"
+model = "beta/two"
+family = "beta"
+published = 2025-06-01
+execution_group = "beta-run"
+""", encoding="utf-8")
+        rc = main(["sweep", "--plan", str(plan), "--arms", "j,q,m", "--repeats", "2", "--out", str(tmp_path / "o"),
+                   "--quiet", "--concurrency", "4"])
+    assert rc == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pkg = load_package(tmp_path / "o" / "evidence")
+    assert set(pkg.study.configurations) == {"acme/one@Alpha@bf16", "beta/two"}
+    assert {(r.configuration, r.execution_group) for r in pkg.study.partition_runs} == {
+        ("acme/one@Alpha@bf16", "sweep-01-01"), ("beta/two", "beta-run")}
+    rows = pkg.rows
+    assert rows.height == 12 and rows["valid"].all()
+    # each configuration's rows went to its own endpoint
+    assert len(a.bodies) > 0 and {x["model"] for x in a.bodies} == {"acme/one"}
+    assert {x["model"] for x in b.bodies} == {"beta/two"}
+    assert pkg.study.configurations["beta/two"].family == "beta"

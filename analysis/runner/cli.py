@@ -76,18 +76,53 @@ def endpoint_config(args: argparse.Namespace, base_url: str, model: str) -> Endp
         structured_mode=args.structured_mode or "json_schema", reasoning_off=args.reasoning_off or "none")
 
 
-def sweep_identity(args: argparse.Namespace, endpoint_id: str, model: str, fixture_digest: str) -> str:
+@dataclasses.dataclass(frozen=True, slots=True)
+class Target:
+    """One served configuration of a sweep."""
+
+    cfg: EndpointConfig
+    """Endpoint configuration before the probe."""
+    endpoint_id: str
+    """Stable identity of the endpoint (base URL, or the embedded model's digest)."""
+    family: str
+    """Model family for study.toml."""
+    published: dt.date
+    """Publication date for study.toml."""
+    execution_group: str
+    """Execution group of this configuration's rows."""
+    key: str | None = None
+    """study.toml configuration key (default model@provider@quantization)."""
+    price: str | None = None
+    """Price as given."""
+    context_length: int | None = None
+    """Declared context length."""
+
+
+def sweep_identity(args: argparse.Namespace, targets: Sequence[Target], fixture_digest: str) -> str:
     """SHA-256 over everything that defines the sweep's slots and requests (not concurrency)."""
-    ident = {"endpoint": endpoint_id, "model": model, "fixture": fixture_digest, "arms": args.arms,
-             "repeats": args.repeats, "design": args.design, "group": args.execution_group, "seed": args.seed,
-             "temperature": args.temperature, "provider_order": args.provider_order,
-             "allow_fallbacks": args.allow_fallbacks, "quantization": args.quantization}
+    ident = {"fixture": fixture_digest, "arms": args.arms, "repeats": args.repeats, "design": args.design,
+             "seed": args.seed, "temperature": args.temperature,
+             "targets": [{"endpoint": t.endpoint_id, "model": t.cfg.model, "group": t.execution_group,
+                          "provider_order": list(t.cfg.provider_order), "allow_fallbacks": t.cfg.allow_fallbacks,
+                          "quantization": t.cfg.quantization, "key": t.key} for t in targets]}
     return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
 
 
-def run_sweep_command(args: argparse.Namespace, *, base_url: str, model: str, endpoint_id: str,
-                      family: str, published: dt.date, extra_runner: dict[str, Any] | None = None) -> dict:
-    """Probe (first session only), sweep, and write the evidence package; returns the manifest."""
+def _probe_target(t: Target, args: argparse.Namespace, arms: dict[str, Any]) -> dict[str, Any]:
+    if args.no_probe:
+        return {"skipped": True, "structured_mode": t.cfg.structured_mode, "seed_accepted": t.cfg.send_seed,
+                "reasoning_off": t.cfg.reasoning_off, "max_length_mode": t.cfg.max_length_mode,
+                "context_length": t.context_length}
+    max_decl = max((f.max_length or 0 for a in arms.values() for f in a.fields), default=0) or None
+    report = asyncio.run(probe(t.cfg, declared_context=t.context_length, max_declared=max_decl)).to_json()
+    if args.after_probe is not None:
+        args.after_probe()
+    return report
+
+
+def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
+                      extra_runner: dict[str, Any] | None = None) -> dict:
+    """Probe (first session only), sweep every target, and write one evidence package."""
     from analysis.runner.arms import load_arms
     from analysis.runner.protocol import RunSettings
 
@@ -100,99 +135,142 @@ def run_sweep_command(args: argparse.Namespace, *, base_url: str, model: str, en
     arms = {c: arms_all[c] for c in codes}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    ident = sweep_identity(args, endpoint_id, model, fixture.digest)
-    cfg = endpoint_config(args, base_url, model)
+    ident = sweep_identity(args, targets, fixture.digest)
+    order = arm_order(codes, args.repeats, args.design)
     with Ledger(out / "ledger.jsonl") as ledger:
         sessions = [r for r in ledger.records if r.get("kind") == "session"]
         if sessions and sessions[0]["identity"] != ident:
             raise CliError(f"{out}/ledger.jsonl belongs to a different sweep (identity {sessions[0]['identity'][:12]}, "
                            f"this command {ident[:12]}); rerun the original command or choose a new --out")
-        if sessions:
-            report = sessions[0]["probe"]
-        elif args.no_probe:
-            report = {"skipped": True, "structured_mode": cfg.structured_mode, "seed_accepted": cfg.send_seed,
-                      "reasoning_off": cfg.reasoning_off, "max_length_mode": cfg.max_length_mode,
-                      "context_length": args.context_length}
-        else:
-            max_decl = max((f.max_length or 0 for a in arms.values() for f in a.fields), default=0) or None
-            report = asyncio.run(probe(cfg, declared_context=args.context_length, max_declared=max_decl)).to_json()
-            if args.after_probe is not None:
-                args.after_probe()
-        cfg = dataclasses.replace(cfg, structured_mode=report["structured_mode"], send_seed=report["seed_accepted"],
-                                  reasoning_off=report["reasoning_off"], max_length_mode=report["max_length_mode"])
-        if report.get("usable") is False:
-            raise CliError(f"probe rejected the endpoint for these parameters: {json.dumps(report)[:600]}")
-        pin = Pin.from_config(cfg, context_length=report.get("context_length"), price=args.price)
-        config_key = args.configuration or configuration_key(pin)
-        prov = Provenance(pin=pin, family=family, published=published, temperature=cfg.temperature, seed=cfg.seed,
-                          seed_sent=cfg.send_seed, structured_mode=cfg.structured_mode,
-                          reasoning_off=cfg.reasoning_off, probe=report)
-        order = arm_order(codes, args.repeats, args.design)
-        slots = plan_slots(order, scenario=fixture.spec.scenario, configuration=config_key,
-                           execution_group=args.execution_group)
-        ledger.append_sync({"kind": "session", "identity": ident, "probe": report, "endpoint": endpoint_id,
+        reports = sessions[0]["probes"] if sessions else {t.endpoint_id + "|" + t.cfg.model: _probe_target(t, args, arms)
+                                                          for t in targets}
+        shaped: list[tuple[Target, EndpointConfig, Pin, Provenance, str]] = []
+        for t in targets:
+            report = reports[t.endpoint_id + "|" + t.cfg.model]
+            if report.get("usable") is False:
+                raise CliError(f"probe rejected {t.cfg.model} at {t.cfg.base_url} for these parameters: "
+                               f"{json.dumps({k: v for k, v in report.items() if k != 'verdicts'})[:600]}")
+            cfg = dataclasses.replace(t.cfg, structured_mode=report["structured_mode"],
+                                      send_seed=report["seed_accepted"], reasoning_off=report["reasoning_off"],
+                                      max_length_mode=report["max_length_mode"])
+            pin = Pin.from_config(cfg, context_length=report.get("context_length"), price=t.price)
+            key = t.key or configuration_key(pin)
+            prov = Provenance(pin=pin, family=t.family, published=t.published, temperature=cfg.temperature,
+                              seed=cfg.seed, seed_sent=cfg.send_seed, structured_mode=cfg.structured_mode,
+                              reasoning_off=cfg.reasoning_off, probe=report)
+            shaped.append((t, cfg, pin, prov, key))
+        keys = [k for *_, k in shaped]
+        if len(set(keys)) != len(keys):
+            raise CliError(f"two targets share the configuration key {keys}; give each a distinct `key`")
+        slots = [s for t, _, _, _, key in shaped
+                 for s in plan_slots(order, scenario=fixture.spec.scenario, configuration=key,
+                                     execution_group=t.execution_group)]
+        ledger.append_sync({"kind": "session", "identity": ident, "probes": reports,
                             "started": dt.datetime.now(dt.timezone.utc).isoformat(), "n_slots": len(slots)})
-        settings = RunSettings(temperature=cfg.temperature, seed=cfg.seed,
-                               response_format_style=cfg.structured_mode)  # type: ignore[arg-type]
+        settings = {key: RunSettings(temperature=cfg.temperature, seed=cfg.seed,
+                                     response_format_style=cfg.structured_mode)  # type: ignore[arg-type]
+                    for _, cfg, _, _, key in shaped}
         spec = SweepSpec(tuple(slots), {fixture.spec.scenario: len(fixture.graded)},
                          {c: a.declared_chars for c, a in arms.items()}, concurrency=args.concurrency,
                          retry=RetryPolicy(max_attempts=args.max_attempts, base_s=args.backoff, cap_s=args.backoff_cap))
 
         async def go() -> dict[str, int]:
-            client = EndpointClient(cfg)
+            clients = {key: EndpointClient(cfg) for _, cfg, _, _, key in shaped}
             try:
-                return await run_sweep(spec, ledger, client, pin, protocol_trajectory(fixture, arms, settings),
-                                       progress=not args.quiet, seed=args.seed or 0)
+                return await run_sweep(spec, ledger, clients, {key: pin for _, _, pin, _, key in shaped},
+                                       protocol_trajectory(fixture, arms, settings), progress=not args.quiet,
+                                       seed=args.seed or 0)
             finally:
-                await client.aclose()
+                for c in clients.values():
+                    await c.aclose()
 
         tally = asyncio.run(go())
         records = list(ledger.records)
-    manifest = {**prov.manifest(), "configuration": config_key, "identity": ident, "endpoint_id": endpoint_id,
-                "fixture": {"name": fixture.spec.name, "digest": fixture.digest, "scenario": fixture.spec.scenario},
-                "arms": {c: {"prompt_sha256": a.prompt_sha256, "declared_chars": a.declared_chars,
-                             "output_tokens": a.output_tokens, "carry_cap": a.carry_cap} for c, a in arms.items()},
-                "design": {"name": order.design, "rows": [list(r) for r in order.rows], "closes": order.closes},
-                "repeats": args.repeats, "execution_group": args.execution_group, "last_session": tally,
-                "sessions": sum(1 for r in records if r.get("kind") == "session"),
-                "pin_violations": sum(1 for r in records if r.get("kind") == "response" and r.get("pin_violation")),
-                **(extra_runner or {})}
-    write_package(out, records, slots, manifest, prov, args, fixture.spec.scenario, config_key, extra_runner, arms)
+    manifest = {
+        "identity": ident, "command": list(sys.argv), "last_session": tally,
+        "fixture": {"name": fixture.spec.name, "digest": fixture.digest, "scenario": fixture.spec.scenario},
+        "arms": {c: {"prompt_sha256": a.prompt_sha256, "declared_chars": a.declared_chars,
+                     "output_tokens": a.output_tokens, "carry_cap": a.carry_cap} for c, a in arms.items()},
+        "design": {"name": order.design, "rows": [list(r) for r in order.rows], "closes": order.closes},
+        "repeats": args.repeats, "sessions": sum(1 for r in records if r.get("kind") == "session"),
+        "pin_violations": sum(1 for r in records if r.get("kind") == "response" and r.get("pin_violation")),
+        "configurations": {key: {**prov.manifest(), "configuration": key, "endpoint_id": t.endpoint_id,
+                                 "execution_group": t.execution_group} for t, _, _, prov, key in shaped},
+        **(extra_runner or {}),
+    }
+    write_package(out, records, slots, manifest, shaped, args, fixture.spec.scenario, extra_runner, arms)
     return manifest
 
 
 def write_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any], manifest: dict[str, Any],
-                  prov: Provenance, args: argparse.Namespace, scenario: str, config_key: str,
-                  extra_runner: dict[str, Any] | None, arms: dict[str, Any]) -> Path:
-    """OUT/evidence from the ledger, written by analysis.runner.package (pin table appended, all locked)."""
+                  shaped: Sequence[tuple[Target, EndpointConfig, Pin, Provenance, str]], args: argparse.Namespace,
+                  scenario: str, extra_runner: dict[str, Any] | None, arms: dict[str, Any]) -> Path:
+    """OUT/evidence from the ledger, written by analysis.runner.package (pin tables appended, all locked)."""
     from analysis.evidence.model import Configuration, PartitionRun, Study
     from analysis.runner.arms import arm_record
 
     ev = evidence_rows(records, {s.slot_id for s in slots})
     codes = _csv(args.arms)
-    conf = Configuration(key=config_key, family=prov.family, published=prov.published,
-                         provider=prov.pin.provider, quantization=prov.pin.quantization)
-    runs = (PartitionRun(config_key, args.execution_group, args.repeats),) \
-        if args.control in codes and args.treatment in codes else ()
+    confs, runs, runner = {}, [], []
+    for t, _, pin, prov, key in shaped:
+        confs[key] = Configuration(key=key, family=prov.family, published=prov.published,
+                                   provider=pin.provider, quantization=pin.quantization)
+        if args.control in codes and args.treatment in codes:
+            runs.append(PartitionRun(key, t.execution_group, args.repeats))
+        extra = {"max_length_mode": prov.probe.get("max_length_mode"), "design": args.design,
+                 "execution_group": t.execution_group,
+                 **{k: v for k, v in (extra_runner or {}).items() if isinstance(v, (str, int, float, bool))}}
+        runner.append(study_runner_toml(prov, extra).replace(json.dumps(configuration_key(pin)), json.dumps(key), 1))
     study = Study(name=args.study_name, recency_cutoff=dt.date.fromisoformat(args.recency_cutoff),
                   control=args.control, treatment=args.treatment, scenario=scenario,
-                  configurations={config_key: conf}, partition_runs=runs)
-    extra = {"max_length_mode": manifest["probe"].get("max_length_mode"), "design": args.design,
-             **{k: v for k, v in (extra_runner or {}).items() if isinstance(v, (str, int, float, bool))}}
-    runner = study_runner_toml(prov, extra).replace(json.dumps(configuration_key(prov.pin)), json.dumps(config_key), 1)
+                  configurations=confs, partition_runs=tuple(runs))
     pkg = out / "evidence"
-    (out / "run_manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n",
-                                           encoding="utf-8")
-    write_evidence(pkg, study, ev, study_appendix=runner,
-                   extra_json={"run_manifest.json": json.loads(json.dumps(manifest, default=str)),
+    text = json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n"
+    (out / "run_manifest.json").write_text(text, encoding="utf-8")
+    write_evidence(pkg, study, ev, study_appendix="\n".join(runner),
+                   extra_json={"run_manifest.json": json.loads(text),
                                "arms.json": {c: arm_record(a) for c, a in arms.items()}})
     return pkg
 
 
+def load_plan(path: str, args: argparse.Namespace) -> list[Target]:
+    """Targets from a plan TOML: one [[configurations]] table per served configuration."""
+    import tomllib
+
+    try:
+        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise CliError(f"--plan {path}: {exc}; write a TOML file with [[configurations]] tables") from exc
+    entries = doc.get("configurations")
+    if not isinstance(entries, list) or not entries:
+        raise CliError(f"--plan {path}: no [[configurations]] tables; add one per served configuration")
+    targets = []
+    for i, e in enumerate(entries, start=1):
+        missing = [k for k in ("base_url", "model", "published") if k not in e]
+        if missing:
+            raise CliError(f"--plan {path}: configuration {i} lacks {missing}; add them")
+        if not isinstance(e["published"], dt.date):
+            raise CliError(f"--plan {path}: configuration {i} published must be an unquoted TOML date")
+        cfg = EndpointConfig(
+            base_url=e["base_url"], model=e["model"], api_key_env=e.get("api_key_env") or None,
+            temperature=args.temperature, seed=args.seed, timeout_s=args.timeout,
+            provider_order=tuple(e.get("provider_order", ())), allow_fallbacks=e.get("allow_fallbacks"),
+            quantization=e.get("quantization"), accept_served_models=tuple(e.get("accept_served_models", ())),
+            structured_mode=args.structured_mode or "json_schema", reasoning_off=args.reasoning_off or "none")
+        targets.append(Target(cfg, e["base_url"], e.get("family") or _family(e["model"]), e["published"],
+                              e.get("execution_group") or f"{args.execution_group}-{i:02d}", e.get("key"),
+                              e.get("price"), e.get("context_length")))
+    return targets
+
+
+def _family(model: str) -> str:
+    return model.split("/")[0] if "/" in model else model.split("-")[0]
+
+
 def _add_endpoint_args(p: argparse.ArgumentParser, *, remote: bool) -> None:
     if remote:
-        p.add_argument("--base-url", required=True, help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
-        p.add_argument("--model", required=True, help="model id sent in every request")
+        p.add_argument("--base-url", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+        p.add_argument("--model", help="model id sent in every request")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY" if remote else "",
                    help="environment variable holding the API key (never written anywhere; '' for none)")
     p.add_argument("--provider-order", default="", help="gateway provider pin, comma-separated (OpenRouter-style)")
@@ -260,6 +338,11 @@ The evidence package is OUT/evidence; analyse it with: python generate.py --evid
     s = sub.add_parser("sweep", help="configurations x arms x repeats against your endpoint (resumable)")
     _add_endpoint_args(s, remote=True)
     _add_sweep_args(s, arms="j,q", repeats=4, concurrency=4)
+    s.add_argument("--plan", default=None,
+                   help="TOML with one [[configurations]] table per served configuration (base_url, model, "
+                        "published, and optionally family, api_key_env, provider_order, allow_fallbacks, "
+                        "quantization, price, key, execution_group, context_length): configurations x arms "
+                        "x repeats in one sweep and one evidence package; replaces --base-url/--model")
     e = sub.add_parser("embedded", help="no endpoint needed: start llama.cpp with SmolLM2-135M, sweep, stop it")
     _add_endpoint_args(e, remote=False)
     _add_sweep_args(e, arms="j,q,m", repeats=1, concurrency=1)
@@ -301,10 +384,11 @@ def cmd_embedded(args: argparse.Namespace) -> dict:
         args.after_probe = restart_if_dead
         extra = {"embedded_model_file": server.model.name, "embedded_model_sha256": model_sha,
                  "embedded_server": "llama_cpp.server n_ctx=8192"}
-        return run_sweep_command(
-            args, base_url=server.base_url, model=MODEL_ALIAS, endpoint_id=f"embedded:{model_sha}",
-            family=args.family or "smollm2", published=_published(args, SMOLLM2_PUBLISHED),
-            extra_runner=extra) | {"_base_url_note": "loopback, started and stopped by this command"}
+        cfg = endpoint_config(args, server.base_url, MODEL_ALIAS)
+        target = Target(cfg, f"embedded:{model_sha}", args.family or "smollm2",
+                        _published(args, SMOLLM2_PUBLISHED), args.execution_group, args.configuration,
+                        args.price, args.context_length)
+        return run_sweep_command(args, [target], extra_runner=extra)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -314,15 +398,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         if args.command == "probe":
+            if not (args.base_url and args.model):
+                raise CliError("probe needs --base-url and --model")
             cfg = endpoint_config(args, args.base_url, args.model)
             report: ProbeReport = asyncio.run(probe(cfg, declared_context=args.context_length,
                                                     max_declared=args.max_declared))
             print(json.dumps(report.to_json(), indent=2, default=str))
             print(json.dumps({"request_shape": dataclasses.asdict(apply(cfg, report))}, default=str), file=sys.stderr)
         elif args.command == "sweep":
-            family = args.family or (args.model.split("/")[0] if "/" in args.model else args.model.split("-")[0])
-            m = run_sweep_command(args, base_url=args.base_url, model=args.model, endpoint_id=args.base_url,
-                                  family=family, published=_published(args, None))
+            if args.plan:
+                targets = load_plan(args.plan, args)
+            elif args.base_url and args.model:
+                targets = [Target(endpoint_config(args, args.base_url, args.model), args.base_url,
+                                  args.family or _family(args.model), _published(args, None), args.execution_group,
+                                  args.configuration, args.price, args.context_length)]
+            else:
+                raise CliError("give --base-url and --model (one configuration) or --plan FILE (several)")
+            m = run_sweep_command(args, targets)
             print(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
         else:
             m = cmd_embedded(args)

@@ -256,9 +256,19 @@ def is_retryable(reason: str | None) -> bool:
     return reason == INFRA
 
 
-async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient, pin: Pin,
-                    trajectory: TrajectoryFn, *, progress: bool = True, seed: int = 0) -> dict[str, int]:
-    """Run every unfinished slot; return counters (ran, valid, infra_failed, interrupted_closed, ...)."""
+async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient | Mapping[str, EndpointClient],
+                    pin: Pin | Mapping[str, Pin], trajectory: TrajectoryFn, *, progress: bool = True,
+                    seed: int = 0) -> dict[str, int]:
+    """Run every unfinished slot; return counters (ran, valid, infra_failed, interrupted_closed, ...).
+
+    `client` and `pin` are one endpoint, or mappings from configuration key to endpoint when the
+    slots span several configurations (configurations x arms x repeats in one sweep).
+    """
+    def endpoint(slot: Slot) -> tuple[EndpointClient, Pin]:
+        c = client[slot.configuration] if isinstance(client, Mapping) else client
+        p = pin[slot.configuration] if isinstance(pin, Mapping) else pin
+        return c, p
+
     if spec.concurrency < 1:
         raise SweepError(f"concurrency must be >= 1, got {spec.concurrency}")
     states = slot_states(ledger.records, is_retryable)
@@ -318,7 +328,8 @@ async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient, pin
                                      "scenario": slot.scenario, "configuration": slot.configuration,
                                      "execution_group": slot.execution_group, "repeat": slot.repeat,
                                      "arm": slot.arm, "position": slot.position, "t": time.time()})
-                backend = LedgeredBackend(client, ledger, slot, started, pin, tally)
+                ep_client, ep_pin = endpoint(slot)
+                backend = LedgeredBackend(ep_client, ledger, slot, started, ep_pin, tally)
                 tally["ran"] += 1
                 try:
                     outcome = await trajectory(slot, backend)
@@ -376,10 +387,15 @@ def outcome_from_result(result: Any, slot: Slot) -> Outcome:
 
 
 def protocol_trajectory(fixture: Any, arms: Mapping[str, Any], settings: Any) -> TrajectoryFn:
-    """A TrajectoryFn running the protocol's fold-and-recall trajectory for the slot's arm."""
+    """A TrajectoryFn running the protocol's fold-and-recall trajectory for the slot's arm.
+
+    `settings` is one RunSettings or a mapping from configuration key to RunSettings (each
+    endpoint's request shape follows its own probe).
+    """
     from analysis.runner.protocol import run_trajectory
 
     async def run(slot: Slot, backend: Backend) -> Outcome:
-        return outcome_from_result(await run_trajectory(backend, fixture, arms[slot.arm], settings), slot)
+        st = settings[slot.configuration] if isinstance(settings, Mapping) else settings
+        return outcome_from_result(await run_trajectory(backend, fixture, arms[slot.arm], st), slot)
 
     return run
