@@ -22,20 +22,28 @@ WHITELIST = {"2026"}
 """Numbers allowed in template text: the year of the cited paper (Tikhonov, 2026)."""
 
 
-@pytest.fixture(scope="module")
-def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    o = tmp_path_factory.mktemp("out")
-    build(HANDMADE, o, DEFAULT_PARAMS, progress=None)
-    return o
+V1 = HANDMADE.parents[2] / "data" / "v1"
+PACKAGES = [pytest.param((HANDMADE, "handmade"), id="handmade"),
+            pytest.param((V1, "v1"), id="v1", marks=pytest.mark.skipif(
+                not (V1 / "provenance.lock").is_file(), reason="data/v1 not present"))]
 
 
-def _render(out: Path, finalize=None):
+@pytest.fixture(scope="module", params=PACKAGES)
+def out(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    evidence, kind = request.param
+    o = tmp_path_factory.mktemp(kind)
+    build(evidence, o, DEFAULT_PARAMS, progress=None)
+    return o, kind
+
+
+def _render(out: tuple[Path, str], finalize=None):
     import json
 
-    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    ev = {"path": "tests/fixtures/handmade", "kind": "handmade", "study_name": "s", "rows": 1,
+    o, kind = out
+    results = json.loads((o / "results.json").read_text(encoding="utf-8"))
+    ev = {"path": "evidence", "kind": kind, "study_name": "s", "rows": 1,
           "valid_rows": 1, "checks": 1, "configurations": 1}
-    return render_report(out, results, DEFAULT_PARAMS, ev, finalize_override=finalize)
+    return render_report(o, results, DEFAULT_PARAMS, ev, finalize_override=finalize)
 
 
 def _body(qmd: str) -> str:
@@ -43,13 +51,13 @@ def _body(qmd: str) -> str:
     return re.sub(r"\{\{< include \S+ >\}\}", "", body)
 
 
-def test_template_text_types_no_number(out: Path) -> None:
+def test_template_text_types_no_number(out: tuple[Path, str]) -> None:
     rendered = _render(out, finalize=lambda value: "§")
     stray = [t for t in numeric_tokens(_body(rendered.qmd)) if t not in WHITELIST]
     assert stray == [], f"numbers typed into the template: {stray}"
 
 
-def test_every_number_in_the_text_was_emitted_by_a_filter(out: Path) -> None:
+def test_every_number_in_the_text_was_emitted_by_a_filter(out: tuple[Path, str]) -> None:
     rendered = _render(out)
     text = _body(rendered.qmd)
     assert len(rendered.trace.emitted) > 40  # the filters did the printing
@@ -70,6 +78,7 @@ def test_bare_numbers_cannot_be_printed() -> None:
     assert env.from_string("{{ x|signed }} {{ y|num }}").render(x=0.135, y=None) == "+0.135 —"
 
 
-def test_the_written_report_matches_the_checked_rendering(out: Path) -> None:
+def test_the_written_report_matches_the_checked_rendering(out: tuple[Path, str]) -> None:
+    written = (out[0] / "report" / "index.qmd").read_text(encoding="utf-8")
     assert _render(out).qmd.split("\n---\n", 1)[1].count("{{< include") == (
-        (out / "report" / "index.qmd").read_text(encoding="utf-8").split("\n---\n", 1)[1].count("{{< include"))
+        written.split("\n---\n", 1)[1].count("{{< include"))
