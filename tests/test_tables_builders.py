@@ -147,3 +147,23 @@ def test_builders_never_crash_on_row_subsets(keep: list[bool]) -> None:
             assert s.is_empty == md.startswith("*Not in this evidence"), s.name
             if not s.is_empty:
                 assert s.display.height >= 1
+
+
+def _with_reduced_ceiling_rows():
+    # t rows in group g1 of alpha-1: copies of a1-j (14/14) and a2-j (0/14) with a 4,800 ceiling.
+    pkg, _ = handmade()
+    t_rows = pkg.rows.filter(pl.col("row_id").is_in(["a1-j", "a2-j"])).with_columns(
+        (pl.col("row_id") + "-t").alias("row_id"), pl.lit("t").alias("arm"),
+        pl.lit(4800, dtype=pl.Int64).alias("declared_chars"))
+    return dataclasses.replace(pkg, rows=pl.concat([pkg.rows, t_rows]))
+
+
+def test_reduced_ceiling_tables_hand_derived() -> None:
+    # g1 (the only group with t): j rows 14, 0, 7 of 14 -> n 3, two at >= 0.5, mean 0.5;
+    # t rows 14, 0 -> n 2, one at >= 0.5, mean 0.5; m rows 14, 14 -> n 2, mean 1.0.
+    ctx = context(_with_reduced_ceiling_rows())
+    t = paper.reduced_ceiling(ctx)
+    got = {r["arm"]: (r["rows"], r["rows_at_threshold"], r["mean"]) for r in t.data.iter_rows(named=True)}
+    assert got == {"j": (3, 2, 0.5), "t": (2, 1, 0.5), "m": (2, 2, 1.0)}
+    by_model = paper.reduced_ceiling_by_model(ctx)
+    assert by_model.display.row(0) == ("acme/alpha-1", "2/3", "1/2", "2/3", "93%")
