@@ -142,6 +142,8 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
         if sessions and sessions[0]["identity"] != ident:
             raise CliError(f"{out}/ledger.jsonl belongs to a different sweep (identity {sessions[0]['identity'][:12]}, "
                            f"this command {ident[:12]}); rerun the original command or choose a new --out")
+        if args.package_only and not sessions:
+            raise CliError(f"--package-only needs an existing sweep in {out}; run the sweep first")
         reports = sessions[0]["probes"] if sessions else {t.endpoint_id + "|" + t.cfg.model: _probe_target(t, args, arms)
                                                           for t in targets}
         shaped: list[tuple[Target, EndpointConfig, Pin, Provenance, str]] = []
@@ -150,7 +152,8 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
             if report.get("usable") is False:
                 raise CliError(f"probe rejected {t.cfg.model} at {t.cfg.base_url} for these parameters: "
                                f"{json.dumps({k: v for k, v in report.items() if k != 'verdicts'})[:600]}")
-            cfg = dataclasses.replace(t.cfg, structured_mode=report["structured_mode"],
+            base = report.get("base_url") if args.package_only and report.get("base_url") else t.cfg.base_url
+            cfg = dataclasses.replace(t.cfg, base_url=base, structured_mode=report["structured_mode"],
                                       send_seed=report["seed_accepted"], reasoning_off=report["reasoning_off"],
                                       max_length_mode=report["max_length_mode"])
             pin = Pin.from_config(cfg, context_length=report.get("context_length"), price=t.price)
@@ -165,8 +168,9 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
         slots = [s for t, _, _, _, key in shaped
                  for s in plan_slots(order, scenario=fixture.spec.scenario, configuration=key,
                                      execution_group=t.execution_group)]
-        ledger.append_sync({"kind": "session", "identity": ident, "probes": reports,
-                            "started": dt.datetime.now(dt.timezone.utc).isoformat(), "n_slots": len(slots)})
+        if not args.package_only:
+            ledger.append_sync({"kind": "session", "identity": ident, "probes": reports,
+                                "started": dt.datetime.now(dt.timezone.utc).isoformat(), "n_slots": len(slots)})
         settings = {key: RunSettings(temperature=cfg.temperature, seed=cfg.seed,
                                      response_format_style=cfg.structured_mode)  # type: ignore[arg-type]
                     for _, cfg, _, _, key in shaped}
@@ -184,7 +188,10 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
                 for c in clients.values():
                     await c.aclose()
 
-        tally = asyncio.run(go())
+        if args.package_only:
+            tally = {"ran": 0, "package_only": 1}
+        else:
+            tally = asyncio.run(go())
         records = list(ledger.records)
     manifest = {
         "identity": ident, "command": list(sys.argv), "last_session": tally,
@@ -309,6 +316,8 @@ def _add_sweep_args(p: argparse.ArgumentParser, *, arms: str, repeats: int, conc
     p.add_argument("--backoff-cap", type=float, default=60.0, help="largest backoff (Retry-After included)")
     p.add_argument("--no-probe", action="store_true", help="skip the capability probe (use --structured-mode)")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+    p.add_argument("--package-only", action="store_true",
+                   help="rebuild OUT/evidence from the ledger without running the remaining slots")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -370,6 +379,13 @@ def cmd_embedded(args: argparse.Namespace) -> dict:
     if args.context_length is None:
         args.context_length = server.n_ctx  # llama_cpp.server's /models does not report it
     model_sha = file_sha256(server.model)
+    if args.package_only:  # no server needed: the ledger holds everything
+        cfg = endpoint_config(args, "http://127.0.0.1/v1 (embedded, loopback)", MODEL_ALIAS)
+        target = Target(cfg, f"embedded:{model_sha}", args.family or "smollm2", _published(args, SMOLLM2_PUBLISHED),
+                        args.execution_group, args.configuration, args.price, args.context_length)
+        return run_sweep_command(args, [target], extra_runner={
+            "embedded_model_file": server.model.name, "embedded_model_sha256": model_sha,
+            "embedded_server": "llama_cpp.server n_ctx=8192"})
     with server:
         def restart_if_dead() -> None:
             # llama.cpp may drop its worker on a schema it cannot compile (probe step max_length)
