@@ -167,3 +167,23 @@ def test_reduced_ceiling_tables_hand_derived() -> None:
     assert got == {"j": (3, 2, 0.5), "t": (2, 1, 0.5), "m": (2, 2, 1.0)}
     by_model = paper.reduced_ceiling_by_model(ctx)
     assert by_model.display.row(0) == ("acme/alpha-1", "2/3", "1/2", "2/3", "93%")
+
+
+def test_threshold_classes_hand_derived() -> None:
+    # Only beta-1 fails (j mean 0.25 < 0.5) and q rescues it (1.0); its fill is 800/9600.
+    t = explore.threshold_classes(context())
+    assert t.display.row(0)[1:] == ("8%", "1", "1/1")
+    assert t.display.row(1)[1:] == ("—", "0", "—")
+
+
+def test_deeper_repeats_hand_derived() -> None:
+    # Plan alpha-1's run at 4 repeats (the others stay at 3, the median): it becomes a deep run.
+    # j rows (headings, recall): (5, 1), (0, 0), (1, .5); q rows (5, 1), (5, 1).
+    pkg, res = handmade()
+    runs = tuple(dataclasses.replace(r, planned_repeats=4) if r.configuration == "acme/alpha-1" else r
+                 for r in pkg.study.partition_runs)
+    deep_pkg = dataclasses.replace(pkg, study=dataclasses.replace(pkg.study, partition_runs=runs))
+    t = explore.deeper_repeats(context(deep_pkg, res))
+    assert t.display.rows() == [
+        ("acme/alpha-1", "j", "3", "0.500", "2", "93%", "0 on 1 rows, 1 on 1, 5 on 1"),
+        ("acme/alpha-1", "q", "2", "1.000", "2", "63%", "5 on all 2")]  # fill (6100+6000)/2/9600
