@@ -201,6 +201,11 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
         "design": {"name": order.design, "rows": [list(r) for r in order.rows], "closes": order.closes},
         "repeats": args.repeats, "sessions": sum(1 for r in records if r.get("kind") == "session"),
         "pin_violations": sum(1 for r in records if r.get("kind") == "response" and r.get("pin_violation")),
+        "open_attempts": sorted({(r["slot"], r["attempt"]) for r in records if r.get("kind") == "attempt_start"}
+                                - {(r["slot"], r["attempt"]) for r in records if r.get("kind") == "attempt_end"}),
+        "slots_planned": len(slots),
+        "slots_finished": len({r["slot"] for r in records if r.get("kind") == "attempt_end" and not r.get("interrupted")
+                               and (r.get("valid") or r.get("invalid_reason") != "infrastructure")}),
         "configurations": {key: {**prov.manifest(), "configuration": key, "endpoint_id": t.endpoint_id,
                                  "execution_group": t.execution_group} for t, _, _, prov, key in shaped},
         **(extra_runner or {}),
