@@ -105,3 +105,22 @@ execution_group = "beta-run"
     assert len(a.bodies) > 0 and {x["model"] for x in a.bodies} == {"acme/one"}
     assert {x["model"] for x in b.bodies} == {"beta/two"}
     assert pkg.study.configurations["beta/two"].family == "beta"
+
+
+def test_seed_per_repeat_pairs_arms_and_separates_blocks(tmp_path: Path) -> None:
+    with EchoUpstream() as up:
+        rc = main(["sweep", "--base-url", up.url + "/v1", "--model", "m", "--published", "2026-03-01", "--arms", "j,q",
+                   "--repeats", "2", "--out", str(tmp_path), "--quiet", "--api-key-env", "", "--seed", "5",
+                   "--seed-per-repeat", "--no-probe", "--temperature", "0.7"])
+    assert rc == 0
+    from analysis.runner.ledger import read_records
+    from analysis.runner.sweep import repeat_seed
+
+    seeds: dict[tuple[int, str], set[int]] = {}
+    for r in read_records(tmp_path / "ledger.jsonl"):
+        if r["kind"] == "request":
+            rep = int(r["slot"].split(":r")[-1].split(":")[0])
+            seeds.setdefault((rep, r["slot"][-1]), set()).add(r["body"]["seed"])
+            assert r["body"]["temperature"] == 0.7
+    assert seeds[(1, "j")] == seeds[(1, "q")] == {repeat_seed(5, 1)}
+    assert seeds[(2, "j")] == seeds[(2, "q")] == {repeat_seed(5, 2)} != seeds[(1, "j")]

@@ -102,6 +102,7 @@ def sweep_identity(args: argparse.Namespace, targets: Sequence[Target], fixture_
     """SHA-256 over everything that defines the sweep's slots and requests (not concurrency)."""
     ident = {"fixture": fixture_digest, "arms": args.arms, "repeats": args.repeats, "design": args.design,
              "seed": args.seed, "temperature": args.temperature,
+             **({"seed_per_repeat": True} if args.seed_per_repeat else {}),
              "targets": [{"endpoint": t.endpoint_id, "model": t.cfg.model, "group": t.execution_group,
                           "provider_order": list(t.cfg.provider_order), "allow_fallbacks": t.cfg.allow_fallbacks,
                           "quantization": t.cfg.quantization, "key": t.key} for t in targets]}
@@ -182,7 +183,9 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
             clients = {key: EndpointClient(cfg) for _, cfg, _, _, key in shaped}
             try:
                 return await run_sweep(spec, ledger, clients, {key: pin for _, _, pin, _, key in shaped},
-                                       protocol_trajectory(fixture, arms, settings), progress=not args.quiet,
+                                       protocol_trajectory(fixture, arms, settings,
+                                                           seed_per_repeat=args.seed_per_repeat),
+                                       progress=not args.quiet,
                                        seed=args.seed or 0)
             finally:
                 for c in clients.values():
@@ -321,6 +324,8 @@ def _add_sweep_args(p: argparse.ArgumentParser, *, arms: str, repeats: int, conc
     p.add_argument("--backoff-cap", type=float, default=60.0, help="largest backoff (Retry-After included)")
     p.add_argument("--no-probe", action="store_true", help="skip the capability probe (use --structured-mode)")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
+    p.add_argument("--seed-per-repeat", action="store_true",
+                   help="derive one seed per repeat block from --seed (for --temperature > 0 sampling)")
     p.add_argument("--package-only", action="store_true",
                    help="rebuild OUT/evidence from the ledger without running the remaining slots")
 

@@ -204,11 +204,13 @@ class EndpointClient:
         schema: Mapping[str, Any] | None = None,
         schema_name: str = "carrier",
         response_format: Mapping[str, Any] | None = None,
+        seed: int | None = None,
     ) -> dict[str, Any]:
         """The exact JSON body sent (no headers, hence no key): recorded in the ledger.
 
         A ready `response_format` (shaped by the protocol for this endpoint's style) wins over
-        `schema`, which is shaped here by `structured_mode`.
+        `schema`, which is shaped here by `structured_mode`.  `seed` overrides the sweep seed for
+        this request (per-repeat seeds); it is sent only where the endpoint accepts seeds.
         """
         cfg = self.config
         body: dict[str, Any] = {
@@ -217,8 +219,9 @@ class EndpointClient:
             "temperature": cfg.temperature,
             "max_tokens": max_tokens,
         }
-        if cfg.send_seed and cfg.seed is not None:
-            body["seed"] = cfg.seed
+        use_seed = cfg.seed if seed is None else seed
+        if cfg.send_seed and use_seed is not None:
+            body["seed"] = use_seed
         fmt = dict(response_format) if response_format is not None else \
             response_format_for(cfg.structured_mode, schema, schema_name)
         if fmt is not None:

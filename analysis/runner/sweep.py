@@ -18,6 +18,8 @@ the sweep ran in one go or in many.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import hashlib
 import random
 import sys
 import time
@@ -125,7 +127,7 @@ class LedgeredBackend:
     async def complete(self, request: ChatRequest) -> ChatReply:
         """The protocol's backend interface (ChatBackend)."""
         res = await self.call(request.messages, max_tokens=request.max_tokens,
-                              response_format=request.response_format, phase=request.purpose)
+                              response_format=request.response_format, phase=request.purpose, seed=request.seed)
         usage = None
         if res.prompt_tokens is not None or res.completion_tokens is not None:
             usage = {k: v for k, v in (("prompt_tokens", res.prompt_tokens),
@@ -134,9 +136,10 @@ class LedgeredBackend:
                          provider=res.served_provider, usage=usage, refusal=res.refusal)
 
     async def call(self, messages: Sequence[Mapping[str, str]], *, max_tokens: int,
-                   response_format: Mapping[str, Any] | None = None, phase: str = "fold") -> CallResult:
+                   response_format: Mapping[str, Any] | None = None, phase: str = "fold",
+                   seed: int | None = None) -> CallResult:
         """Send one chat request, ledger it, audit the pin; raise InfraFault on serving faults."""
-        body = self.client.request_body(messages, max_tokens=max_tokens, response_format=response_format)
+        body = self.client.request_body(messages, max_tokens=max_tokens, response_format=response_format, seed=seed)
         self.calls += 1
         if phase == "fold":
             self.stats.folds += 1
@@ -386,16 +389,27 @@ def outcome_from_result(result: Any, slot: Slot) -> Outcome:
                               "answer": answer_record(result, slot.slot_id)})
 
 
-def protocol_trajectory(fixture: Any, arms: Mapping[str, Any], settings: Any) -> TrajectoryFn:
+def repeat_seed(seed: int, repeat: int) -> int:
+    """The seed of one repeat block: every arm of the block shares it (paired), blocks differ."""
+    digest = hashlib.sha256(f"{seed}:{repeat}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def protocol_trajectory(fixture: Any, arms: Mapping[str, Any], settings: Any, *,
+                        seed_per_repeat: bool = False) -> TrajectoryFn:
     """A TrajectoryFn running the protocol's fold-and-recall trajectory for the slot's arm.
 
     `settings` is one RunSettings or a mapping from configuration key to RunSettings (each
-    endpoint's request shape follows its own probe).
+    endpoint's request shape follows its own probe).  With `seed_per_repeat` each repeat block
+    sends its own seed (`repeat_seed`), so sampled repeats differ while arms stay paired; with one
+    seed and temperature 0 a deterministic server replicates a repeat exactly.
     """
     from analysis.runner.protocol import run_trajectory
 
     async def run(slot: Slot, backend: Backend) -> Outcome:
         st = settings[slot.configuration] if isinstance(settings, Mapping) else settings
+        if seed_per_repeat and st.seed is not None:
+            st = dataclasses.replace(st, seed=repeat_seed(st.seed, slot.repeat))
         return outcome_from_result(await run_trajectory(backend, fixture, arms[slot.arm], st), slot)
 
     return run
