@@ -84,8 +84,9 @@ class _Checker:
         self.problems.append(Problem(STUDY_FILE, self.line(path), _path_text(path), message))
 
     def warn_unknown(self, path: tuple[Any, ...]) -> None:
-        warnings.warn(f"{STUDY_FILE}:{self.line(path)}: unknown key {_path_text(path)} is ignored",
-                      StudyWarning, stacklevel=4)
+        line = self.line(path)
+        where = STUDY_FILE if line is None else f"{STUDY_FILE}:{line}"
+        warnings.warn(f"{where}: unknown key {_path_text(path)} is ignored", StudyWarning, stacklevel=4)
 
     def table(self, path: tuple[Any, ...], value: Any) -> dict[str, Any] | None:
         if not isinstance(value, dict):
