@@ -183,6 +183,13 @@ class Pipeline:
 
         directory = self.out_dir / "report"
         paths = write_report(self.out_dir, self.results, self.params, self.evidence_summary())
+        # The claims audit also lives beside the manuscript (CSV and Markdown), as the audit issue asks.
+        for suffix in (".csv", ".md"):
+            source = self.out_dir / "tables" / f"t_claims_audit{suffix}"
+            if source.is_file():
+                target = directory / f"claims_audit{suffix}"
+                target.write_bytes(source.read_bytes())
+                paths.append(target)
         remove_stale(directory, set(paths), skip_dirs=("_quarto", ".quarto"))
-        return paths, "report/index.qmd, report/_quarto.yml, report/index.html"
+        return paths, "report/index.qmd, report/_quarto.yml, report/index.html, report/claims_audit.*"
 
