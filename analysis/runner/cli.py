@@ -26,7 +26,8 @@ from typing import Any
 from analysis.runner.client import EndpointClient, EndpointConfig
 from analysis.runner.design import DESIGNS, arm_order
 from analysis.runner.ledger import Ledger, evidence_rows, write_evidence
-from analysis.runner.pinning import Pin, Provenance, configuration_key, study_runner_toml
+from analysis.runner.pinning import (Pin, Provenance, configuration_key, git_commit, package_versions,
+                                     study_runner_toml)
 from analysis.runner.probe import ProbeReport, apply, probe
 from analysis.runner.sweep import RetryPolicy, SweepSpec, plan_slots, protocol_trajectory, run_sweep
 
@@ -147,6 +148,14 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
             raise CliError(f"--package-only needs an existing sweep in {out}; run the sweep first")
         reports = sessions[0]["probes"] if sessions else {t.endpoint_id + "|" + t.cfg.model: _probe_target(t, args, arms)
                                                           for t in targets}
+        # provenance of the run itself (not of a later --package-only rebuild): first session, else the
+        # manifest the run wrote, else now
+        prior: dict[str, Any] = {}
+        if (out / "run_manifest.json").exists():
+            try:
+                prior = json.loads((out / "run_manifest.json").read_text(encoding="utf-8"))
+            except ValueError:
+                prior = {}
         shaped: list[tuple[Target, EndpointConfig, Pin, Provenance, str]] = []
         for t in targets:
             report = reports[t.endpoint_id + "|" + t.cfg.model]
@@ -159,9 +168,14 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
                                       max_length_mode=report["max_length_mode"])
             pin = Pin.from_config(cfg, context_length=report.get("context_length"), price=t.price)
             key = t.key or configuration_key(pin)
+            run_prov = dict(prior.get("configurations", {}).get(key, {}))
+            if sessions and sessions[0].get("git"):
+                run_prov.update(git=sessions[0]["git"], command=sessions[0]["argv"], packages=sessions[0]["packages"])
             prov = Provenance(pin=pin, family=t.family, published=t.published, temperature=cfg.temperature,
                               seed=cfg.seed, seed_sent=cfg.send_seed, structured_mode=cfg.structured_mode,
-                              reasoning_off=cfg.reasoning_off, probe=report)
+                              reasoning_off=cfg.reasoning_off, probe=report,
+                              **({k: (tuple(v) if k == "command" else v) for k, v in run_prov.items()
+                                  if k in ("git", "command", "packages")} if args.package_only else {}))
             shaped.append((t, cfg, pin, prov, key))
         keys = [k for *_, k in shaped]
         if len(set(keys)) != len(keys):
@@ -171,7 +185,8 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
                                      execution_group=t.execution_group)]
         if not args.package_only:
             ledger.append_sync({"kind": "session", "identity": ident, "probes": reports,
-                                "started": dt.datetime.now(dt.timezone.utc).isoformat(), "n_slots": len(slots)})
+                                "started": dt.datetime.now(dt.timezone.utc).isoformat(), "n_slots": len(slots),
+                                "git": git_commit(), "argv": list(sys.argv), "packages": package_versions()})
         settings = {key: RunSettings(temperature=cfg.temperature, seed=cfg.seed,
                                      response_format_style=cfg.structured_mode)  # type: ignore[arg-type]
                     for _, cfg, _, _, key in shaped}
@@ -213,6 +228,10 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
                                  "execution_group": t.execution_group} for t, _, _, prov, key in shaped},
         **(extra_runner or {}),
     }
+    if args.package_only:
+        manifest["rebuilt_from_ledger"] = {"command": list(sys.argv), "git": git_commit(),
+                                           "at": dt.datetime.now(dt.timezone.utc).isoformat()}
+        manifest["last_session"] = prior.get("last_session", tally)
     write_package(out, records, slots, manifest, shaped, args, fixture.spec.scenario, extra_runner, arms)
     return manifest
 
