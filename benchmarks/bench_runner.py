@@ -3,6 +3,10 @@ model's seconds per fold.
 
     python benchmarks/bench_runner.py                      # concurrency 1, 8, 32 at zero latency
     python benchmarks/bench_runner.py --latency-ms 50      # same with 50 ms server latency per call
+
+At zero latency the runner is CPU-bound already at concurrency 1 (one 2-core machine runs the
+runner and the server), so concurrency cannot multiply throughput there; with a per-call latency
+(every real endpoint has one) the 32 concurrent trajectories overlap their waits.
     python benchmarks/bench_runner.py --embedded           # + one real trajectory through SmolLM2
     python benchmarks/bench_runner.py --from-ledger OUT/ledger.jsonl   # s/fold of an earlier embedded run
 
@@ -105,15 +109,16 @@ def embedded_seconds_per_fold(ledger: Path) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--levels", default="1,8,32", help="concurrency levels")
-    ap.add_argument("--repeats", type=int, default=4, help="repeats of arms j,q,m per level (x3 trajectories)")
+    ap.add_argument("--repeats", type=int, default=44,
+                    help="repeats of arms j,q,m per level (x3 trajectories; default 44 = 132 trajectories, "
+                         "enough that 32 workers are not dominated by the last wave)")
     ap.add_argument("--latency-ms", type=float, default=0.0, help="server latency per call (default 0)")
     ap.add_argument("--embedded", action="store_true", help="also time one real SmolLM2 trajectory (arm m)")
     ap.add_argument("--from-ledger", default=None, help="report s/fold from an existing embedded ledger")
     args = ap.parse_args()
     results = {}
     for level in [int(x) for x in args.levels.split(",")]:
-        reps = max(args.repeats, -(-level // 3) * 2)  # enough trajectories to keep `level` busy
-        fps, folds, wall = folds_per_second(level, reps, args.latency_ms / 1000)
+        fps, folds, wall = folds_per_second(level, args.repeats, args.latency_ms / 1000)  # same work per level
         results[level] = fps
         print(f"concurrency {level:>3}: {fps:8.1f} folds/s  ({folds} folds in {wall:.2f}s, "
               f"latency {args.latency_ms:g} ms)", flush=True)
