@@ -96,9 +96,6 @@ def test_unroutable_parameters_are_probe_rejected() -> None:
 
 
 def test_reasoning_that_cannot_be_disabled() -> None:
-    class Thinking(ScriptedServer):
-        pass
-
     def thinker(body: dict, i: int) -> Reply:
         doc = {"id": "x", "object": "chat.completion", "created": 0, "model": "acme/m",
                "choices": [{"index": 0, "finish_reason": "stop",

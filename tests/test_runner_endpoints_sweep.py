@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-import os
 import random
 from pathlib import Path
 
@@ -167,7 +166,6 @@ def test_arm_behaviour_is_never_retried(tmp_path: Path) -> None:
         out = await echo_trajectory(slot, backend)
         return Outcome(row={**out.row, "valid": False, "invalid_reason": "catchup"}, checks=out.checks)
 
-    config = EndpointConfig(base_url="", model="m", api_key_env=None)
     with EchoUpstream() as up:
         config = EndpointConfig(base_url=up.url + "/v1", model="m", api_key_env=None)
 
@@ -195,9 +193,11 @@ def test_torn_ledger_tail_is_dropped_and_appends_stay_parseable(tmp_path: Path) 
         led.append_sync({"kind": "c", "i": 3})
     assert [r["i"] for r in read_records(path)] == [1, 3]
     raw = path.read_bytes()
-    assert raw.endswith(b"\n") and os.path.getsize(path) == len(raw)
-    assert all(json.loads(line) for line in raw.splitlines() if line.strip().startswith(b'{"i') or b"kind" in line
-               and line.endswith(b"}"))
+    assert raw.endswith(b"\n")
+    lines = raw.splitlines()
+    # the torn fragment stays on disk (append-only), terminated; every other line parses
+    assert lines[1] == b'{"kind": "b", "i"'
+    assert [json.loads(x)["i"] for x in (lines[0], lines[2])] == [1, 3]
 
 
 from hypothesis import given, settings  # noqa: E402
