@@ -25,6 +25,9 @@ _KEY = re.compile(r"""^\s*((?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)"""
 _PART = re.compile(r""""((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+)""")
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
 TOP_KEYS = ("study", "configurations", "partition_runs")
+EXTENSION_KEYS = ("runner",)
+"""Top-level tables this project's own producers write (the runner's pins and request shape):
+known, kept out of the analysis, and not warned about."""
 
 
 def _parts(dotted: str) -> tuple[str, ...]:
@@ -162,7 +165,7 @@ def _parse(data: bytes) -> tuple[Study | None, list[Problem], frozenset[str] | N
             None, ()
     c = _Checker(text)
     for key in doc:
-        if key not in TOP_KEYS:
+        if key not in TOP_KEYS and key not in EXTENSION_KEYS:
             c.warn_unknown((key,))
     head: dict[str, Any] = {}
     if "study" not in doc:
