@@ -45,7 +45,8 @@ PILOT_DIR = _REPO / "data" / "v2" / "pilot"
 """The runner's v2 pilot package; the report gains a section on it when it exists."""
 _STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "verify": ("evidence",),
-    "results": ("evidence", "estimators", "params.py", "results.py", "audit", "reconstruct"),
+    "results": ("evidence", "estimators", "params.py", "results.py", "audit", "reconstruct",
+                "report/pipeline.py", "tables/pilot.py"),  # the v2 pilot block (pipeline.pilot_block)
     "tables": ("tables", "estimators", "audit", "reconstruct"),
     "figures": ("figures", "style", "tables", "estimators"),
     "report": ("report", "tables"),
@@ -157,7 +158,7 @@ def stage_keys(evidence_dir: Path, params: Any) -> dict[str, str] | None:
             h.update(f"{f.relative_to(_PKG).as_posix()}:{_file_sha(f)}\n".encode())
         if stage in ("results", "tables") and _CLAIMS.is_file():
             h.update(f"claims:{_file_sha(_CLAIMS)}\n".encode())
-        if stage == "results":
+        if stage == "results":  # the v2 pilot's bytes; later stages chain this key, so they rerun too
             h.update(f"pilot:{evidence_key(PILOT_DIR)}\n".encode())
         h.update(_lib_versions(_STAGE_LIBS[stage]).encode())
         keys[stage] = prev = h.hexdigest()

@@ -23,8 +23,9 @@ def handmade() -> tuple[Any, dict]:
     return pkg, build_results(pkg, DEFAULT_PARAMS)
 
 
-def context(package: Any = None, results: dict | None = None, params: Any = DEFAULT_PARAMS) -> ReportContext:
+def context(package: Any = None, results: dict | None = None, params: Any = DEFAULT_PARAMS,
+            extras: dict | None = None) -> ReportContext:
     """A ReportContext over the hand-made package unless another package/results is given."""
     pkg, res = handmade()
     return ReportContext(package if package is not None else pkg,
-                         results if results is not None else res, params)
+                         results if results is not None else res, params, None, extras or {})

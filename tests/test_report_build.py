@@ -151,8 +151,29 @@ def test_v2_pilot_section_when_the_pilot_exists(tmp_path: Path, monkeypatch: pyt
     build(HANDMADE, out, DEFAULT_PARAMS, progress=None)
     block = json.loads((out / "results.json").read_text())["v2_pilot"]
     assert block["panel"]["configurations"] == 3 and block["panel"]["mean"] == pytest.approx(0.25)
+    assert block["mcnemar"]["complete"]["pairs"] == 6 and block["rows"] == 22
+    assert [a["arm"] for a in block["arms"][:3]] == ["j", "q", "m"] and block["identical_repeats"] is False
     qmd = (out / "report" / "index.qmd").read_text(encoding="utf-8")
-    assert "## The v2 pilot" in qmd and "+0.250" in qmd.split("## The v2 pilot")[1]
+    section = " ".join(qmd.split("## The v2 pilot\n")[1].split("## How to rebuild")[0].split())
+    # Hand-made README: panel mean 0.25 over 3 configurations; bounds [0.0, 0.444444]; 6 complete pairs.
+    assert "holds 3 configurations:" in section and "+0.250" in section
+    assert "[+0.000, +0.444]" in section and "exact McNemar p =" in section
+    assert "{{< include ../tables/t_v2_pilot.md >}}" in section
+    assert "result is null" not in section and "copies of each other" not in section  # it recalled
+    assert "154 of 224 graded checks passed" in section  # 16 valid S5 rows x 14 checks; passed: README rows
+    table = (out / "tables" / "t_v2_pilot.md").read_text(encoding="utf-8")
+    assert "| acme/alpha-1 | j (one opaque field) | 3 (3) | 0.500 (n=3) |" in table
+    # A changed pilot reruns every stage after verify, and the pilot table follows it.
+    rows = pilot / "rows.csv"
+    rows.write_text(rows.read_text().replace("a1-j,S5,acme/alpha-1,g1,1,j,1,true,,14,14,0,5,8200,",
+                                             "a1-j,S5,acme/alpha-1,g1,1,j,1,true,,14,14,0,5,8500,", 1))
+    from analysis.evidence import write_lock
+
+    write_lock(pilot)
+    again = build(HANDMADE, out, DEFAULT_PARAMS, progress=None)
+    assert again.ran == STAGES
+    # alpha-1 j carried chars (8500 + 9500 + 9000) / 3 = 9000 (was 8900).
+    assert "| 9000 (n=3) |" in (out / "tables" / "t_v2_pilot.md").read_text(encoding="utf-8")
     summary = build(pilot, tmp_path / "p", DEFAULT_PARAMS, progress=None)  # the pilot itself
     assert "v2_pilot" not in json.loads((tmp_path / "p" / "results.json").read_text())
     assert "v2 pilot" in (tmp_path / "p" / "report" / "index.qmd").read_text(encoding="utf-8")
@@ -168,3 +189,24 @@ def test_a_package_failing_verification_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(ProvenanceError, match="rows.csv"):
         build(bad, tmp_path / "o", DEFAULT_PARAMS, progress=None)
     assert not (tmp_path / "o").exists()
+
+
+PILOT = HANDMADE.parents[2] / "data" / "v2" / "pilot"
+
+
+@pytest.mark.skipif(not (PILOT / "provenance.lock").is_file(), reason="data/v2/pilot not present")
+def test_the_committed_pilot_section_reports_the_null_result(built: Path) -> None:
+    # data/v2/pilot: one configuration, 4 j/q pairs all at recall 0, no graded value in any final carrier,
+    # temperature 0 (identical repeats), served by llama.cpp with max_length_mode "describe".
+    qmd = (built / "report" / "index.qmd").read_text(encoding="utf-8")
+    section = " ".join(qmd.split("## The v2 pilot\n")[1].split("## How to rebuild")[0].split())
+    assert "1 configurations" not in section and "holds 1 configuration:" in section
+    assert "4 complete pairs with paired effect +0.000" in section and "[+0.000, +0.000]" in section
+    assert "4 under neither (two-sided exact McNemar p = 1.0000)" in section
+    assert "**The pilot's result is null.**" in section and "none of the 168 graded values" in section
+    assert "copies of each other" in section
+    assert "`describe`" in section and "`json_object_schema`" in section
+    assert "`smollm2-135m-instruct`" in section
+    assert "{{< include ../tables/t_v2_pilot.md >}}" in section
+    table = (built / "tables" / "t_v2_pilot.md").read_text(encoding="utf-8")
+    assert table.count("| 0.000 (n=4) |") == 3 and "| 1 of 4 |" in table

@@ -13,11 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.tables import TABLE_ORDER
-from analysis.tables import explore, failures, panel, paper
+from analysis.tables import explore, failures, panel, paper, pilot
 from analysis.tables.registry import build_tables
 from analysis.tables.render import to_csv, to_html, to_markdown
 from analysis.tables.spec import fmt_mean_n, fmt_signed
-from report_support import context, handmade
+from report_support import ROOT, context, handmade
 
 
 def test_supporting_arms_need_a_supporting_sweep() -> None:
@@ -187,3 +187,67 @@ def test_deeper_repeats_hand_derived() -> None:
     assert t.display.rows() == [
         ("acme/alpha-1", "j", "3", "0.500", "2", "93%", "0 on 1 rows, 1 on 1, 5 on 1"),
         ("acme/alpha-1", "q", "2", "1.000", "2", "63%", "5 on all 2")]  # fill (6100+6000)/2/9600
+
+
+# ----------------------------------------------------------------- the v2 pilot table (t_v2_pilot)
+
+def test_v2_pilot_table_is_empty_without_a_pilot() -> None:
+    t = build_tables(context())[-1]
+    assert t.name == "t_v2_pilot" and t.is_empty and "no v2 pilot package" in t.empty_reason
+
+
+def test_v2_pilot_table_with_no_scored_row_says_so() -> None:
+    t = pilot.v2_pilot(context(extras={pilot.PILOT_KEY: _empty_package()}))
+    assert t.is_empty and "no valid row with an outcome on S5" in t.empty_reason
+
+
+def test_v2_pilot_table_hand_derived_on_a_stand_in_pilot() -> None:
+    # The hand-made package as the pilot (see its README). S5 only; arms in order j, q, then m.
+    # alpha-1 j: a1-j 14, a2-j 0, a3-j 7 -> rows 3 (3 valid), mean 0.5, rows >= 0.5: 2 of 3;
+    #   parse failures 0+0+2 = 2 and finish_length 0+0+2 = 2 of 15 folds; carried (8200+9500+9000)/3 = 8900;
+    #   answers "all recalled", "I don't know", "half": 3 distinct over 3 repeats; j checks record no
+    #   in_carrier, so no carrier audit (dash).
+    # alpha-1 q: 3 rows, a3-q invalid -> 2 valid, both 14/14 and "all recalled": 1 distinct of 2; folds 10,
+    #   parse failures 1, length cuts 1 (a2-q); carrier 14 + 14 = 28 of 28 checks.
+    # alpha-2 q: b1-q carrier 1, b2-q carrier 8 (checks.csv in_carrier) -> 9 of 28.
+    pkg, _ = handmade()
+    t = pilot.v2_pilot(context(extras={pilot.PILOT_KEY: pkg}))
+    d = t.data
+    assert d.select("configuration", "arm").rows()[:3] == [
+        ("acme/alpha-1", "j"), ("acme/alpha-1", "q"), ("acme/alpha-1", "m")]
+    a1j = d.row(0, named=True)
+    assert (a1j["rows"], a1j["valid_rows"], a1j["scored_rows"], a1j["rows_partial"]) == (3, 3, 3, 2)
+    assert a1j["mean_recall"] == pytest.approx(0.5) and a1j["mean_carried_chars"] == pytest.approx(8900)
+    assert (a1j["folds"], a1j["parse_failures"], a1j["finish_length"]) == (15, 2, 2)
+    assert (a1j["distinct_answers"], a1j["repeats"], a1j["audited_rows"]) == (3, 3, None)
+    assert (a1j["checks_passed"], a1j["checks"]) == (21, 42)
+    assert t.display.row(0) == ("acme/alpha-1", "j (one opaque field)", "3 (3)", "0.500 (n=3)", "2/3",
+                                "2/15", "2/15", "8900 (n=3)", "—", "3 of 3")
+    assert t.display.row(1)[2:] == ("3 (2)", "1.000 (n=2)", "2/2", "1/10", "1/10", "6050 (n=2)", "28/28",
+                                    "1 of 2")
+    a2q = d.filter((pl.col("configuration") == "acme/alpha-2") & (pl.col("arm") == "q")).row(0, named=True)
+    assert (a2q["carrier_values"], a2q["audited_checks"]) == (9, 28)
+    assert to_csv(t).splitlines()[0].startswith("configuration,arm,rows,valid_rows,scored_rows")
+
+
+PILOT = ROOT / "data" / "v2" / "pilot"
+
+
+@pytest.mark.skipif(not (PILOT / "provenance.lock").is_file(), reason="data/v2/pilot not present")
+def test_v2_pilot_table_on_the_committed_pilot() -> None:
+    # data/v2/pilot/README.md: recall 0/14 on all 12 rows; j 4 of 5 folds unparsed per row, final carrier
+    # 23 chars; q 4 parse failures and 3 length cuts per row, carrier 626; m carrier 251; no graded value
+    # in any final carrier; temperature 0 -> the 4 repeats are identical (one distinct answer per arm).
+    from analysis.evidence import load_package
+
+    t = pilot.v2_pilot(context(extras={pilot.PILOT_KEY: load_package(PILOT)}))
+    d = t.data
+    assert d["arm"].to_list() == ["j", "q", "m"]
+    assert d["rows"].to_list() == d["scored_rows"].to_list() == [4, 4, 4]
+    assert d["mean_recall"].to_list() == [0.0, 0.0, 0.0] and d["rows_partial"].to_list() == [0, 0, 0]
+    assert d["parse_failures"].to_list() == [16, 16, 0] and d["finish_length"].to_list() == [0, 12, 0]
+    assert d["folds"].to_list() == [20, 20, 20]
+    assert d["mean_carried_chars"].to_list() == pytest.approx([23, 626, 251])
+    assert d["carrier_values"].to_list() == [0, 0, 0] and d["audited_checks"].to_list() == [56, 56, 56]
+    assert d["distinct_answers"].to_list() == [1, 1, 1] and d["repeats"].to_list() == [4, 4, 4]
+    assert t.display["mean recall"].to_list() == ["0.000 (n=4)"] * 3

@@ -39,5 +39,16 @@ def test_html_matches_golden(update_golden: bool) -> None:
     _compare("t3_panel.html", to_html(SPECS["t3_panel"]), update_golden)
 
 
+def test_v2_pilot_table_matches_golden(update_golden: bool) -> None:
+    # The hand-made package stands in for the pilot, so the golden file holds rows, not the empty-reason.
+    from analysis.tables.pilot import PILOT_KEY, v2_pilot
+    from report_support import handmade
+
+    spec = v2_pilot(context(extras={PILOT_KEY: handmade()[0]}))
+    assert not spec.is_empty
+    _compare("t_v2_pilot_stand_in.md", to_markdown(spec), update_golden)
+    _compare("t_v2_pilot_stand_in.csv", to_csv(spec), update_golden)
+
+
 def test_every_builder_has_a_golden_entry() -> None:
     assert len(SPECS) == len(TABLE_ORDER)

@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-NUMBER_TOKEN = re.compile(r"(?<![\w.\-+−/])[+\-−]?\d[\d,]*(?:\.\d+)?%?(?![\w])")
-"""A numeric token standing on its own (not part of an identifier like S5, qwen3.5 or t3_panel)."""
+NUMBER_TOKEN = re.compile(r"(?<![\w.\-+−/])[+\-−]?\d(?:[\d,]*\d)?(?:\.\d+)?%?(?![\w])")
+"""A numeric token standing on its own (not part of an identifier like S5, qwen3.5 or t3_panel); a
+comma inside it is a thousands separator (1,534), a comma after it is punctuation (``seed 0,``)."""
 
 DASH = "—"
 

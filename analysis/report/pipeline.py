@@ -50,6 +50,23 @@ def evidence_kind(path: Path) -> str:
     return known.get(path.resolve(), "other")
 
 
+def runner_table(root: Path) -> dict[str, Any] | None:
+    """The [runner] table of a package's study.toml (the runner's pins and request shape), or None.
+
+    Call only on a package that load_package verified: study.toml is one of its locked files.
+    """
+    import tomllib
+
+    try:
+        doc = tomllib.loads((Path(root) / "study.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    runner = doc.get("runner")
+    if not isinstance(runner, dict) or not runner:
+        return None
+    return {str(k): v for k, v in sorted(runner.items()) if isinstance(v, dict)} or None
+
+
 class Pipeline:
     """One build's state: evidence, params, OUT, and the lazily loaded inputs."""
 
@@ -64,6 +81,8 @@ class Pipeline:
         self._audit: Any = None
         self._audit_done = False
         self._tables: Any = None
+        self._pilot: Any = None
+        self._pilot_done = False
 
     # ---------------------------------------------------------------- lazy inputs
     @property
@@ -80,6 +99,18 @@ class Pipeline:
             path = self.out_dir / "results.json"
             self._results = json.loads(path.read_text(encoding="utf-8"))
         return self._results
+
+    @property
+    def pilot_package(self) -> Any:
+        """The verified v2 pilot package (data/v2/pilot), or None when absent or itself the evidence."""
+        if not self._pilot_done:
+            self._pilot_done = True
+            from analysis import build
+
+            pilot = build.PILOT_DIR
+            if (pilot / "provenance.lock").is_file() and evidence_kind(self.evidence_dir) != "v2-pilot":
+                self._pilot = load_package(pilot)  # verifies the lock before parsing
+        return self._pilot
 
     @property
     def audit(self) -> Any:
@@ -106,7 +137,11 @@ class Pipeline:
         """The ReportContext every table and figure builder reads."""
         from analysis.tables.context import ReportContext
 
-        return ReportContext(self.package, self.results, self.params, self.audit)
+        from analysis.tables.pilot import PILOT_KEY
+
+        pilot = self.pilot_package
+        extras = {} if pilot is None else {PILOT_KEY: pilot}
+        return ReportContext(self.package, self.results, self.params, self.audit, extras)
 
     def evidence_summary(self) -> dict[str, Any]:
         """What the report says about the evidence: path, kind, study name and counts."""
@@ -117,20 +152,41 @@ class Pipeline:
                 "configurations": len(pkg.study.configurations)}
 
     def pilot_block(self) -> dict[str, Any] | None:
-        """Headline of the v2 pilot (data/v2/pilot) when it exists and is not the evidence itself."""
-        from analysis import build
+        """The v2 pilot (data/v2/pilot) through the same estimators, when it exists and is not the evidence.
 
-        pilot = build.PILOT_DIR
-        if not (pilot / "provenance.lock").is_file() or evidence_kind(Path(self.evidence_dir)) == "v2-pilot":
+        Paired effect, planned-repeat bounds and exact McNemar come from analysis.results.build_results
+        on the pilot package; the per-arm cells from analysis.tables.pilot.pilot_arms (the t_v2_pilot
+        table's data); the endpoint provenance from the [runner] table of its (locked) study.toml.
+        """
+        pkg = self.pilot_package
+        if pkg is None:
             return None
+        from analysis import build
+        from analysis.estimators.common import json_ready
         from analysis.results import build_results
+        from analysis.tables.pilot import pilot_arms
 
-        res = build_results(load_package(pilot), self.params)
-        keep = ("configurations", "mean", "median", "min", "max", "positive", "negative", "zero")
-        return {"path": display_path(pilot).as_posix(), "evidence": res.get("evidence"),
-                "contrast": res.get("contrast"),
+        res = build_results(pkg, self.params)
+        keep = ("configurations", "mean", "median", "min", "max", "positive", "negative", "zero", "effects")
+        arms = pilot_arms(pkg, self.params)
+        served = None
+        if "served_models" in pkg.rows.columns:
+            served = sorted(pkg.rows.get_column("served_models").drop_nulls().unique().to_list())
+        return {"path": display_path(build.PILOT_DIR).as_posix(), "study_name": pkg.study.name,
+                "evidence": res.get("evidence"), "contrast": res.get("contrast"),
+                "rows": pkg.rows.height, "valid_rows": int(pkg.rows.get_column("valid").fill_null(False).sum()),
                 "panel": {k: (res.get("panel") or {}).get(k) for k in keep},
-                "bounds": res.get("bounds")}
+                "bounds": res.get("bounds"),
+                "mcnemar": (res.get("mcnemar") or {}).get("partial"),
+                "arms": json_ready(arms),
+                "identical_repeats": bool(arms.height) and bool(
+                    (arms.get_column("distinct_answers") == 1).all()
+                    and (arms.get_column("repeats") > 1).all()),
+                "checks_passed": int(arms.get_column("checks_passed").sum()),
+                "checks": int(arms.get_column("checks").sum()),
+                "carrier_values": int(arms.get_column("carrier_values").sum()),
+                "audited_checks": int(arms.get_column("audited_checks").sum()),
+                "served_models": served, "runner": json_ready(runner_table(pkg.root))}
 
     # ---------------------------------------------------------------- stages
     def stage_verify(self) -> tuple[list[Path], str]:

@@ -32,5 +32,6 @@ TABLE_ORDER: tuple[tuple[str, str], ...] = (
     ("analysis.tables.beyond", "cell_intervals"),
     ("analysis.tables.failures", "claims_summary"),
     ("analysis.tables.failures", "claims_audit"),
+    ("analysis.tables.pilot", "v2_pilot"),
 )
 """Every table builder, in report order, as (module, function)."""
