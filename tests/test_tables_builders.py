@@ -251,3 +251,20 @@ def test_v2_pilot_table_on_the_committed_pilot() -> None:
     assert d["carrier_values"].to_list() == [0, 0, 0] and d["audited_checks"].to_list() == [56, 56, 56]
     assert d["distinct_answers"].to_list() == [1, 1, 1] and d["repeats"].to_list() == [4, 4, 4]
     assert t.display["mean recall"].to_list() == ["0.000 (n=4)"] * 3
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.booleans(), min_size=22, max_size=22))
+def test_v2_pilot_table_counts_stay_within_their_denominators(keep: list[bool]) -> None:
+    pkg, _ = handmade()
+    rows = pkg.rows.filter(pl.Series(keep))
+    sub = dataclasses.replace(pkg, rows=rows,
+                              checks=pkg.checks.join(rows.select("row_id"), on="row_id", how="semi"))
+    t = pilot.v2_pilot(context(extras={pilot.PILOT_KEY: sub}))
+    assert t.is_empty == to_markdown(t).startswith("*Not in this evidence")
+    for r in t.data.iter_rows(named=True):
+        assert 1 <= r["scored_rows"] <= r["valid_rows"] <= r["rows"]
+        assert r["rows_partial"] <= r["scored_rows"] and r["checks_passed"] <= r["checks"]
+        assert r["parse_failures"] <= r["folds"] and r["finish_length"] <= r["folds"]
+        assert 1 <= r["distinct_answers"] <= r["repeats"] <= r["scored_rows"]
+        assert r["audited_rows"] is None or r["carrier_values"] <= r["audited_checks"]
