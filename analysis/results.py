@@ -99,9 +99,27 @@ def provenance(params: Params) -> dict[str, Any]:
         "git_dirty": None if status is None else bool(status),
         "python": platform.python_version(),
         "libraries": {"polars": pl.__version__, "numpy": np.__version__,
-                      "scipy": scipy.__version__, "statsmodels": statsmodels.__version__},
+                      "scipy": scipy.__version__, "statsmodels": statsmodels.__version__,
+                      **_output_library_versions()},
         "params": params.to_dict(),
     }
+
+
+OUTPUT_LIBRARIES: tuple[str, ...] = ("matplotlib", "great_tables", "jinja2", "markdown")
+"""Libraries that shape the bytes of the tables, figures and report (recorded, not imported)."""
+
+
+def _output_library_versions() -> dict[str, str | None]:
+    """Installed versions of OUTPUT_LIBRARIES from package metadata (None when absent)."""
+    from importlib import metadata
+
+    versions: dict[str, str | None] = {}
+    for name in OUTPUT_LIBRARIES:
+        try:
+            versions[name] = metadata.version(name.replace("_", "-"))
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
 
 
 def _headings_block(package: Any, params: Params) -> dict[str, Any] | None:
