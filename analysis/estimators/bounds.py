@@ -20,9 +20,8 @@ import polars as pl
 from analysis.estimators.common import (
     BLOCK, NAN, NO_CONFIGURATIONS, Contrast, frozen_reasons,
 )
-from analysis.estimators.paired import Panel, run_outcomes
+from analysis.estimators.paired import RUN_KEY, Panel, run_outcomes
 
-RUN_KEY = ("configuration", "execution_group")
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,11 +5,10 @@ LF line ends, RFC 4180 minimal quoting, booleans as true/false, missing as empty
 """
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 from typing import Any
 
+from analysis.evidence.writer import csv_text
 from analysis.reconstruct.claims import Claims
 from analysis.reconstruct.layout import (
     ANCHOR, CUTOFF, LOCAL_REFERENCE, OUT_OF_WINDOW, PANEL, S1_CHECKS, S5_CHECKS, SUPPORT, family_of, published_of,
@@ -23,21 +22,8 @@ ROW_COLUMNS = ("row_id", "scenario", "configuration", "execution_group", "repeat
 CHECK_COLUMNS = ("row_id", "check", "expected", "passed", "in_carrier", "passed_presence")
 
 
-def _fmt(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
-
-
 def _csv(header: tuple[str, ...], records: list[tuple[Any, ...]]) -> bytes:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    for rec in records:
-        w.writerow([_fmt(x) for x in rec])
-    return buf.getvalue().encode("utf-8")
+    return csv_text(header, (dict(zip(header, rec)) for rec in records)).encode("utf-8")
 
 
 def positions(b: Builder) -> None:

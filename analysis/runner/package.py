@@ -15,7 +15,6 @@ before anything is written.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import hashlib
 import io
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis.evidence.writer import csv_text
 from analysis.runner.arms import arm_record
 from analysis.runner.protocol import TrajectoryResult
 
@@ -153,21 +153,8 @@ def answer_record(result: TrajectoryResult, row_id: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- writing
-def _cell(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
-
-
 def _csv(records: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
-    w.writerow(columns)
-    for r in records:
-        w.writerow([_cell(r.get(c)) for c in columns])
-    return buf.getvalue()
+    return csv_text(columns, records)
 
 
 def _jsonl(records: Iterable[Mapping[str, Any]]) -> str:
