@@ -1,0 +1,63 @@
+"""The output-boundary escapers (analysis/escape.py): hand cases and hypothesis invariants."""
+from __future__ import annotations
+
+import html as std_html
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from analysis import escape
+
+
+def test_html_escapes_markup_and_quotes() -> None:
+    assert escape.html('<script>alert("x")</script>') == "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"
+    assert escape.html("<img src=x onerror='y'>") == "&lt;img src=x onerror=&#x27;y&#x27;&gt;"
+
+
+def test_markdown_breaks_shortcodes_html_and_table_cells() -> None:
+    out = escape.markdown("{{< include /etc/passwd >}}")
+    assert "{{<" not in out and "{" not in out
+    assert escape.markdown("a|b") == "a\\|b"
+    assert escape.markdown("<b>x</b>") == "\\<b\\>x\\<\\/b\\>"
+    assert escape.markdown("line1\nline2") == "line1 line2"
+    assert escape.markdown("@fig-x") == "\\@fig\\-x"
+    assert escape.markdown("plain text 123") == "plain text 123"
+
+
+@given(st.text())
+def test_markdown_leaves_no_unescaped_syntax(text: str) -> None:
+    out = escape.markdown(text)
+    assert "\n" not in out and "{" not in out and "}" not in out
+    # every markup character is preceded by a backslash (an escaped backslash pairs up)
+    out = out.replace("&#123;", "").replace("&#125;", "")  # brace character references
+    i = 0
+    while i < len(out):
+        if out[i] == "\\":
+            i += 2
+            continue
+        assert out[i] not in "<>|`*_[]#@$", (text, out)
+        i += 1
+
+
+def test_csv_cell_neutralises_formulas_only() -> None:
+    assert escape.csv_cell("=HYPERLINK(\"http://x\")") == "'=HYPERLINK(\"http://x\")"
+    for lead in ("+1", "-1+2", "@SUM(A1)", "\tx", "\rx"):
+        assert escape.csv_cell(lead).startswith("'")
+    assert escape.csv_cell("qwen/qwen3.5-9b") == "qwen/qwen3.5-9b"
+
+
+def test_terminal_shows_control_sequences() -> None:
+    assert escape.terminal("a\x1b[31mred\x07") == "a\\x1b[31mred\\x07"
+    assert escape.terminal("two\nlines\tok") == "two\nlines\tok"
+    assert escape.terminal("x\u202ey") == "x\\u202ey"
+
+
+@given(st.text())
+def test_terminal_output_has_no_control_characters(text: str) -> None:
+    out = escape.terminal(text)
+    assert not any((ord(c) < 0x20 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F for c in out)
+
+
+@given(st.text())
+def test_html_round_trips(text: str) -> None:
+    assert std_html.unescape(escape.html(text)) == text
