@@ -14,6 +14,12 @@ Layout of OUT (``python generate.py`` uses OUT = the repository root)::
     figures/<name>.png|svg    every figure
     report/_quarto.yml, report/index.qmd   the Quarto manuscript (``quarto render report/``)
     report/index.html         the offline single-page rendering (no Quarto needed)
+    .build-stamp.json         stage keys + the manifest: every file each stage wrote, with its digest
+    .build.lock               serialises builds of one OUT (analysis.outdir)
+
+Safety of OUT (analysis.outdir): stages write into a staging directory inside OUT, and the new files
+replace the old ones in one short commit with SIGINT/SIGTERM deferred; the build replaces or removes
+only files it writes or that the manifest says an earlier build wrote, never a user's own file.
 """
 
 from __future__ import annotations
@@ -30,13 +36,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from analysis.outdir import (DEFAULT_WAIT_S, MANAGED, QUARTO_OWN, BuildError, BuildInterrupted,
+                             BuildLock, commit, deferred_signals, interruptible, is_managed_rel, new_staging,
+                             stale_outputs, validate_out)
+
 STAMP_NAME = ".build-stamp.json"
 STAMP_VERSION = 1
 STAGES: tuple[str, ...] = ("verify", "results", "tables", "figures", "report")
-MANAGED: tuple[str, ...] = ("results.json", "tables", "figures", "report")
-"""Output paths (relative to OUT) that the build owns and ``check`` compares."""
-UNMANAGED_REPORT_DIRS: tuple[str, ...] = ("report/_quarto", "report/.quarto")
-"""Quarto's own render output inside report/, never compared."""
+UNMANAGED_REPORT_DIRS: tuple[str, ...] = QUARTO_OWN
+"""Quarto's own files and render output inside report/, never written, removed or compared."""
 
 _PKG = Path(__file__).resolve().parent
 _REPO = _PKG.parent
@@ -62,10 +70,6 @@ _STAGE_LIBS: dict[str, tuple[str, ...]] = {
 Progress = Callable[[str], None]
 
 
-class BuildError(RuntimeError):
-    """The build cannot proceed; the message says what to fix."""
-
-
 @dataclass(frozen=True, slots=True)
 class BuildSummary:
     """What one build did."""
@@ -81,8 +85,10 @@ class BuildSummary:
 
 
 def stderr_progress(line: str) -> None:
-    """Default progress sink: one line per stage on stderr."""
-    print(line, file=sys.stderr, flush=True)
+    """Default progress sink: one line per stage on stderr (control characters made visible)."""
+    from analysis.escape import terminal
+
+    print(terminal(line), file=sys.stderr, flush=True)
 
 
 # --------------------------------------------------------------------------- hashing
@@ -184,7 +190,11 @@ def _unchanged(out_dir: Path, entry: Any, key: str) -> bool:
     if not isinstance(entry, dict) or entry.get("key") != key:
         return False
     outputs = entry.get("outputs", {})
+    if not isinstance(outputs, dict):
+        return False
     for rel, digest in outputs.items():
+        if not is_managed_rel(rel):  # a stamp naming anything else is not ours: rebuild
+            return False
         p = out_dir / rel
         if not p.is_file() or _file_sha(p) != digest:
             return False
@@ -204,18 +214,45 @@ def build(
     *,
     progress: Progress | None = stderr_progress,
     force: bool = False,
+    wait: float = DEFAULT_WAIT_S,
 ) -> BuildSummary:
     """Regenerate every output of OUT from the evidence package; skip stages whose inputs are unchanged.
 
-    ``force`` ignores the stamp. Raises analysis.evidence.EvidenceError subclasses for a package
-    that fails verification (nothing is written then), BuildError for an unusable OUT.
+    ``force`` ignores the stamp for skipping (never for ownership). The stages write into a
+    staging directory and the new files replace the old ones in one short commit (analysis.outdir):
+    a failure or a signal before it leaves OUT as it was. Only files this build writes, or that the
+    previous manifest names and this build no longer produces, are replaced or removed. ``wait``
+    bounds the wait for another build of the same OUT. Raises analysis.evidence.EvidenceError
+    subclasses for a package that fails verification (nothing is written then), BuildError for an
+    unusable OUT, BuildInterrupted for SIGINT/SIGTERM (main thread).
     """
+    if isinstance(out_dir, str) and not out_dir.strip():
+        raise BuildError("--out is empty; pass the output directory (it is created when missing)")
     evidence_dir, out_dir = Path(evidence_dir), Path(out_dir)
     say = progress or (lambda _line: None)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise BuildError(f"--out {out_dir} is a file; pass a directory (it is created when missing)")
+    validate_out(out_dir, [evidence_dir, *([PILOT_DIR] if PILOT_DIR.is_dir() else [])])
     keys = stage_keys(evidence_dir, params)
-    stamp = {} if force or keys is None else _read_stamp(out_dir).get("stages", {})
+    if not out_dir.exists():  # verify before creating anything: a failing package writes nothing
+        from analysis.evidence import load_package
+
+        load_package(evidence_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+    with interruptible(), BuildLock(out_dir, wait, say):
+        return _build_locked(evidence_dir, out_dir, params, keys, say, force)
+
+
+def _remove_staging(staging: Path) -> list[int]:
+    """Delete the staging tree with signals deferred (a second Ctrl-C must not stop it half way)."""
+    with deferred_signals() as pending:
+        shutil.rmtree(staging, ignore_errors=True)
+    return pending
+
+
+def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str, str] | None,
+                  say: Progress, force: bool) -> BuildSummary:
+    previous = _read_stamp(out_dir).get("stages", {})
+    previous = previous if isinstance(previous, dict) else {}
+    stamp = {} if force or keys is None else previous
     todo = [s for s in STAGES if keys is None or not _unchanged(out_dir, stamp.get(s), keys[s])]
     if todo and "verify" not in todo:
         todo.insert(0, "verify")  # any work reads the package, which is verified first
@@ -224,25 +261,46 @@ def build(
             say(f"[{i}/{len(STAGES)}] {stage}: unchanged, skipped")
         return BuildSummary(out_dir, (), STAGES)
 
-    from analysis.report.pipeline import Pipeline  # heavy imports only when there is work to do
+    staging = new_staging(out_dir, say)
+    committed = False
+    try:
+        new_stamp: dict[str, Any] = {k: v for k, v in stamp.items() if k in STAGES and k not in todo}
+        for entry in new_stamp.values():  # later stages read the outputs of skipped ones
+            for rel in entry.get("outputs", {}):
+                (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(out_dir / rel, staging / rel)
 
-    pipe = Pipeline(evidence_dir, out_dir, params, claims_path=_CLAIMS)
-    new_stamp: dict[str, Any] = {k: v for k, v in stamp.items() if k in STAGES and k not in todo}
-    written: list[str] = []
-    for i, stage in enumerate(STAGES, 1):
-        if stage not in todo:
-            say(f"[{i}/{len(STAGES)}] {stage}: unchanged, skipped")
-            continue
-        t0 = time.perf_counter()
-        paths, detail = getattr(pipe, f"stage_{stage}")()
-        if stage == "verify":  # nothing is written for a package that fails verification
-            out_dir.mkdir(parents=True, exist_ok=True)
-        digests = _digests(out_dir, paths)
-        written += digests
-        if keys is not None:
-            new_stamp[stage] = {"key": keys[stage], "outputs": digests}
-        say(f"[{i}/{len(STAGES)}] {stage}: {detail} ({time.perf_counter() - t0:.2f}s)")
-    _write_stamp(out_dir, new_stamp)
+        from analysis.report.pipeline import Pipeline  # heavy imports only when there is work to do
+
+        pipe = Pipeline(evidence_dir, staging, params, claims_path=_CLAIMS)
+        written: list[str] = []
+        for i, stage in enumerate(STAGES, 1):
+            if stage not in todo:
+                say(f"[{i}/{len(STAGES)}] {stage}: unchanged, skipped")
+                continue
+            t0 = time.perf_counter()
+            paths, detail = getattr(pipe, f"stage_{stage}")()
+            digests = _digests(staging, paths)
+            written += digests
+            new_stamp[stage] = {"key": None if keys is None else keys[stage], "outputs": digests}
+            say(f"[{i}/{len(STAGES)}] {stage}: {detail} ({time.perf_counter() - t0:.2f}s)")
+        owned = {rel: digest for entry in previous.values() if isinstance(entry, dict)
+                 and isinstance(entry.get("outputs"), dict) for rel, digest in entry["outputs"].items()}
+        produced = {rel for e in new_stamp.values() for rel in e["outputs"]}
+        stale = stale_outputs(out_dir, owned, produced, say)
+        _write_stamp(staging, new_stamp)
+        with deferred_signals() as pending:
+            commit(staging, out_dir, [*written, STAMP_NAME], stale)
+            committed = True
+        if stale:
+            say(f"removed {len(stale)} outputs of an earlier build that this build no longer writes: "
+                + ", ".join(stale))
+    except BaseException:
+        _remove_staging(staging)
+        raise
+    late = _remove_staging(staging)
+    if pending or late:
+        raise BuildInterrupted((pending or late)[0], committed=committed)
     return BuildSummary(out_dir, tuple(todo), tuple(s for s in STAGES if s not in todo), tuple(written))
 
 
@@ -258,7 +316,7 @@ def managed_files(out_dir: Path) -> set[str]:
         elif p.is_dir():
             for f in p.rglob("*"):
                 rel = f.relative_to(out_dir).as_posix()
-                if f.is_file() and not any(rel.startswith(u + "/") for u in UNMANAGED_REPORT_DIRS):
+                if f.is_file() and not any(rel == u or rel.startswith(u + "/") for u in UNMANAGED_REPORT_DIRS):
                     found.add(rel)
     return found
 

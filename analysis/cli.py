@@ -12,12 +12,14 @@ import argparse
 import importlib
 import importlib.util
 import json
+import signal
 import sys
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from analysis import __version__
+from analysis.escape import terminal
 from analysis.evidence import LOCK_NAME, EvidenceError, load_package, verify_package, write_lock
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +43,14 @@ examples:
   python generate.py verify [DIR]                     check a package's lock and format
   python generate.py lock DIR [--files README.md ...] write DIR/provenance.lock
 
-exit status: 0 success, 1 the evidence (or another input) is not usable, 2 bad usage."""
+OUT safety: the build replaces only the files it writes (and removes only files an
+earlier build wrote, listed in OUT/.build-stamp.json); other files in OUT are never
+touched. New outputs are staged and swapped in at the end, so Ctrl-C or SIGTERM leaves
+OUT as it was. Builds of one OUT run one at a time (OUT/.build.lock); a second one
+waits up to --wait seconds. OUT may not be empty, nor the evidence package or inside it.
+
+exit status: 0 success, 1 the evidence (or another input) is not usable, 2 bad usage,
+130 interrupted (SIGINT), 143 terminated (SIGTERM)."""
 
 
 def shipped_evidence() -> Path:
@@ -49,8 +58,24 @@ def shipped_evidence() -> Path:
     return V1_EVIDENCE if (V1_EVIDENCE / LOCK_NAME).is_file() else HANDMADE_EVIDENCE
 
 
+def say(message: object, *, err: bool = True) -> None:
+    """Print one message of the CLI; the one place where text reaches the terminal.
+
+    Messages can carry strings from an evidence package (file names, study keys, study
+    names), so control characters and bidi overrides are made visible (escape.terminal).
+    """
+    print(terminal(str(message)), file=sys.stderr if err else sys.stdout, flush=True)
+
+
 def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    say(message)
+
+
+def _nonempty_path(text: str) -> Path:
+    """argparse type: a path that is not empty (an empty --out would mean the current directory)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty; name a directory (use . for the current one)")
+    return Path(text)
 
 
 class CliError(Exception):
@@ -64,7 +89,7 @@ def _default_params() -> Any:
 
 
 def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool = False,
-                 progress: Callable[[str], None] = _progress) -> int:
+                 progress: Callable[[str], None] = _progress, wait: float | None = None) -> int:
     """Verify ``evidence`` and build every output into ``out`` (or compare, with ``check``).
 
     With the report pipeline (``analysis.build``) present, it does the work: it verifies
@@ -77,15 +102,15 @@ def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool 
             if check:
                 differ = pipeline.check(evidence, out, _default_params(), progress=progress)
                 for rel in differ:
-                    print(f"differs: {rel}", file=sys.stderr)
+                    say(f"differs: {rel}")
                 if differ:
-                    print(f"error: {len(differ)} output files in {out} are not what the evidence, "
-                          "params and code produce now; run `python generate.py` and commit",
-                          file=sys.stderr)
+                    say(f"error: {len(differ)} output files in {out} are not what the evidence, "
+                        "params and code produce now; run `python generate.py` and commit")
                     return 1
-                print(f"OK {out}: outputs are up to date")
+                say(f"OK {out}: outputs are up to date", err=False)
                 return 0
-            pipeline.build(evidence, out, _default_params(), progress=progress, force=force)
+            options = {} if wait is None else {"wait": wait}
+            pipeline.build(evidence, out, _default_params(), progress=progress, force=force, **options)
         except getattr(pipeline, "BuildError", CliError) as exc:
             raise CliError(str(exc)) from None
         return 0
@@ -107,7 +132,7 @@ def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     root = Path(args.dir) if args.dir else shipped_evidence()
-    print(verify_package(root).line())
+    say(verify_package(root).line(), err=False)
     return 0
 
 
@@ -123,10 +148,10 @@ def _previously_locked(root: Path) -> list[str]:
 def _cmd_lock(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     doc = write_lock(root, [*_previously_locked(root), *(args.files or [])])
-    print(f"wrote {root / LOCK_NAME}: {len(doc['files'])} files "
-          + " ".join(f"{k}={v}" for k, v in doc["files"].items()))
+    say(f"wrote {root / LOCK_NAME}: {len(doc['files'])} files "
+        + " ".join(f"{k}={v}" for k, v in doc["files"].items()), err=False)
     if not args.no_check:
-        print(verify_package(root).line())
+        say(verify_package(root).line(), err=False)
     return 0
 
 
@@ -135,17 +160,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="generate.py", description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--evidence", metavar="DIR", type=Path, default=None,
+    parser.add_argument("--evidence", metavar="DIR", type=_nonempty_path, default=None,
                         help="evidence package to analyse (default: data/v1 if locked, "
                              "else tests/fixtures/handmade)")
-    parser.add_argument("--out", metavar="OUT", type=Path, default=None,
+    parser.add_argument("--out", metavar="OUT", type=_nonempty_path, default=None,
                         help="output directory, created when missing (default: the repository "
-                             "root, i.e. results.json, tables/, figures/, report/)")
+                             "root, i.e. results.json, tables/, figures/, report/); not empty, "
+                             "not the evidence package or inside it")
     parser.add_argument("--check", action="store_true",
                         help="do not write: regenerate into a temporary directory and exit 1 if "
                              "any output in OUT differs (for CI)")
     parser.add_argument("--force", action="store_true",
                         help="rebuild every stage even when its inputs are unchanged")
+    parser.add_argument("--wait", metavar="SECONDS", type=float, default=None,
+                        help="how long to wait while another build of the same OUT runs "
+                             "(default 600; 0: exit 1 at once)")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="{verify,lock}")
     verify = sub.add_parser(
@@ -170,28 +199,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _sigterm_interrupts() -> Any:
+    """SIGTERM raises BuildInterrupted while the CLI runs (so it ends with one line, exit 143)."""
+    from analysis.outdir import BuildInterrupted
+
+    def handler(signum: int, _frame: Any) -> None:
+        raise BuildInterrupted(signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        return None
+    return signal.SIG_DFL if previous is None else previous
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
+    from analysis.outdir import BuildInterrupted
+
     args = build_parser().parse_args(argv)
+    if args.wait is not None and not 0 <= args.wait < float("inf"):
+        say("error: --wait must be a number of seconds, 0 or more")
+        return 2
+    previous_sigterm = _sigterm_interrupts()
+    out = args.out or DEFAULT_OUT
+    main_job = args.command is None and not args.check
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             if args.command is None:
-                status = run_main_job(args.evidence or shipped_evidence(), args.out or DEFAULT_OUT,
-                                      check=args.check, force=args.force)
+                status = run_main_job(args.evidence or shipped_evidence(), out,
+                                      check=args.check, force=args.force, wait=args.wait)
             else:
-                if args.evidence or args.out or args.check or args.force:
-                    print("error: --evidence/--out/--check/--force belong to the main job, not to "
-                          f"'{args.command}'", file=sys.stderr)
+                if args.evidence or args.out or args.check or args.force or args.wait is not None:
+                    say("error: --evidence/--out/--check/--force/--wait belong to the main job, not "
+                        f"to '{args.command}'")
                     return 2
                 status = args.func(args)
         except (EvidenceError, CliError) as exc:
             status = 1
-            print(f"error: {exc}", file=sys.stderr)
+            say(f"error: {exc}")
         except OSError as exc:
             status = 1
-            print(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+            say(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
+        except (BuildInterrupted, KeyboardInterrupt) as exc:
+            stop = exc if isinstance(exc, BuildInterrupted) else BuildInterrupted(signal.SIGINT)
+            status = stop.exit_status
+            say(stop.message(str(out)) if main_job else f"interrupted ({signal.Signals(stop.signum).name})")
         finally:
-            for w in caught:
-                print(f"warning: {w.message}", file=sys.stderr)
+            if previous_sigterm is not None:
+                signal.signal(signal.SIGTERM, previous_sigterm)
+            for message in dict.fromkeys(str(w.message) for w in caught):
+                say(f"warning: {message}")
     return status

@@ -30,17 +30,6 @@ def display_path(path: Path) -> Path:
     return Path(path)
 
 
-def remove_stale(directory: Path, keep: set[Path], skip_dirs: tuple[str, ...] = ()) -> None:
-    """Delete files under ``directory`` that this build did not write (dotfiles and skip_dirs kept)."""
-    if not directory.is_dir():
-        return
-    for f in sorted(directory.rglob("*")):
-        rel = f.relative_to(directory)
-        if (f.is_file() and f not in keep and not rel.name.startswith(".")
-                and not (rel.parts and rel.parts[0] in skip_dirs)):
-            f.unlink()
-
-
 def evidence_kind(path: Path) -> str:
     """'v1', 'v2-pilot', 'handmade' or 'other', by where the package lives in the repository."""
     from analysis import build
@@ -220,7 +209,6 @@ class Pipeline:
         self._tables = build_tables(self.context())
         directory = self.out_dir / "tables"
         paths = write_tables(self._tables, directory)
-        remove_stale(directory, set(paths))
         empty = sum(1 for t in self._tables if t.is_empty)
         return paths, f"{len(self._tables)} tables ({empty} not in this evidence)"
 
@@ -230,7 +218,6 @@ class Pipeline:
 
         directory = self.out_dir / "figures"
         paths = write_figures(build_figures(self.context()), directory)
-        remove_stale(directory, set(paths))
         return paths, f"{(len(paths) - 1) // 2} figures (PNG and SVG)"
 
     def stage_report(self) -> tuple[list[Path], str]:
@@ -246,6 +233,5 @@ class Pipeline:
                 target = directory / f"claims_audit{suffix}"
                 target.write_bytes(source.read_bytes())
                 paths.append(target)
-        remove_stale(directory, set(paths), skip_dirs=("_quarto", ".quarto"))
         return paths, "report/index.qmd, report/_quarto.yml, report/index.html, report/claims_audit.*"
 
