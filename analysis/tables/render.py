@@ -10,18 +10,29 @@ import io
 
 import polars as pl
 
+from analysis.escape import csv_cell
 from analysis.tables.spec import TableSpec
 
 
 def _csv_frame(data: pl.DataFrame) -> pl.DataFrame:
-    """Nested columns (lists, structs) flattened to text so CSV stays one value per cell."""
+    """Nested columns (lists, structs) flattened to text so CSV stays one value per cell; every
+    text cell then passes escape.csv_cell (a leading = + - @ tab or CR gets a ' prefix, so a
+    spreadsheet shows a hostile configuration name as text, not a formula). Numbers stay numbers."""
     fixes = []
     for name, dtype in data.schema.items():
         if isinstance(dtype, pl.List):
             fixes.append(pl.col(name).list.eval(pl.element().cast(pl.String)).list.join(";"))
         elif isinstance(dtype, pl.Struct):
             fixes.append(pl.col(name).struct.json_encode())
-    return data.with_columns(fixes) if fixes else data
+    flat = data.with_columns(fixes) if fixes else data
+    text = [name for name, dtype in data.schema.items()
+            if _is_text(dtype) or (isinstance(dtype, pl.List) and _is_text(dtype.inner))]
+    return flat.with_columns(pl.col(name).cast(pl.String).map_elements(csv_cell, return_dtype=pl.String)
+                             for name in text) if text else flat
+
+
+def _is_text(dtype: object) -> bool:
+    return dtype == pl.String or isinstance(dtype, (pl.Categorical, pl.Enum))
 
 
 def to_csv(spec: TableSpec) -> str:
