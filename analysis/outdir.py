@@ -181,10 +181,10 @@ class BuildLock:
                 except BlockingIOError:
                     holder = self._holder(fd)
                     if time.monotonic() >= deadline:
+                        waited = f" after {self.wait:g} s of waiting" if self.wait else ""
                         raise BuildError(
-                            f"another build of {self.out_dir} ({holder}) is still running after "
-                            f"{self.wait:g} s of waiting; let it finish and run again, or pass "
-                            "--wait SECONDS to wait longer") from None
+                            f"another build of {self.out_dir} ({holder}) is still running{waited}; "
+                            "let it finish and run again, or pass --wait SECONDS to wait for it") from None
                     if not announced:
                         self.say(f"waiting for another build of {self.out_dir} ({holder}) to finish, "
                                  f"up to {self.wait:g} s...")
