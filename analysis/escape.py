@@ -11,7 +11,8 @@ invalid reason, carrier text) is hostile: it may hold HTML, Markdown or Quarto s
   braces become character references so no ``{{<`` shortcode or ``{#id}`` attribute can
   form, line breaks become spaces, control characters are dropped.
 - :func:`csv_cell`: a text cell of a CSV meant for spreadsheets; a leading ``= + - @``,
-  tab or carriage return gets a ``'`` prefix (OWASP "CSV injection").
+  tab or carriage return gets a ``'`` prefix (OWASP "CSV injection"). :func:`csv_value`
+  does the same but keeps a cell that is exactly one decimal number (``-0.225``).
 - :func:`terminal`: a message printed to a terminal; C0/C1 control characters (ESC, BEL,
   ...) and Unicode bidirectional overrides are shown as ``\\xNN``/``\\uNNNN`` escapes.
 """
@@ -50,6 +51,17 @@ def csv_cell(text: str) -> str:
     """Neutralise a spreadsheet formula: prefix ``'`` when ``text`` starts with ``= + - @``, tab or CR."""
     text = str(text)
     return "'" + text if text.startswith(_FORMULA_LEAD) else text
+
+
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def csv_value(text: str) -> str:
+    """:func:`csv_cell`, except that a cell which is exactly one decimal number (``-0.225``,
+    ``+3``, ``1e-5``) is kept: a spreadsheet reads it as that number, never as a formula, so a
+    text column that holds printed numbers stays readable as numbers."""
+    text = str(text)
+    return text if _DECIMAL.fullmatch(text) else csv_cell(text)
 
 
 def _visible(match: re.Match[str]) -> str:

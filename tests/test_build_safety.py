@@ -359,14 +359,14 @@ def test_two_concurrent_builds_never_mix(tmp_path: Path, other_evidence: Path) -
 # --------------------------------------------------------------------------- output boundaries
 
 def test_csv_text_cells_are_neutralised_numbers_stay_numeric() -> None:
-    hostile = ["=HYPERLINK(\"http://x\",\"y\")", "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx", "plain", None]
+    hostile = ["=HYPERLINK(\"http://x\",\"y\")", "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx", "-0.225", None]
     data = pl.DataFrame({"configuration": hostile, "effect": [-0.5, 1.0, -2.0, 0.0, 3.0, -1e-9, 2.0, None],
                          "n": [-1, 2, 3, 4, 5, 6, 7, 8],
                          "groups": [["=a", "b"], ["c"], [], None, ["-d"], ["e"], ["f"], ["g"]]})
     spec = TableSpec("t_hostile", "Hostile", data, data)
     rows = list(csv.DictReader(io.StringIO(to_csv(spec), newline="")))
     assert [r["configuration"] for r in rows] == [
-        "'=HYPERLINK(\"http://x\",\"y\")", "'+1+1", "'-2+3", "'@SUM(A1)", "'\tx", "'\rx", "plain", ""]
+        "'=HYPERLINK(\"http://x\",\"y\")", "'+1+1", "'-2+3", "'@SUM(A1)", "'\tx", "'\rx", "-0.225", ""]
     assert [r["effect"] for r in rows][:3] == ["-0.5", "1.0", "-2.0"] and rows[0]["n"] == "-1"
     assert [r["groups"] for r in rows][:5] == ["'=a;b", "c", "", "", "'-d"]
 

@@ -61,3 +61,19 @@ def test_terminal_output_has_no_control_characters(text: str) -> None:
 @given(st.text())
 def test_html_round_trips(text: str) -> None:
     assert std_html.unescape(escape.html(text)) == text
+
+
+def test_csv_value_keeps_plain_numbers_only() -> None:
+    for number in ("-0.225", "+3", "-1e-5", "12", ".5", "-2."):
+        assert escape.csv_value(number) == number
+    for formula in ("-1+1", "=1", "+A1", "-0.2;cmd", "-inf", "@x", "\t1", "-1 ", "- 1"):
+        assert escape.csv_value(formula) == "'" + formula
+    assert escape.csv_value("plain") == "plain"
+
+
+@given(st.text())
+def test_csv_value_never_leaves_a_formula_lead_except_on_a_number(text: str) -> None:
+    out = escape.csv_value(text)
+    if out.startswith(("=", "+", "-", "@", "\t", "\r")):
+        float(out)  # only a plain decimal number keeps its sign
+    assert out in (text, "'" + text)

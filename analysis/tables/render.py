@@ -10,14 +10,15 @@ import io
 
 import polars as pl
 
-from analysis.escape import csv_cell
+from analysis.escape import csv_value
 from analysis.tables.spec import TableSpec
 
 
 def _csv_frame(data: pl.DataFrame) -> pl.DataFrame:
     """Nested columns (lists, structs) flattened to text so CSV stays one value per cell; every
-    text cell then passes escape.csv_cell (a leading = + - @ tab or CR gets a ' prefix, so a
-    spreadsheet shows a hostile configuration name as text, not a formula). Numbers stay numbers."""
+    text cell then passes escape.csv_value (a leading = + - @ tab or CR gets a ' prefix, so a
+    spreadsheet shows a hostile configuration name as text, not a formula). Numbers stay numbers,
+    in numeric columns and as a whole-cell decimal like ``-0.225`` in a text column."""
     fixes = []
     for name, dtype in data.schema.items():
         if isinstance(dtype, pl.List):
@@ -27,7 +28,7 @@ def _csv_frame(data: pl.DataFrame) -> pl.DataFrame:
     flat = data.with_columns(fixes) if fixes else data
     text = [name for name, dtype in data.schema.items()
             if _is_text(dtype) or (isinstance(dtype, pl.List) and _is_text(dtype.inner))]
-    return flat.with_columns(pl.col(name).cast(pl.String).map_elements(csv_cell, return_dtype=pl.String)
+    return flat.with_columns(pl.col(name).cast(pl.String).map_elements(csv_value, return_dtype=pl.String)
                              for name in text) if text else flat
 
 
