@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.outdir import (DEFAULT_WAIT_S, MANAGED, QUARTO_OWN, BuildError, BuildInterrupted,
+from analysis.outdir import (DEFAULT_WAIT_S, LOCK_FILE, MANAGED, QUARTO_OWN, BuildError, BuildInterrupted,
                              BuildLock, commit, deferred_signals, interruptible, is_managed_rel, new_staging,
                              stale_outputs, validate_out)
 
@@ -360,7 +360,14 @@ def check(evidence_dir: Path, out_dir: Path, params: Any, *, progress: Progress 
     tmp = Path(tempfile.mkdtemp(prefix="generate-check-"))
     try:
         build(Path(evidence_dir), tmp, params, progress=progress, force=True)
-        return diff_outputs(tmp, Path(out_dir))
+        out_dir = Path(out_dir)
+        if (out_dir / LOCK_FILE).is_file():  # a build of OUT in progress: compare after its commit
+            try:
+                with BuildLock(out_dir, DEFAULT_WAIT_S, progress or (lambda _line: None)):
+                    return diff_outputs(tmp, out_dir)
+            except PermissionError:  # a read-only checkout: nothing can be building there
+                pass
+        return diff_outputs(tmp, out_dir)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

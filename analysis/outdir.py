@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Self
 
 LOCK_FILE = ".build.lock"
 STAGING_PREFIX = ".build-staging-"
@@ -81,7 +81,7 @@ def _in_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def _restore(previous: dict[int, Any]) -> None:
+def _restore(previous: dict[signal.Signals, Any]) -> None:
     for signum, handler in previous.items():
         signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
@@ -168,7 +168,7 @@ class BuildLock:
             text = ""
         return f"pid {text}" if text.isdigit() else "pid unknown"
 
-    def __enter__(self) -> BuildLock:
+    def __enter__(self) -> Self:
         path = self.out_dir / LOCK_FILE
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         deadline = time.monotonic() + self.wait
