@@ -382,3 +382,43 @@ def test_ansi_escape_in_a_study_key_is_printed_visibly(tmp_path: Path) -> None:
         assert "Traceback" not in output
         assert "\x1b" not in output and "\x07" not in output, output
         assert "\\x1b[31mevil\\x07" in proc.stderr, proc.stderr
+
+
+def test_staging_left_by_a_killed_build_is_removed(tmp_path: Path, built: Path) -> None:
+    out = _copy_tree(built, tmp_path / "o")
+    leftover = out / ".build-staging-killed"
+    (leftover / "tables").mkdir(parents=True)
+    (leftover / "tables" / "half.csv").write_text("half\n")
+    lines: list[str] = []
+    build(HANDMADE, out, DEFAULT_PARAMS, progress=lines.append, force=True)
+    assert not leftover.exists() and any(".build-staging-killed" in line for line in lines)
+
+
+def test_check_waits_for_a_running_build_of_out(tmp_path: Path, built: Path) -> None:
+    """--check compares OUT only once the build holding OUT's lock has committed."""
+    out = _copy_tree(built, tmp_path / "o")
+    fd = _hold_lock(out)
+    (out / "tables" / "t3_panel.md").write_text("half-committed\n")
+    result: list[list[str]] = []
+    lines: list[str] = []
+    worker = threading.Thread(
+        target=lambda: result.append(check(HANDMADE, out, DEFAULT_PARAMS, progress=lines.append)))
+    worker.start()
+    try:
+        deadline = time.monotonic() + TIMEOUT_S
+        while not any("waiting for another build" in line for line in lines):
+            assert worker.is_alive() and time.monotonic() < deadline, lines
+            time.sleep(0.05)
+        (out / "tables" / "t3_panel.md").write_bytes((built / "tables" / "t3_panel.md").read_bytes())
+    finally:
+        os.close(fd)  # the "build" commits and releases its lock
+    worker.join(TIMEOUT_S)
+    assert result == [[]]
+
+
+def test_error_messages_show_control_characters_escaped(tmp_path: Path) -> None:
+    hostile = tmp_path / "a\x1b[2Jb"
+    hostile.write_text("a file, not a directory\n")
+    proc = run_cli("--evidence", str(HANDMADE), "--out", str(hostile))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "\x1b" not in proc.stderr and "a\\x1b[2Jb is a file" in proc.stderr
