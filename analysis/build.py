@@ -35,8 +35,10 @@ STAMP_VERSION = 1
 STAGES: tuple[str, ...] = ("verify", "results", "tables", "figures", "report")
 MANAGED: tuple[str, ...] = ("results.json", "tables", "figures", "report")
 """Output paths (relative to OUT) that the build owns and ``check`` compares."""
-UNMANAGED_REPORT_DIRS: tuple[str, ...] = ("report/_quarto", "report/.quarto")
+UNMANAGED_REPORT_DIRS: tuple[str, ...] = ("report/_quarto", "report/.quarto", "report/index_files")
 """Quarto's own render output inside report/, never compared."""
+UNMANAGED_REPORT_FILES: tuple[str, ...] = ("report/manuscript.html",)
+"""Quarto's output before it moves it into report/_quarto/ (left behind only by a failed render)."""
 
 _PKG = Path(__file__).resolve().parent
 _REPO = _PKG.parent
@@ -56,7 +58,7 @@ _STAGE_LIBS: dict[str, tuple[str, ...]] = {
     "results": ("polars", "numpy", "scipy", "statsmodels"),
     "tables": ("polars", "great_tables"),
     "figures": ("matplotlib", "numpy"),
-    "report": ("jinja2", "markdown", "pyyaml"),
+    "report": ("jinja2", "pypandoc-binary", "pyyaml"),
 }
 
 Progress = Callable[[str], None]
@@ -125,6 +127,18 @@ def _source_files(names: Iterable[str]) -> list[Path]:
             files += [f for f in p.rglob("*") if f.is_file() and "__pycache__" not in f.parts
                       and f.suffix not in (".pyc", ".pyo")]
     return sorted(set(files))
+
+
+def source_digest(stage: str) -> str:
+    """SHA-256 over the analysis source files a stage runs (relative path and bytes of each).
+
+    The code's identity as results.json records it: equal in every clone of the same sources,
+    whatever the commit, branch or working-tree state.
+    """
+    h = hashlib.sha256()
+    for f in _source_files(_STAGE_SOURCES[stage]):
+        h.update(f"{f.relative_to(_PKG).as_posix()}:{_file_sha(f)}\n".encode())
+    return h.hexdigest()
 
 
 def _lib_versions(libs: Iterable[str]) -> str:
@@ -258,15 +272,15 @@ def managed_files(out_dir: Path) -> set[str]:
         elif p.is_dir():
             for f in p.rglob("*"):
                 rel = f.relative_to(out_dir).as_posix()
-                if f.is_file() and not any(rel.startswith(u + "/") for u in UNMANAGED_REPORT_DIRS):
+                if (f.is_file() and rel not in UNMANAGED_REPORT_FILES
+                        and not any(rel.startswith(u + "/") for u in UNMANAGED_REPORT_DIRS)):
                     found.add(rel)
     return found
 
 
-VOLATILE_RESULT_KEYS: tuple[tuple[str, ...], ...] = (("provenance", "git_commit"),
-                                                      ("provenance", "git_dirty"))
-"""results.json fields that record *when* a build ran (the commit), ignored by ``check``:
-committing the outputs moves HEAD, so comparing them would make every check fail."""
+VOLATILE_RESULT_KEYS: tuple[tuple[str, ...], ...] = ()
+"""results.json fields ignored by ``check``: none. results.json records no commit, so a clone
+rebuilds it byte for byte (the code's identity is ``provenance.code_sha256``)."""
 
 
 def _comparable(rel: str, data: bytes) -> bytes:

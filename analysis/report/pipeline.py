@@ -192,6 +192,9 @@ class Pipeline:
     def stage_verify(self) -> tuple[list[Path], str]:
         """Verify the provenance lock, then parse and validate the package."""
         pkg = self.package
+        from analysis.report.render import front_matter
+
+        front_matter(self.evidence_label)  # the report's YAML holds the path: refuse it now, not after writing
         return [], (f"{self.evidence_label}: {len(pkg.digests)} locked files verified, "
                     f"{pkg.rows.height} rows, {pkg.checks.height} checks")
 
@@ -234,7 +237,7 @@ class Pipeline:
         return paths, f"{(len(paths) - 1) // 2} figures (PNG and SVG)"
 
     def stage_report(self) -> tuple[list[Path], str]:
-        """Render report/_quarto.yml, report/index.qmd and the offline report/index.html."""
+        """Render report/_quarto.yml, report/index.qmd and the offline report/index.html (Pandoc)."""
         from analysis.report.render import write_report
 
         directory = self.out_dir / "report"
@@ -247,5 +250,6 @@ class Pipeline:
                 target.write_bytes(source.read_bytes())
                 paths.append(target)
         remove_stale(directory, set(paths), skip_dirs=("_quarto", ".quarto"))
-        return paths, "report/index.qmd, report/_quarto.yml, report/index.html, report/claims_audit.*"
+        return paths, ("report/index.qmd, report/_quarto.yml, report/index.html (Pandoc), "
+                       "report/claims_audit.*")
 

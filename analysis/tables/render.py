@@ -7,8 +7,11 @@ can be golden files and ``generate.py --check`` can diff them byte for byte.
 from __future__ import annotations
 
 import io
+import re
 
 import polars as pl
+
+from analysis import escape
 
 from analysis.tables.spec import TableSpec
 
@@ -31,14 +34,20 @@ def to_csv(spec: TableSpec) -> str:
     return buf.getvalue()
 
 
+_PLAIN_NUMBER = re.compile(r"(?:[0-9+\-−.,%()/ —]|n=)*")
+"""A cell made only of digits, signs, separators and ``(n=…)``: no Markdown syntax can form in it."""
+
+
 def _cell(text: object) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """A Markdown table cell: evidence text escaped (analysis.escape.markdown); plain numbers as is."""
+    text = str(text)
+    return text if _PLAIN_NUMBER.fullmatch(text) else escape.markdown(text)
 
 
 def to_markdown(spec: TableSpec) -> str:
     """A pipe table with its reading note, or the empty-reason when the evidence holds no rows."""
     if spec.is_empty or spec.display.height == 0:
-        return f"*{spec.empty_reason or 'Not in this evidence.'}*\n"
+        return f"*{escape.markdown(spec.empty_reason or 'Not in this evidence.')}*\n"
     cols = spec.display.columns
     lines = ["| " + " | ".join(_cell(c) for c in cols) + " |",
              "|" + "|".join("---" for _ in cols) + "|"]
@@ -65,5 +74,4 @@ def to_html(spec: TableSpec) -> str:
 
 
 def _esc(text: str) -> str:
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;"))
+    return escape.html(text)
