@@ -12,8 +12,9 @@ Layout of OUT (``python generate.py`` uses OUT = the repository root)::
     results.json             headline estimates (docs/RESULTS_KEYS.md) + claims_audit headline
     tables/<name>.csv|md|html every table: full-precision CSV, Markdown, great_tables HTML
     figures/<name>.png|svg    every figure
-    report/_quarto.yml, report/index.qmd   the Quarto manuscript (``quarto render report/``)
-    report/index.html         the offline single-page rendering (no Quarto needed)
+    report/_quarto.yml, report/index.qmd   the Quarto manuscript (``quarto render report/`` writes
+                              report/_quarto/manuscript.html, never report/index.html)
+    report/index.html         the offline page: index.qmd rendered by Pandoc (no Quarto needed)
 """
 
 from __future__ import annotations
