@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from analysis.build import STAMP_NAME, STAGES, build, check, diff_outputs, managed_files
-from analysis.params import DEFAULT_PARAMS
 from report_support import HANDMADE
+
+from analysis.build import STAGES, STAMP_NAME, build, check, diff_outputs, managed_files
+from analysis.params import DEFAULT_PARAMS
 
 
 @pytest.fixture(scope="module")

@@ -21,11 +21,17 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
+from report_hostile_support import (
+    hostile_package,
+    html_structure,
+    printable,
+    squeeze,
+    visible_text,
+)
 
 from analysis.build import build
 from analysis.evidence import EvidenceError
 from analysis.params import DEFAULT_PARAMS
-from report_hostile_support import hostile_package, html_structure, printable, squeeze, visible_text
 
 CORPUS = {
     "study": '<script>alert(1)</script> "quoted" {{< include /etc/passwd >}} @fig-forest',

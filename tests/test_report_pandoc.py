@@ -15,14 +15,18 @@ import shutil
 from pathlib import Path
 
 import pytest
+from report_hostile_support import visible_text
+from report_support import HANDMADE
 
 from analysis.build import build, check
 from analysis.params import DEFAULT_PARAMS
 from analysis.report.numbers import numeric_tokens
-from analysis.report.pandoc_render import ReportRenderError, expand_includes, render_html
+from analysis.report.pandoc_render import (
+    ReportRenderError,
+    expand_includes,
+    render_html,
+)
 from analysis.report.render import float_id
-from report_hostile_support import visible_text
-from report_support import HANDMADE
 
 REPO = HANDMADE.parents[2]
 V1 = REPO / "data" / "v1"
@@ -105,8 +109,8 @@ def test_section_numbers_are_clean_and_no_heading_is_empty(out: Path) -> None:
     assert numbers and not [n for n in numbers if ".0" in f".{n}" or n.startswith("0")]
     assert not re.search(r"<h[4-6]", html)  # table titles are captions, not headings
     body = html.split("</nav>", 1)[1]
-    headings = re.findall(r"<h[23][^>]*>.*?</h[23]>", body, flags=re.S)
-    sections = re.split(r"<h[23][^>]*>.*?</h[23]>", body, flags=re.S)[1:]
+    headings = re.findall(r"<h[23][^>]*>.*?</h[23]>", body, flags=re.DOTALL)
+    sections = re.split(r"<h[23][^>]*>.*?</h[23]>", body, flags=re.DOTALL)[1:]
     assert len(sections) == len(headings) >= 5
     for heading, section in zip(headings, sections, strict=True):
         assert visible_text(section).strip(), f"nothing under {visible_text(heading)!r}"
@@ -133,7 +137,7 @@ def test_the_rendered_numbers_are_the_computed_ones(out: Path) -> None:
     html = (out / "report" / "index.html").read_text(encoding="utf-8")
     body = html.split("</nav>", 1)[1]
     # Tables and their notes (tables/*.md, checked by their goldens) and figures are not prose.
-    body = re.sub(r'<div id="tbl-[^"]*">.*?</div>|<figure.*?</figure>', " ", body, flags=re.S)
+    body = re.sub(r'<div id="tbl-[^"]*">.*?</div>|<figure.*?</figure>', " ", body, flags=re.DOTALL)
     body = re.sub(r'<span class="header-section-number">[\d.]+</span>', " ", body)
     body = re.sub(r">(?:Table|Figure)\u00a0\d+<", "><", body)
     text = visible_text(body)
