@@ -48,10 +48,10 @@ def hostile_package(dest: Path, *, study: str | None = None, configuration: str 
         toml = toml.replace(f'name = "{STUDY}"', f"name = {toml_string(study)}", 1)
     if configuration is not None:
         toml = toml.replace(f'"{CONFIGURATION}"', toml_string(configuration))
-    if arm is not None:
-        toml = toml.replace(f'treatment = "{ARM}"', f"treatment = {toml_string(arm)}", 1)
+    if arm is not None:  # every quoted occurrence: the contrast, and any declaration of the arms
+        toml = toml.replace(f'"{ARM}"', toml_string(arm))
     if scenario is not None:
-        toml = toml.replace(f'scenario = "{SCENARIO}"', f"scenario = {toml_string(scenario)}", 1)
+        toml = toml.replace(f'"{SCENARIO}"', toml_string(scenario))
     (dest / "study.toml").write_text(toml, encoding="utf-8")
     with (dest / "rows.csv").open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
