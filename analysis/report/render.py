@@ -34,7 +34,9 @@ from analysis.report.numbers import NumberTrace
 TEMPLATES = Path(__file__).with_name("templates")
 TITLE = "Partitioned versus Undivided Compaction Carriers: recomputed from evidence"
 QUARTO_OUTPUT_FILE = "manuscript.html"
-"""Quarto's output name: not index.html, so a render never touches the offline page."""
+"""Quarto's output name: not index.html, so a render never touches the offline page. Quarto joins
+``output-file`` to the input's directory (quarto-cli src/command/render/output.ts), writes there,
+then renames the file into ``output-dir`` (src/command/render/project.ts)."""
 QUARTO_OUTPUT_DIR = "_quarto"
 THEME_SCSS = "offline-fonts.scss"
 THEME_SCSS_TEXT = ("/*-- scss:defaults --*/\n"
