@@ -219,3 +219,43 @@ def test_the_committed_pilot_section_reports_the_null_result(built: Path) -> Non
     assert "{{< include ../tables/t_v2_pilot.md >}}" in section
     table = (built / "tables" / "t_v2_pilot.md").read_text(encoding="utf-8")
     assert table.count("| 0.000 (n=4) |") == 3 and "| 1 of 4 |" in table
+
+
+RESULTS_ONLY = """
+import sys
+from pathlib import Path
+from analysis.build import _CLAIMS
+from analysis.params import DEFAULT_PARAMS
+from analysis.report.pipeline import Pipeline
+pipe = Pipeline(Path(sys.argv[1]), Path(sys.argv[2]), DEFAULT_PARAMS, claims_path=_CLAIMS)
+pipe.stage_verify()
+Path(sys.argv[2]).mkdir(parents=True)
+pipe.stage_results()
+"""
+
+
+@pytest.mark.skipif(not (HANDMADE.parents[2] / ".git").exists() or shutil.which("git") is None,
+                    reason="needs a git checkout")
+def test_results_json_is_byte_stable_across_clones(tmp_path: Path) -> None:
+    """Two clones of the same commit, one with a later commit and a dirty tree, write the same bytes."""
+    import os
+    import subprocess
+    import sys
+
+    repo = HANDMADE.parents[2]
+    outputs = []
+    for name, extra in (("a", False), ("b", True)):
+        clone = tmp_path / name
+        subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True, timeout=120)
+        if extra:
+            git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
+            subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "later"], check=True, timeout=60)
+            (clone / "README.md").write_text("dirty\n")
+        out = tmp_path / f"out-{name}"
+        subprocess.run([sys.executable, "-c", RESULTS_ONLY, str(clone / "tests" / "fixtures" / "handmade"),
+                        str(out)], cwd=clone, env={**os.environ, "PYTHONPATH": str(clone)},
+                       check=True, timeout=600)
+        outputs.append((out / "results.json").read_bytes())
+    assert outputs[0] == outputs[1]
+    prov = json.loads(outputs[0])["provenance"]
+    assert "git_commit" not in prov and len(prov["code_sha256"]) == 64
