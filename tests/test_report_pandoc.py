@@ -203,3 +203,13 @@ def test_a_quarto_render_leaves_the_offline_page_and_check_intact(tmp_path: Path
     assert (o / "report" / "index.html").read_bytes() == page
     assert (o / "report" / "_quarto" / "manuscript.html").is_file()
     assert check(HANDMADE, o, DEFAULT_PARAMS) == []
+
+
+def test_a_pandoc_failure_is_one_line_from_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import analysis.report.pandoc_render as pr
+    from analysis.build import BuildError
+
+    assert issubclass(ReportRenderError, BuildError)  # the CLI prints a BuildError without traceback
+    monkeypatch.setattr(pr, "PANDOC_ARGS", (*pr.PANDOC_ARGS, "--no-such-option"))
+    with pytest.raises(ReportRenderError, match="Pandoc failed"):
+        render_html("---\ntitle: t\n---\n\ntext\n", tmp_path, tmp_path)

@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis.build import BuildError
+
 TEMPLATES = Path(__file__).with_name("templates")
 CROSSREF_FILTER = TEMPLATES / "crossref.lua"
 PAGE_CSS = TEMPLATES / "offline.css"
@@ -29,8 +31,9 @@ PANDOC_ARGS: tuple[str, ...] = (
 """Pandoc options of the render (what ``quarto render`` does for this report's _quarto.yml)."""
 
 
-class ReportRenderError(RuntimeError):
-    """Pandoc could not render the manuscript; the message carries Pandoc's own words."""
+class ReportRenderError(BuildError):
+    """Pandoc could not render the manuscript; the message carries Pandoc's own words (the CLI
+    prints it as one line, like every BuildError)."""
 
 
 @dataclass(frozen=True)
@@ -51,9 +54,10 @@ def pandoc_path() -> str:
     """The Pandoc binary of the pypandoc-binary wheel (a clear error when it is missing)."""
     try:
         import pypandoc
-    except ImportError as exc:  # pragma: no cover - a declared dependency
-        raise ReportRenderError("the offline report needs Pandoc: pip install pypandoc-binary") from exc
-    return str(pypandoc.get_pandoc_path())
+
+        return str(pypandoc.get_pandoc_path())
+    except (ImportError, OSError) as exc:  # a declared dependency; a broken install
+        raise ReportRenderError("the offline report needs Pandoc 3: pip install pypandoc-binary") from exc
 
 
 def expand_includes(qmd: str, report_dir: Path, root: Path) -> str:

@@ -29,6 +29,7 @@ import jinja2
 from markupsafe import Markup
 
 from analysis import escape
+from analysis.build import BuildError
 from analysis.report.numbers import NumberTrace
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -46,7 +47,7 @@ GITIGNORE_TEXT = ("# Written by generate.py: Quarto's own files (it adds nothing
                   "/.quarto/\n/_quarto/\n/_*.local\n/manuscript.html\n/index_files/\n")
 
 
-class ReportError(ValueError):
+class ReportError(BuildError):
     """The report cannot be written as asked; the message says why and what to change."""
 
 
