@@ -110,6 +110,11 @@ def test_the_hostile_corpus_is_inert_in_every_page(tmp_path: Path, plain: Path) 
         plain = _plain_build(tmp_path / "plain-study", ("study",))
     out = tmp_path / "o"
     _assert_inert(out, plain, list(names.values()))
+    import xml.etree.ElementTree as ET
+
+    for svg in sorted((out / "figures").glob("*.svg")):  # matplotlib writes names as XML text
+        tags = {el.tag.rsplit("}", 1)[-1] for el in ET.parse(svg).iter()}
+        assert not tags & {"script", "img", "foreignObject", "a"}, svg.name
     for raw in names.values():
         for rel, text in {**_pages(out), **_markdown(out)}.items():
             assert raw not in text, (rel, raw)
