@@ -12,8 +12,9 @@ Layout of OUT (``python generate.py`` uses OUT = the repository root)::
     results.json             headline estimates (docs/RESULTS_KEYS.md) + claims_audit headline
     tables/<name>.csv|md|html every table: full-precision CSV, Markdown, great_tables HTML
     figures/<name>.png|svg    every figure
-    report/_quarto.yml, report/index.qmd   the Quarto manuscript (``quarto render report/``)
-    report/index.html         the offline single-page rendering (no Quarto needed)
+    report/_quarto.yml, report/index.qmd   the Quarto manuscript (``quarto render report/`` writes
+                              report/_quarto/manuscript.html, never report/index.html)
+    report/index.html         the offline page: index.qmd rendered by Pandoc (no Quarto needed)
     .build-stamp.json         stage keys + the manifest: every file each stage wrote, with its digest
     .build.lock               serialises builds of one OUT (analysis.outdir)
 
@@ -64,7 +65,7 @@ _STAGE_LIBS: dict[str, tuple[str, ...]] = {
     "results": ("polars", "numpy", "scipy", "statsmodels"),
     "tables": ("polars", "great_tables"),
     "figures": ("matplotlib", "numpy"),
-    "report": ("jinja2", "markdown", "pyyaml"),
+    "report": ("jinja2", "pypandoc-binary", "pyyaml"),
 }
 
 Progress = Callable[[str], None]
@@ -131,6 +132,18 @@ def _source_files(names: Iterable[str]) -> list[Path]:
             files += [f for f in p.rglob("*") if f.is_file() and "__pycache__" not in f.parts
                       and f.suffix not in (".pyc", ".pyo")]
     return sorted(set(files))
+
+
+def source_digest(stage: str) -> str:
+    """SHA-256 over the analysis source files a stage runs (relative path and bytes of each).
+
+    The code's identity as results.json records it: equal in every clone of the same sources,
+    whatever the commit, branch or working-tree state.
+    """
+    h = hashlib.sha256()
+    for f in _source_files(_STAGE_SOURCES[stage]):
+        h.update(f"{f.relative_to(_PKG).as_posix()}:{_file_sha(f)}\n".encode())
+    return h.hexdigest()
 
 
 def _lib_versions(libs: Iterable[str]) -> str:
@@ -321,10 +334,9 @@ def managed_files(out_dir: Path) -> set[str]:
     return found
 
 
-VOLATILE_RESULT_KEYS: tuple[tuple[str, ...], ...] = (("provenance", "git_commit"),
-                                                      ("provenance", "git_dirty"))
-"""results.json fields that record *when* a build ran (the commit), ignored by ``check``:
-committing the outputs moves HEAD, so comparing them would make every check fail."""
+VOLATILE_RESULT_KEYS: tuple[tuple[str, ...], ...] = ()
+"""results.json fields ignored by ``check``: none. results.json records no commit, so a clone
+rebuilds it byte for byte (the code's identity is ``provenance.code_sha256``)."""
 
 
 def _comparable(rel: str, data: bytes) -> bytes:

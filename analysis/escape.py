@@ -10,6 +10,10 @@ invalid reason, carrier text) is hostile: it may hold HTML, Markdown or Quarto s
   Every ASCII punctuation character is backslash-escaped (Pandoc's ``all_symbols_escapable``),
   braces become character references so no ``{{<`` shortcode or ``{#id}`` attribute can
   form, line breaks become spaces, control characters are dropped.
+- :func:`markdown_code`: an inline code span when the text can be one safely (no backtick,
+  brace or control character), else :func:`markdown`.
+- :func:`markdown_attribute`: a double-quoted attribute value in Pandoc/Quarto Markdown
+  (``fig-alt="..."``); quotes, backslashes and braces are replaced, not escaped.
 - :func:`csv_cell`: a text cell of a CSV meant for spreadsheets; a leading ``= + - @``,
   tab or carriage return gets a ``'`` prefix (OWASP "CSV injection"). :func:`csv_value`
   does the same but keeps a cell that is exactly one decimal number (``-0.225``).
@@ -45,6 +49,30 @@ def markdown(text: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+_CODE_UNSAFE = re.compile(r"[`{}\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def markdown_code(text: str) -> str:
+    """``text`` as an inline code span, or escaped plain text when a code span could be broken.
+
+    Inside a code span backslash escapes do not work, and Quarto runs ``{{< >}}`` shortcodes even
+    there, so only text free of backticks, braces and control characters is put in backticks.
+    """
+    text = str(text)
+    if text and not _CODE_UNSAFE.search(text) and text.strip() == text:
+        return f"`{text}`"
+    return markdown(text)
+
+
+_ATTR_MAP = str.maketrans({'"': "'", "\\": "/", "{": "(", "}": ")", "\n": " ", "\r": " "})
+
+
+def markdown_attribute(text: str) -> str:
+    """``text`` safe inside a double-quoted Pandoc attribute value (alt text): no quote, backslash,
+    brace or control character survives (they are replaced, since attribute values are literal)."""
+    return _CONTROL.sub("", str(text).translate(_ATTR_MAP))
 
 
 def csv_cell(text: str) -> str:

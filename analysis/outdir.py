@@ -38,7 +38,8 @@ LOCK_FILE = ".build.lock"
 STAGING_PREFIX = ".build-staging-"
 MANAGED: tuple[str, ...] = ("results.json", "tables", "figures", "report")
 """Output paths (relative to OUT) that the build writes and ``check`` compares."""
-QUARTO_OWN: tuple[str, ...] = ("report/_quarto", "report/.quarto", "report/.gitignore")
+QUARTO_OWN: tuple[str, ...] = ("report/_quarto", "report/.quarto", "report/index_files",
+                               "report/manuscript.html")
 """Quarto's own files and render output inside report/: never written, removed or compared."""
 DEFAULT_WAIT_S = 600.0
 """How long a build waits for another build of the same OUT before giving up."""

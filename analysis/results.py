@@ -3,8 +3,8 @@
 `build_results(package, params)` runs every core estimator on a loaded evidence
 package and returns a JSON-ready dict: the keys of RESULTS.md exactly (counts as
 ints, floats at full precision, `None` for undefined statistics), then the extra
-keys documented in docs/RESULTS_KEYS.md. It does no file work except reading
-the git commit for `provenance`; `write_results` is the one writer.
+keys documented in docs/RESULTS_KEYS.md. It does no file work except hashing the
+analysis sources for `provenance.code_sha256`; `write_results` is the one writer.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import importlib.util
 import json
 import math
 import platform
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -74,29 +73,21 @@ def _reasons(prefix: str, reasons: Mapping[str, str], out: dict[str, str]) -> No
         out[f"{prefix}.{field}"] = why
 
 
-def _git(args: list[str]) -> str | None:
-    root = Path(analysis.__file__).resolve().parent.parent
-    try:
-        done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
-                              timeout=5, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
 def provenance(params: Params) -> dict[str, Any]:
-    """Package version, git commit/dirty flag, library versions and params (no paths: outputs
-    must not depend on where the evidence lies; its digests are under `evidence`)."""
+    """Package version, a digest of the code that computed the results, library versions and
+    params. No paths (outputs must not depend on where the evidence lies; its digests are under
+    `evidence`) and no git commit: a committed results.json must rebuild byte for byte in any
+    clone, and committing it would move the commit it names."""
     import scipy
     import statsmodels
-    commit = _git(["rev-parse", "HEAD"])
-    status = _git(["status", "--porcelain", "--untracked-files=no"]) if commit else None
+
+    from analysis.build import source_digest
+
     return {
         "results_version": RESULTS_VERSION,
         "package": "compaction-carriers",
         "version": analysis.__version__,
-        "git_commit": commit,
-        "git_dirty": None if status is None else bool(status),
+        "code_sha256": source_digest("results"),
         "python": platform.python_version(),
         "libraries": {"polars": pl.__version__, "numpy": np.__version__,
                       "scipy": scipy.__version__, "statsmodels": statsmodels.__version__,
@@ -105,7 +96,7 @@ def provenance(params: Params) -> dict[str, Any]:
     }
 
 
-OUTPUT_LIBRARIES: tuple[str, ...] = ("matplotlib", "great_tables", "jinja2", "markdown")
+OUTPUT_LIBRARIES: tuple[str, ...] = ("matplotlib", "great_tables", "jinja2", "pypandoc_binary")
 """Libraries that shape the bytes of the tables, figures and report (recorded, not imported)."""
 
 

@@ -72,7 +72,6 @@ USER_FILES = {
     "report/notes/draft.txt": b"draft\n",
     "tables/my_table.csv": b"a,b\n1,2\n",
     "figures/sketch.svg": b"<svg/>\n",
-    "report/.gitignore": b"/.quarto/\n",
     "report/.quarto/cache.json": b"{}\n",
     "report/_quarto/index.html": b"<p>quarto render</p>\n",
     "mine.txt": b"not an output\n",
@@ -113,7 +112,7 @@ def test_quarto_files_are_never_compared(tmp_path: Path, built: Path) -> None:
     _plant(out)
     rels = managed_files(out)
     assert not any(r.startswith(("report/_quarto/", "report/.quarto/")) for r in rels)
-    assert "report/.gitignore" not in rels
+    assert "report/.gitignore" in rels  # written by the build itself (Quarto adds nothing to it)
     assert "report/chapter1.md" in rels  # a user file in a managed dir is still named by --check
 
 
@@ -129,7 +128,8 @@ def test_stale_owned_output_is_removed_only_while_unchanged(tmp_path: Path, buil
     # hostile manifest entries: outside OUT, Quarto's, OUT itself; never removed
     outside = tmp_path / "outside.txt"
     outside.write_text("keep\n")
-    for rel, path in (("../outside.txt", outside), ("report/.gitignore", out / "report" / ".gitignore")):
+    for rel, path in (("../outside.txt", outside), ("report/.quarto/x.json", out / "report" / ".quarto" / "x.json")):
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("keep\n")
         stamp["stages"]["report"]["outputs"][rel] = outdir._sha(path)
     (out / STAMP_NAME).write_text(json.dumps(stamp))
@@ -139,7 +139,7 @@ def test_stale_owned_output_is_removed_only_while_unchanged(tmp_path: Path, buil
     assert not (out / "tables" / "t_old.csv").exists() and not (out / "report" / "sub").exists()
     assert (out / "tables" / "t_edited.csv").read_bytes() == b"the user edited it\n"
     assert any("kept tables/t_edited.csv" in line for line in lines)
-    assert outside.read_text() == "keep\n" and (out / "report" / ".gitignore").read_text() == "keep\n"
+    assert outside.read_text() == "keep\n" and (out / "report" / ".quarto" / "x.json").read_text() == "keep\n"
     assert check(HANDMADE, out, DEFAULT_PARAMS) == ["tables/t_edited.csv"]
 
 

@@ -77,3 +77,27 @@ def test_csv_value_never_leaves_a_formula_lead_except_on_a_number(text: str) -> 
     if out.startswith(("=", "+", "-", "@", "\t", "\r")):
         float(out)  # only a plain decimal number keeps its sign
     assert out in (text, "'" + text)
+
+
+def test_markdown_code_uses_backticks_only_when_safe() -> None:
+    assert escape.markdown_code("data/v1") == "`data/v1`"
+    assert escape.markdown_code("smollm2-135m-instruct") == "`smollm2-135m-instruct`"
+    assert escape.markdown_code("a`b") == escape.markdown("a`b")  # a backtick would end the span
+    assert "{" not in escape.markdown_code("{{< include x >}}")  # Quarto runs shortcodes in code too
+    assert escape.markdown_code("") == ""
+
+
+@given(st.text())
+def test_markdown_code_is_a_plain_span_or_escaped_text(text: str) -> None:
+    out = escape.markdown_code(text)
+    if out.startswith("`") and out.endswith("`") and len(out) >= 2:
+        inner = out[1:-1]
+        assert inner == text and not any(c in inner for c in "`{}\n\r")
+    else:
+        assert out == escape.markdown(text)
+
+
+@given(st.text())
+def test_markdown_attribute_has_no_quote_backslash_brace_or_newline(text: str) -> None:
+    out = escape.markdown_attribute(text)
+    assert not any(c in out for c in '"\\{}\n\r')

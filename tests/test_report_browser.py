@@ -1,4 +1,5 @@
-"""The offline report opens in headless Chromium with every image loaded and every table present.
+"""The offline report (Pandoc's rendering of index.qmd) opens in headless Chromium with every image
+loaded and every table present.
 
 Needs Debian's `chromium` (`apt-get install -y chromium`); skipped only when /usr/bin/chromium is
 missing. A screenshot of the page is taken (kept under the test's tmp dir) and must be a PNG.
@@ -67,7 +68,8 @@ def test_every_image_loads_and_every_table_is_present(out: Path, tmp_path: Path)
     assert all(i["loaded"] and i["width"] > 100 for i in result["images"]), result["images"]
     in_report = set(re.findall(r"\{\{< include \.\./tables/(\w+)\.md >\}\}",
                                (out / "report" / "index.qmd").read_text(encoding="utf-8")))
-    assert in_report and in_report <= set(result["ids"]), in_report - set(result["ids"])
+    float_ids = {"tbl-" + name.replace("_", "-") for name in in_report}  # Quarto table floats #tbl-…
+    assert in_report and float_ids <= set(result["ids"]), float_ids - set(result["ids"])
     non_empty = {t["name"] for t in tables if t["rows"] and t["name"] in in_report}
     assert result["tables"] >= len(non_empty)
 

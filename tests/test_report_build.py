@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from analysis.build import STAMP_NAME, STAGES, build, check, diff_outputs, managed_files
-from analysis.params import DEFAULT_PARAMS
 from report_support import HANDMADE
+
+from analysis.build import STAGES, STAMP_NAME, build, check, diff_outputs, managed_files
+from analysis.params import DEFAULT_PARAMS
 
 
 @pytest.fixture(scope="module")
@@ -66,13 +66,19 @@ def test_check_is_clean_then_names_a_tampered_file(tmp_path: Path, built: Path) 
                                                     "tables/t3_panel.md"]
 
 
-def test_check_ignores_only_the_commit_fields(tmp_path: Path, built: Path) -> None:
+def test_results_json_names_the_code_by_digest_not_by_commit(tmp_path: Path, built: Path) -> None:
+    from analysis.build import source_digest
+
     out = tmp_path / "o"
     shutil.copytree(built, out)
     doc = json.loads((out / "results.json").read_text())
-    doc["provenance"]["git_commit"] = "0" * 40
+    prov = doc["provenance"]
+    assert "git_commit" not in prov and "git_dirty" not in prov  # a clone rebuilds the same bytes
+    assert prov["code_sha256"] == source_digest("results") and len(prov["code_sha256"]) == 64
+    prov["code_sha256"] = "0" * 64  # other code: check() must see it (no field is ignored any more)
     (out / "results.json").write_text(json.dumps(doc))
-    assert diff_outputs(built, out) == []
+    assert diff_outputs(built, out) == ["results.json"]
+    prov["code_sha256"] = source_digest("results")
     doc["panel"]["mean"] = 0.3
     (out / "results.json").write_text(json.dumps(doc))
     assert diff_outputs(built, out) == ["results.json"]
@@ -96,20 +102,23 @@ def test_qmd_front_matter_and_quarto_yml_parse(built: Path) -> None:
     meta = _front_matter(qmd)
     assert meta["title"] and meta["subtitle"]
     cfg = yaml.safe_load((built / "report" / "_quarto.yml").read_text(encoding="utf-8"))
-    assert cfg["project"]["output-dir"] == "_quarto"
-    assert cfg["format"]["html"]["embed-resources"] is True
+    assert cfg["project"]["output-dir"] == "_quarto" and cfg["project"]["render"] == ["index.qmd"]
+    html = cfg["format"]["html"]
+    assert html["embed-resources"] is True and html["output-file"] == "manuscript.html"
+    theme, scss = html["theme"]
+    assert theme == "cosmo" and "$web-font-path: false;" in (built / "report" / scss).read_text()
 
 
 def test_every_include_and_figure_path_exists(built: Path) -> None:
     qmd = (built / "report" / "index.qmd").read_text(encoding="utf-8")
     includes = re.findall(r"\{\{< include (\S+) >\}\}", qmd)
     images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", qmd)
-    assert len(includes) >= 20 and len(images) == 6
+    assert len(includes) >= 15 and len(images) == 6
     for rel in includes + images:
         assert (built / "report" / rel).resolve().is_file(), rel
     html = (built / "report" / "index.html").read_text(encoding="utf-8")
-    for src in re.findall(r'<img src="([^"]+)"', html):
-        assert (built / "report" / src).resolve().is_file(), src
+    sources = re.findall(r'<img [^>]*src="([^"]+)"', html)
+    assert len(sources) == 6 and all(s.startswith("data:image/png;base64,") for s in sources)
 
 
 def test_no_template_marker_survives(built: Path) -> None:
@@ -117,7 +126,7 @@ def test_no_template_marker_survives(built: Path) -> None:
         text = (built / "report" / name).read_text(encoding="utf-8")
         text = re.sub(r"\{\{< include \S+ >\}\}", "", text)  # Quarto's own shortcode is intended
         assert "{{" not in text and "{%" not in text and "{#" not in text.replace("{#fig-", "").replace(
-            "{#table-", ""), name
+            "{#tbl-", ""), name
 
 
 def test_report_states_what_the_evidence_is(built: Path) -> None:
@@ -162,7 +171,7 @@ def test_v2_pilot_section_when_the_pilot_exists(tmp_path: Path, monkeypatch: pyt
     assert "result is null" not in section and "copies of each other" not in section  # it recalled
     assert "154 of 224 graded checks passed" in section  # 16 valid S5 rows x 14 checks; passed: README rows
     table = (out / "tables" / "t_v2_pilot.md").read_text(encoding="utf-8")
-    assert "| acme/alpha-1 | j (one opaque field) | 3 (3) | 0.500 (n=3) |" in table
+    assert "| acme\\/alpha\\-1 | j \\(one opaque field\\) | 3 (3) | 0.500 (n=3) |" in table
     # A changed pilot reruns every stage after verify, and the pilot table follows it.
     rows = pilot / "rows.csv"
     rows.write_text(rows.read_text().replace("a1-j,S5,acme/alpha-1,g1,1,j,1,true,,14,14,0,5,8200,",
@@ -210,3 +219,43 @@ def test_the_committed_pilot_section_reports_the_null_result(built: Path) -> Non
     assert "{{< include ../tables/t_v2_pilot.md >}}" in section
     table = (built / "tables" / "t_v2_pilot.md").read_text(encoding="utf-8")
     assert table.count("| 0.000 (n=4) |") == 3 and "| 1 of 4 |" in table
+
+
+RESULTS_ONLY = """
+import sys
+from pathlib import Path
+from analysis.build import _CLAIMS
+from analysis.params import DEFAULT_PARAMS
+from analysis.report.pipeline import Pipeline
+pipe = Pipeline(Path(sys.argv[1]), Path(sys.argv[2]), DEFAULT_PARAMS, claims_path=_CLAIMS)
+pipe.stage_verify()
+Path(sys.argv[2]).mkdir(parents=True)
+pipe.stage_results()
+"""
+
+
+@pytest.mark.skipif(not (HANDMADE.parents[2] / ".git").exists() or shutil.which("git") is None,
+                    reason="needs a git checkout")
+def test_results_json_is_byte_stable_across_clones(tmp_path: Path) -> None:
+    """Two clones of the same commit, one with a later commit and a dirty tree, write the same bytes."""
+    import os
+    import subprocess
+    import sys
+
+    repo = HANDMADE.parents[2]
+    outputs = []
+    for name, extra in (("a", False), ("b", True)):
+        clone = tmp_path / name
+        subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True, timeout=120)
+        if extra:
+            git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
+            subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "later"], check=True, timeout=60)
+            (clone / "README.md").write_text("dirty\n")
+        out = tmp_path / f"out-{name}"
+        subprocess.run([sys.executable, "-c", RESULTS_ONLY, str(clone / "tests" / "fixtures" / "handmade"),
+                        str(out)], cwd=clone, env={**os.environ, "PYTHONPATH": str(clone)},
+                       check=True, timeout=600)
+        outputs.append((out / "results.json").read_bytes())
+    assert outputs[0] == outputs[1]
+    prov = json.loads(outputs[0])["provenance"]
+    assert "git_commit" not in prov and len(prov["code_sha256"]) == 64

@@ -47,8 +47,11 @@ def _render(out: tuple[Path, str], finalize=None):
 
 
 def _body(qmd: str) -> str:
-    body = qmd[qmd.index("\n---\n", 4) + 5:]
-    return re.sub(r"\{\{< include \S+ >\}\}", "", body)
+    """The text after the front matter, without include lines and Markdown backslash escapes
+    (``2026\\-01\\-28`` is the escaped date ``2026-01-28``, one printed string)."""
+    body = qmd[qmd.index("\n---\n", 4) + 5:] if qmd.startswith("---\n") else qmd
+    body = re.sub(r"\{\{< include \S+ >\}\}", "", body)
+    return re.sub(r"\\(.)", r"\1", body)
 
 
 def test_template_text_types_no_number(out: tuple[Path, str]) -> None:

@@ -1,4 +1,5 @@
-"""The report: jinja2 templates -> report/_quarto.yml + report/index.qmd, and an offline HTML page.
+"""The report: jinja2 templates -> report/index.qmd + report/_quarto.yml (Quarto), and the offline page
+report/index.html (the same index.qmd rendered by Pandoc, analysis.report.pandoc_render).
 
 Cheap to import; the pipeline and renderers live in submodules.
 """

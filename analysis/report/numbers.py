@@ -6,6 +6,12 @@ indexes). The jinja ``finalize`` hook rejects a bare int or float, so a number c
 text unformatted; the filters record what they emit (``NumberTrace``), and
 ``unsourced_numbers`` finds numeric tokens of a rendered text that no filter emitted. Undefined
 statistics print as an em dash with the reason available to the template, never as 0.
+
+The same ``finalize`` hook is the Markdown output boundary: every plain string an expression
+prints (a configuration, an arm, a path from the evidence) is escaped with
+``analysis.escape.markdown``; only ``Markup`` (filter outputs, the report's own helpers and
+macros) passes unchanged. The environment runs with autoescape on, so jinja wraps macro output
+in ``Markup`` and applies no HTML escaping on top of what ``finalize`` returns.
 """
 
 from __future__ import annotations
@@ -15,6 +21,10 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from markupsafe import Markup
+
+from analysis import escape
 
 NUMBER_TOKEN = re.compile(r"(?<![\w.\-+−/])[+\-−]?\d(?:[\d,]*\d)?(?:\.\d+)?%?(?![\w])")
 """A numeric token standing on its own (not part of an identifier like S5, qwen3.5 or t3_panel); a
@@ -42,42 +52,51 @@ class NumberTrace:
     strings: list[str] = field(default_factory=list)
     """Every non-number value printed by an expression (names, captions built by the code)."""
 
-    def record(self, text: str) -> str:
-        """Remember ``text`` as a sourced number and return it."""
+    def record(self, text: str) -> Markup:
+        """Remember ``text`` as a sourced number and return it (Markdown-safe: digits and signs)."""
         if text != DASH:
             self.emitted.append(text)
-        return text
+        return Markup(text)
 
     def filters(self) -> dict[str, Callable[..., str]]:
         """The jinja filters bound to this trace."""
 
+        dash = Markup(DASH)
+
         def num(x: Any, decimals: int = 3) -> str:
-            return DASH if _missing(x) else self.record(f"{float(x):.{decimals}f}")
+            return dash if _missing(x) else self.record(f"{float(x):.{decimals}f}")
 
         def signed(x: Any, decimals: int = 3) -> str:
             if _missing(x):
-                return DASH
+                return dash
             s = f"{float(x):+.{decimals}f}"
             if s.startswith("-") and float(s) == 0:
                 s = "+" + s[1:]
             return self.record(s)
 
         def pct(x: Any, decimals: int = 0) -> str:
-            return DASH if _missing(x) else self.record(f"{100 * float(x):.{decimals}f}%")
+            return dash if _missing(x) else self.record(f"{100 * float(x):.{decimals}f}%")
 
         def count(x: Any) -> str:
-            return DASH if _missing(x) else self.record(f"{int(x):,}")
+            return dash if _missing(x) else self.record(f"{int(x):,}")
 
         def pts(x: Any) -> str:
-            return DASH if _missing(x) else self.record(f"{100 * float(x):.0f}")
+            return dash if _missing(x) else self.record(f"{100 * float(x):.0f}")
 
         def g(x: Any) -> str:
-            return DASH if _missing(x) else self.record(f"{float(x):g}")
+            return dash if _missing(x) else self.record(f"{float(x):g}")
 
-        return {"num": num, "signed": signed, "pct": pct, "count": count, "pts": pts, "g": g}
+        def code(x: Any) -> Markup:
+            """An evidence string as inline code when it can be one safely, else escaped text."""
+            text = str(x)
+            self.strings.append(text)
+            return Markup(escape.markdown_code(text))
+
+        return {"num": num, "signed": signed, "pct": pct, "count": count, "pts": pts, "g": g,
+                "code": code}
 
     def finalize(self, value: Any) -> Any:
-        """jinja finalize: reject bare numbers, remember printed strings."""
+        """jinja finalize: reject bare numbers, escape and remember printed strings."""
         if isinstance(value, bool):
             raise TemplateNumberError(f"a template printed the boolean {value!r}; print words instead")
         if isinstance(value, (int, float)):
@@ -85,10 +104,12 @@ class NumberTrace:
                 f"a template printed the bare number {value!r}; format it with a filter "
                 "(num, signed, pct, count, pts, g) so the report can trace it")
         if value is None:
-            return ""
-        if isinstance(value, str):
-            self.strings.append(value)
-        return value
+            return Markup("")
+        if isinstance(value, Markup):
+            return value
+        text = str(value)
+        self.strings.append(text)
+        return Markup(escape.markdown(text))
 
 
 def numeric_tokens(text: str) -> list[str]:

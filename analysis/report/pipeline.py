@@ -181,6 +181,9 @@ class Pipeline:
     def stage_verify(self) -> tuple[list[Path], str]:
         """Verify the provenance lock, then parse and validate the package."""
         pkg = self.package
+        from analysis.report.render import front_matter
+
+        front_matter(self.evidence_label)  # the report's YAML holds the path: refuse it now, not after writing
         return [], (f"{self.evidence_label}: {len(pkg.digests)} locked files verified, "
                     f"{pkg.rows.height} rows, {pkg.checks.height} checks")
 
@@ -221,7 +224,7 @@ class Pipeline:
         return paths, f"{(len(paths) - 1) // 2} figures (PNG and SVG)"
 
     def stage_report(self) -> tuple[list[Path], str]:
-        """Render report/_quarto.yml, report/index.qmd and the offline report/index.html."""
+        """Render report/_quarto.yml, report/index.qmd and the offline report/index.html (Pandoc)."""
         from analysis.report.render import write_report
 
         directory = self.out_dir / "report"
@@ -233,5 +236,6 @@ class Pipeline:
                 target = directory / f"claims_audit{suffix}"
                 target.write_bytes(source.read_bytes())
                 paths.append(target)
-        return paths, "report/index.qmd, report/_quarto.yml, report/index.html, report/claims_audit.*"
+        return paths, ("report/index.qmd, report/_quarto.yml, report/index.html (Pandoc), "
+                       "report/claims_audit.*")
 

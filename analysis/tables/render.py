@@ -7,10 +7,12 @@ can be golden files and ``generate.py --check`` can diff them byte for byte.
 from __future__ import annotations
 
 import io
+import re
 
 import polars as pl
 
-from analysis.escape import csv_value
+from analysis import escape
+
 from analysis.tables.spec import TableSpec
 
 
@@ -28,7 +30,7 @@ def _csv_frame(data: pl.DataFrame) -> pl.DataFrame:
     flat = data.with_columns(fixes) if fixes else data
     text = [name for name, dtype in data.schema.items()
             if _is_text(dtype) or (isinstance(dtype, pl.List) and _is_text(dtype.inner))]
-    return flat.with_columns(pl.col(name).cast(pl.String).map_elements(csv_value, return_dtype=pl.String)
+    return flat.with_columns(pl.col(name).cast(pl.String).map_elements(escape.csv_value, return_dtype=pl.String)
                              for name in text) if text else flat
 
 
@@ -43,14 +45,20 @@ def to_csv(spec: TableSpec) -> str:
     return buf.getvalue()
 
 
+_PLAIN_NUMBER = re.compile(r"(?:[0-9+\-−.,%()/ —]|n=)*")
+"""A cell made only of digits, signs, separators and ``(n=…)``: no Markdown syntax can form in it."""
+
+
 def _cell(text: object) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """A Markdown table cell: evidence text escaped (analysis.escape.markdown); plain numbers as is."""
+    text = str(text)
+    return text if _PLAIN_NUMBER.fullmatch(text) else escape.markdown(text)
 
 
 def to_markdown(spec: TableSpec) -> str:
     """A pipe table with its reading note, or the empty-reason when the evidence holds no rows."""
     if spec.is_empty or spec.display.height == 0:
-        return f"*{spec.empty_reason or 'Not in this evidence.'}*\n"
+        return f"*{escape.markdown(spec.empty_reason or 'Not in this evidence.')}*\n"
     cols = spec.display.columns
     lines = ["| " + " | ".join(_cell(c) for c in cols) + " |",
              "|" + "|".join("---" for _ in cols) + "|"]
@@ -77,5 +85,4 @@ def to_html(spec: TableSpec) -> str:
 
 
 def _esc(text: str) -> str:
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;"))
+    return escape.html(text)

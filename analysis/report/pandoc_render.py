@@ -1,0 +1,107 @@
+"""Render report/index.qmd with plain Pandoc: the offline page report/index.html, and the test engine.
+
+Methods note: Quarto is Pandoc plus shortcodes, cross-references and a theme. The report uses
+only one shortcode (``{{< include PATH >}}`` on a line of its own) and Quarto's figure/table
+cross-references, so Pandoc renders the very same index.qmd once (1) the includes are expanded
+here, each resolved inside OUT (a path leaving OUT is refused), and (2) the Lua filter
+``templates/crossref.lua`` numbers figures and tables as Quarto does and turns every
+``@fig-``/``@tbl-`` into a link, failing on a reference without a target. Pandoc runs with
+``--fail-if-warnings``; its stderr is returned so tests can assert it is empty. The binary is
+the one shipped by the ``pypandoc-binary`` wheel (Pandoc 3.x), so no system install is needed.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from analysis.build import BuildError
+
+TEMPLATES = Path(__file__).with_name("templates")
+CROSSREF_FILTER = TEMPLATES / "crossref.lua"
+PAGE_CSS = TEMPLATES / "offline.css"
+INCLUDE_LINE = re.compile(r"^\{\{< include (?P<path>\S+) >\}\}$", re.M)
+SHORTCODE = re.compile(r"\{\{<")
+PANDOC_ARGS: tuple[str, ...] = (
+    "--from=markdown", "--to=html5", "--standalone", "--embed-resources", "--toc", "--toc-depth=3",
+    "--number-sections", "--fail-if-warnings", "--wrap=none")
+"""Pandoc options of the render (what ``quarto render`` does for this report's _quarto.yml)."""
+
+
+class ReportRenderError(BuildError):
+    """Pandoc could not render the manuscript; the message carries Pandoc's own words (the CLI
+    prints it as one line, like every BuildError)."""
+
+
+@dataclass(frozen=True)
+class PandocRender:
+    """One Pandoc rendering of the manuscript."""
+
+    html: str
+    """The standalone HTML page (figures embedded as data URIs)."""
+    stderr: str
+    """Everything Pandoc printed on stderr (empty when there was no warning)."""
+    seconds: float
+    """Wall time of the Pandoc call."""
+    markdown: str
+    """The Markdown Pandoc read: index.qmd with every include expanded."""
+
+
+def pandoc_path() -> str:
+    """The Pandoc binary of the pypandoc-binary wheel (a clear error when it is missing)."""
+    try:
+        import pypandoc
+
+        return str(pypandoc.get_pandoc_path())
+    except (ImportError, OSError) as exc:  # a declared dependency; a broken install
+        raise ReportRenderError("the offline report needs Pandoc 3: pip install pypandoc-binary") from exc
+
+
+def expand_includes(qmd: str, report_dir: Path, root: Path) -> str:
+    """``qmd`` with every ``{{< include PATH >}}`` line replaced by the file's text.
+
+    PATH is resolved against ``report_dir`` and must stay inside ``root`` (OUT); includes are not
+    nested (a table's Markdown is data, never a template). Any other ``{{<`` left in the text is
+    an error: it would be a shortcode Quarto runs and Pandoc cannot.
+    """
+    base = Path(report_dir).resolve()
+    top = Path(root).resolve()
+
+    def read(m: re.Match[str]) -> str:
+        target = (base / m["path"]).resolve()
+        if not target.is_relative_to(top) or not target.is_file():
+            raise ReportRenderError(f"index.qmd includes {m['path']}, which is not a file inside {top}")
+        return target.read_text(encoding="utf-8").rstrip("\n")
+
+    text = INCLUDE_LINE.sub(read, qmd)
+    stray = SHORTCODE.search(text)
+    if stray:
+        line = text.count("\n", 0, stray.start()) + 1
+        raise ReportRenderError(f"line {line} of the expanded manuscript holds a shortcode '{{{{<' that "
+                                "only Quarto would run; evidence text must reach Markdown escaped")
+    return text
+
+
+def render_html(qmd: str, report_dir: Path, root: Path, *, timeout: float = 120) -> PandocRender:
+    """Render ``qmd`` (index.qmd text) to one standalone HTML page with Pandoc.
+
+    ``report_dir`` is where index.qmd lives (relative paths resolve from it); ``root`` is OUT.
+    Raises ReportRenderError when Pandoc fails or warns (``--fail-if-warnings``).
+    """
+    markdown = expand_includes(qmd, report_dir, root)
+    args = [pandoc_path(), *PANDOC_ARGS, f"--lua-filter={CROSSREF_FILTER}",
+            f"--css={PAGE_CSS}", f"--resource-path={Path(report_dir).resolve()}"]
+    t0 = time.perf_counter()
+    try:
+        done = subprocess.run(args, input=markdown.encode("utf-8"), capture_output=True,
+                              cwd=str(report_dir), timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise ReportRenderError(f"Pandoc did not finish within {timeout:.0f} s") from exc
+    seconds = time.perf_counter() - t0
+    stderr = done.stderr.decode("utf-8", "replace")
+    if done.returncode != 0:
+        raise ReportRenderError(f"Pandoc failed (exit {done.returncode}): {stderr.strip()[-2000:]}")
+    return PandocRender(done.stdout.decode("utf-8"), stderr, seconds, markdown)
