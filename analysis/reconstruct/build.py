@@ -19,10 +19,17 @@ DEFAULT_OUT = Path("data/v1")
 
 
 def reconstruct(claims: Claims) -> Builder:
-    """Rows and their attributes, in memory (within-row dependence fitted to the printed ICC: R2b/R2c)."""
+    """Rows and their attributes, in memory (within-row dependence fitted to the printed ICC: R2b/R2c).
+
+    Raises RuleDeclarationError when a rule declaration names an unknown claim id and UndeclaredClaimRead
+    when a rule reads a claim its declaration does not list.
+    """
     from analysis.reconstruct.icc_fit import fitted_rows
-    b = fitted_rows(claims)
-    annotate(b, claims)
+    from analysis.reconstruct.rules import TrackedClaims, validate_rules
+    tracked = TrackedClaims(claims, validate_rules(claims))  # every rule's reads are checked (rules.py)
+    b = fitted_rows(tracked)
+    annotate(b, tracked)
+    b.claims_read = tracked.used
     return b
 
 
