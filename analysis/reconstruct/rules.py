@@ -158,9 +158,15 @@ class ResolvedRule:
     """Derived claim ids the rule was tuned to."""
 
 
-def resolve_rules(claims: Claims, rules: tuple[Rule, ...] = RULES,
-                  transcribed: Mapping[str, tuple[str, ...]] = TRANSCRIBED_FROM) -> dict[str, ResolvedRule]:
-    """Expand every declaration against `claims`; raises RuleDeclarationError listing every unknown id."""
+def resolve_rules(claims: Claims, rules: tuple[Rule, ...] | None = None,
+                  transcribed: Mapping[str, tuple[str, ...]] | None = None) -> dict[str, ResolvedRule]:
+    """Expand every declaration against `claims`; raises RuleDeclarationError listing every unknown id.
+
+    Defaults: the module's RULES and TRANSCRIBED_FROM (custom `rules` default to no transcriptions).
+    """
+    if rules is None:
+        rules, transcribed = RULES, (TRANSCRIBED_FROM if transcribed is None else transcribed)
+    transcribed = transcribed or {}
     ids = tuple(c.id for c in claims)
     problems: list[str] = []
     out: dict[str, ResolvedRule] = {}
@@ -191,7 +197,7 @@ def resolve_rules(claims: Claims, rules: tuple[Rule, ...] = RULES,
     return out
 
 
-def validate_rules(claims: Claims, rules: tuple[Rule, ...] = RULES) -> dict[str, ResolvedRule]:
+def validate_rules(claims: Claims, rules: tuple[Rule, ...] | None = None) -> dict[str, ResolvedRule]:
     """Build-time check of the declarations (alias of resolve_rules, named for the call site)."""
     return resolve_rules(claims, rules)
 
