@@ -71,7 +71,7 @@ def test_fitted_claims_are_never_counted_as_reproduced(audit):
     t = audit.table
     assert t.filter(pl.col("id").is_in(list(FITTED)), pl.col("status") == "reproduced").height == 0
     assert audit.reproduced == t.filter(pl.col("role") == "derived", pl.col("status") == "reproduced").height
-    assert audit.fitted_ids == tuple(FITTED)
+    assert audit.fitted_ids == tuple(FITTED) + ("scenario.grader_agreement.rows",)  # R25 is fitted but missed
 
 
 def test_issue_10_findings_have_their_true_status(audit):
@@ -126,7 +126,7 @@ def test_headline(audit):
     assert sum(audit.derived_counts.values()) == 109 and sum(audit.all_counts.values()) == len(CLAIMS)
     for s, n in audit.derived_counts.items():
         assert s == "reproduced" or f"{s}: {n}" in audit.headline
-    assert "RECONSTRUCTION" in audit.headline and "fitted to 3 derived ones" in audit.headline
+    assert "RECONSTRUCTION" in audit.headline and "fitted to 4 derived ones" in audit.headline
 
 
 def test_readme_headline_matches_the_computed_counts(audit):
