@@ -280,7 +280,8 @@ def support(b: Builder, c: Claims) -> None:
             if not t.consistent:
                 from analysis.reconstruct.granularity import feasible_row_counts
                 common = feasible_row_counts(c, tuple(f"t1.{key}.{x}" for x in SUPPORT_ARMS), n_max=60)
-                b.finding(cid, "inconsistent", f"no total of {n} rows x 14 checks prints as {_v(c, cid)} "
+                b.finding(cid, "reachable under a choice" if common else "inconsistent",
+                          f"no total of {n} rows x 14 checks prints as {_v(c, cid)} "
                           f"(n = {n} by rule R12, which fits the model's other cells); nearest {t.total}/{t.denom} = "
                           f"{t.total / t.denom:.4f}; the smallest row count shared by all five printed cells is "
                           f"{common[0] if common else 'above 60'}")
