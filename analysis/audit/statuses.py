@@ -4,14 +4,17 @@ from __future__ import annotations
 # Why a recomputation misses, or why nothing is recomputed. The status is derived; these say why.
 EXPLAIN: dict[str, str] = {
     "icc.s5.valid_rows": "the reconstruction has 591 valid S5 rows: Table 1 row counts are not printed and rule R12 "
-                         "chooses the smallest GRIM-consistent count per model (4-10 rows); the page's 620 needs 29 "
-                         "more rows, e.g. larger Table 1 sweeps. The fitted ICC (R2b/R2c) is therefore fitted on 591 "
-                         "rows, not 620",
+                         "chooses the smallest GRIM-consistent count per model (4-10 rows), the same for every arm; "
+                         "the page's populations differ (620 valid rows of which 570 record headings, so f + n hold "
+                         "about 50 rows where R12 gives 100; q 134 and j 161 against 123 and 151; k 39 against 50). "
+                         "Reaching 620 needs per-arm row counts the page does not print, so it was not attempted; "
+                         "the ICC (R2b/R2c) is therefore fitted on 591 rows, not 620",
     "scenario.grader_agreement.rows": "rule R25 was fitted to it (one presence-grader disagreement), but the agreeing "
                                       "count is valid rows - 1 and the reconstruction has 591 valid rows, not 620 (R12)",
-    "fab.f.failing_rows": "R12/R13 place near-binary f rows: every f cell below 0.5 fails on all but its remainder row, "
-                          "so 49 of the 50 f rows fail; the page's 45 needs more f rows at >= 0.5 (partial recalls) "
-                          "or other row counts",
+    "fab.f.failing_rows": "R12/R13 place near-binary f rows over R12's row counts: 49 of the 50 f rows fail (only one "
+                          "mistral-small-2603 row reaches 0.5); the page's 45 (1 fabricating + 44 abstaining) fits its "
+                          "smaller f population (570 of 620 valid rows record headings, leaving about 50 rows for f and "
+                          "n together), which R12's equal rows per arm cannot give",
     "headings.pooled.r": "per-row headings are printed only as counts; R17/R17b choose which rows carry them and the "
                          "pooled correlation follows from that choice",
     "pf.single_field.clean_rows": "clean rows are all other valid j/p/t rows; the reconstruction has fewer valid rows",
