@@ -51,7 +51,9 @@ EXPLAIN: dict[str, str] = {
 PREFIX_EXPLAIN: tuple[tuple[str, str], ...] = (
     ("within.", "the within-cell heading statistics need per-row headings inside cells; R17 makes headings constant "
                 "within every multi-field arm (q k m l u: 5, o: 0), so only single-field cells vary, while the "
-                "page's 31 cells against 17 single-field ones imply heading variation in other arms too"),
+                "page's 31 cells against 17 single-field ones imply heading variation in 14 other cells; q and k "
+                "carry 5 headings on every row (134 of 134, 39 of 39), so that variation lies in m, l, o or u cells, "
+                "which no printed number describes row by row (not fitted)"),
     ("headings.h", "4.8 heading table fitted by an integer program (R17b) but not fully met: its 186 single-field "
                    "rows exceed the 176 valid j/p/t rows the other tables determine, and the near-binary row "
                    "outcomes (R2) lack the partial recalls some levels need"),
