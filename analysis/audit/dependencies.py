@@ -18,7 +18,7 @@ BEHIND: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("t1.qwen3_6_flash.rotation", ("R12", "R23")),
     ("t1.", ("R12", "R13")),
     ("design.supporting_configs", ("R0", "R12", "R13")),
-    ("ladder.", ("R6-R8",)), ("scenario.single_chunk", ("R6-R8",)),
+    ("ladder.sweeps", ("R4", "R6-R8")), ("ladder.", ("R6-R8",)), ("scenario.single_chunk", ("R6-R8",)),
     ("scenario.grader_agreement", ("R2", "R12", "R13", "R25")),
     ("anchor.", ("R6-R8", "R9-R11", "R14")), ("fillex.qwen3_6_35b_a3b", ("R6-R8", "R9-R11", "R14", "R16")),
     ("ceiling2.qwen3_6_35b_a3b.j_rows", ("R6-R8", "R9-R11", "R14")),

@@ -53,7 +53,7 @@ T1 = tuple(f"t1.*.{a}" for a in "fnklm")
 
 RULES: tuple[Rule, ...] = (
     Rule("R0", "layout constants transcribed into analysis/reconstruct/layout.py (panel, groups, arms, labels)",
-         builds=("design.arms.?.ceiling_chars", "design.arms.q.total_chars", "design.graded_facts",
+         builds=("design.arms.[fnjpt].ceiling_chars", "design.arms.q.total_chars", "design.graded_facts",
                  "design.single_chunk.graded_facts", "design.recency_cutoff", "design.folds_per_run",
                  "design.endpoints_swept", "design.panel_configs", "design.supporting_configs", "design.ceiling_runs",
                  "design.ceiling2.glm_repeats_per_arm", "design.panel.min_complete_pairs", "ladder.sweeps",
