@@ -18,9 +18,7 @@ import polars as pl
 
 from analysis.audit.context import AuditContext, NotDeterminable
 from analysis.audit.dependencies import OF, rules_behind
-from analysis.audit.derive import (
-    CONSTRUCTION, FITTED, IDENTITY, LEGEND, NOT_DETERMINABLE, REPRODUCED, STATUSES, Reading, derive,
-)
+from analysis.audit.derive import LEGEND, REPRODUCED, STATUSES, Reading, derive
 from analysis.audit.readings import grim_readings, k_m_gap_readings, row_count_readings, spearman_readings
 from analysis.audit.recompute import REGISTRY
 from analysis.audit.statuses import EXPLAIN, PREFIX_EXPLAIN

@@ -126,6 +126,21 @@ it gives 590, which the audit reports as a mismatch, never as reproduced).
 """
 
 
+def _declarations(claims: Claims) -> list[str]:
+    """The rule declarations (analysis/reconstruct/rules.py) as a table: what each rule reads, builds, was fitted to."""
+    from analysis.reconstruct.rules import RULES, resolve_rules
+    res = resolve_rules(claims)
+    out = ["## Rule declarations (what each rule reads, builds and was fitted to)", "",
+           "Generated from `analysis/reconstruct/rules.py`; the build checks every read, and the claims audit derives each",
+           "claim's status from these sets. Counts are claim ids; fitted claims are named.", "",
+           "| rule | what | reads | builds | fitted to |", "|---|---|---|---|---|"]
+    for r in RULES:
+        x = res[r.id]
+        out.append(f"| {r.id} | {r.title} | {len(x.reads)} | {len(x.builds)} | "
+                   f"{', '.join(sorted(x.fitted)) or '-'} |")
+    return out + [""]
+
+
 def render_notes(b: Builder, claims: Claims, findings: pl.DataFrame) -> str:
     """The RECONSTRUCTION.md text (no timestamps: byte-identical rebuilds)."""
     valid_s5 = [r for r in b.rows if r["valid"] and r["scenario"] == "S5" and r["checks_passed"] is not None]
@@ -163,7 +178,9 @@ def render_notes(b: Builder, claims: Claims, findings: pl.DataFrame) -> str:
         "| model | rows per arm |", "|---|---|",
     ]
     lines += [f"| {cfg} | {support_repeats(claims, key)} |" for key, cfg in SUPPORT]
-    lines += ["", RULES.replace("{share}", str(b.icc_share)).replace("{moves}", str(b.icc_moves)),
+    lines += ["", RULES.replace("{share}", str(b.icc_share)).replace("{moves}", str(b.icc_moves))]
+    lines += _declarations(claims)
+    lines += [
               "## Findings (claims no integer data reach under the default reading)", "",
               "A claim is *inconsistent* only when no reading tried reaches it; the others are reachable only under",
               "the stated choice (per-row rounding, another row count); the claims audit shows both.", "",
