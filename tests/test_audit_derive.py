@@ -131,3 +131,17 @@ def test_a_rule_declaration_with_an_unknown_id_stops_the_build(monkeypatch, tmp_
     with pytest.raises(RuleDeclarationError, match="R99"):
         build(ROOT / "data" / "published" / "claims.yaml", tmp_path / "v1")
     assert not (tmp_path / "v1" / "rows.csv").exists()
+
+
+def test_clis_name_the_bad_declaration_and_exit_2(tmp_path, capsys):
+    # A claims file that lacks claims the rules declare: both the audit and the rebuild stop with a named error.
+    bad = tmp_path / "claims.yaml"
+    bad.write_text(TINY, encoding="utf-8")
+    from analysis.audit.__main__ import main as audit_main
+    from analysis.reconstruct.__main__ import main as build_main
+    assert audit_main(["--evidence", str(ROOT / "data" / "v1"), "--claims", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "rule declarations" in err and "unknown claim id" in err and "Traceback" not in err
+    assert build_main(["build", "--claims", str(bad), "--out", str(tmp_path / "v1")]) == 2
+    assert "rule R1 reads names unknown claim id 'design.standard.rows_per_arm'" in capsys.readouterr().err
+    assert not (tmp_path / "v1").exists()
