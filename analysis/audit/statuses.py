@@ -12,7 +12,9 @@ EXPLAIN: dict[str, str] = {
     "scenario.grader_agreement.rows": "rule R25 was fitted to it (one presence-grader disagreement), but the agreeing "
                                       "count is valid rows - 1 and the reconstruction has 591 valid rows, not 620 (R12)",
     "fab.f.failing_rows": "R12/R13 place near-binary f rows over R12's row counts: 49 of the 50 f rows fail (only one "
-                          "mistral-small-2603 row reaches 0.5); the page's 45 (1 fabricating + 44 abstaining) fits its "
+                          "mistral-small-2603 row reaches 0.5). No split of R12's f cells can reach 45: their totals "
+                          "(5, 5, 0, 18, 0, 0, 0, 6 checks) allow at most two rows at >= 7/14 (both in mistral's 18), "
+                          "so at least 48 fail. The page's 45 (1 fabricating + 44 abstaining) fits its "
                           "smaller f population (570 of 620 valid rows record headings, leaving about 50 rows for f and "
                           "n together), which R12's equal rows per arm cannot give",
     "headings.pooled.r": "per-row headings are printed only as counts; R17/R17b choose which rows carry them and the "
