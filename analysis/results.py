@@ -204,12 +204,14 @@ def _extras(package: Any, params: Params, p: paired.Panel, bnd: bounds_mod.Plann
             runs=panel_runs))
         for tag, thr in (("partial", params.threshold_partial), ("full", params.threshold_full))}
 
-    secondary = {
-        f"{first}_vs_{second}": {
-            tag: _mcnemar_block(exact_mod.paired_mcnemar(rows, first, second,
-                                                         scenario=study.scenario, threshold=thr))
-            for tag, thr in (("partial", params.threshold_partial), ("full", params.threshold_full))}
-        for first, second in params.secondary_pairs}
+    secondary = {}
+    for first, second in params.secondary_pairs:
+        both_planned = exact_mod.runs_planning_both(rows, first, second, scenario=study.scenario)
+        secondary[f"{first}_vs_{second}"] = {
+            "runs": [f"{c} {g}" for c, g in both_planned.iter_rows()],
+            **{tag: _mcnemar_block(exact_mod.paired_mcnemar(rows, first, second, scenario=study.scenario,
+                                                            threshold=thr, runs=both_planned))
+               for tag, thr in (("partial", params.threshold_partial), ("full", params.threshold_full))}}
 
     reasons: dict[str, str] = {}
     _reasons("panel", p.summary.reasons, reasons)

@@ -110,11 +110,15 @@ def test_write_results_round_trips(results, tmp_path: Path):
 def test_secondary_mcnemar(results):
     # Hand-made: m rows exist only in alpha-1 g1 repeats 1 and 2, where q is 14/14 both times:
     # q vs m at >= .5: both succeed twice, b = c = 0 -> p = 1 (no discordant block);
-    # q's r3 row is invalid and b/c blocks have no m: first_only counts q-only blocks
-    # (a1 r3 invalid q -> none there; b1, b2, c1, c2, c3 have q without m) = 5.
-    q_m = results["mcnemar_secondary"]["q_vs_m"]["partial"]
+    # only alpha-1 g1 plans both q and m (issue 10: the other runs never planned m, so their q rows are not
+    # "missing partners"); there q's r3 row is invalid, so no block has q without m: first_only = 0
+    # (it was 5 when b1, b2, c1, c2, c3 counted).
+    sec = results["mcnemar_secondary"]["q_vs_m"]
+    q_m = sec["partial"]
+    assert len(sec["runs"]) == 1 and sec["runs"][0].startswith("acme/alpha-1 ")
     assert (q_m["complete"]["both"], q_m["complete"]["b"], q_m["complete"]["c"]) == (2, 0, 0)
-    assert q_m["complete"]["p_value"] == 1.0 and q_m["first_only"] == 5
+    assert q_m["complete"]["p_value"] == 1.0 and q_m["first_only"] == 0
+    assert q_m["missing_as_failure"]["pairs"] == 2
     # No t rows at all: j vs t has no complete block -> null p with a reason.
     j_t = results["mcnemar_secondary"]["j_vs_t"]["full"]["complete"]
     assert j_t["pairs"] == 0 and j_t["p_value"] is None and j_t["reason"]

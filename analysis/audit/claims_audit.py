@@ -1,15 +1,12 @@
 """The claims audit: every published claim against its recomputation from the v1 reconstruction.
 
-Methods note. Status of a claim:
-- ``reproduced``: derived, computed by the estimators from data/v1 and equal at printed precision;
-- ``fitted``: matched because the reconstruction was fitted to it (listed in FITTED);
-- ``primitive``: an input of the reconstruction (or a design constant it encodes), matched;
-- ``not determinable``: the page does not give enough (note says what is missing), external
-  literature figures, and statistics whose value the reconstruction's free choices decide;
-- ``mismatch``: computed and different (the note explains);
-- ``inconsistent``: no data can produce the printed value (GRIM failure, or a printed value that
-  contradicts the printed cells it is computed from).
-Equality is |x - value| <= half a unit of the last printed decimal, in exact rationals.
+Methods note. Each claim is recomputed through the estimators (``recompute.REGISTRY``) and judged at
+printed precision (|x - value| <= half a unit of the last printed decimal, in exact rationals). Its
+status is DERIVED (``derive.derive``) from the reconstruction's rule declarations
+(``analysis.reconstruct.rules``: what each rule reads, builds and was fitted to), the rules behind
+the recomputation (``dependencies.BEHIND``), whether the recomputation is hand arithmetic of printed
+cells (``dependencies.OF``) and the alternative readings tried when it misses (``readings``). The
+legend of the eight statuses is ``derive.LEGEND``; every row names the rules behind it.
 """
 from __future__ import annotations
 
@@ -20,15 +17,18 @@ from typing import Any
 import polars as pl
 
 from analysis.audit.context import AuditContext, NotDeterminable
+from analysis.audit.dependencies import OF, rules_behind
+from analysis.audit.derive import LEGEND, REPRODUCED, STATUSES, Reading, derive
+from analysis.audit.readings import grim_readings, k_m_gap_readings, row_count_readings, spearman_readings
 from analysis.audit.recompute import REGISTRY
-from analysis.audit.statuses import FITTED, INCONSISTENT, PREFIX_NOTES, RULE_DECIDED, STATUS_NOTES
+from analysis.audit.statuses import EXPLAIN, PREFIX_EXPLAIN
 from analysis.params import Params
 from analysis.reconstruct.claims import Claim, Claims, matches_printed
-from analysis.reconstruct.granularity import granularity_report
+from analysis.reconstruct.rules import resolve_rules
 
-STATUSES = ("reproduced", "fitted", "primitive", "not determinable", "mismatch", "inconsistent")
 SCHEMA = {"id": pl.String, "section": pl.String, "role": pl.String, "published": pl.String,
-          "recomputed": pl.String, "status": pl.String, "note": pl.String}
+          "recomputed": pl.String, "status": pl.String, "rules": pl.String, "note": pl.String}
+__all__ = ["STATUSES", "LEGEND", "AuditResult", "audit_claims"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,13 +36,22 @@ class AuditResult:
     """The claims audit table and its headline."""
 
     table: pl.DataFrame
-    """id, section, role, published, recomputed (at printed precision), status, note; claims-file order."""
+    """id, section, role, published, recomputed (at printed precision), status, rules (ids, space-separated),
+    note; claims-file order."""
     headline: str
-    """'N of M derived claims reproduced by computation' plus the status counts."""
+    """First sentence: 'N of M derived claims are reproduced by independent computation', then the count of
+    every status (derived claims, then all claims)."""
     derived: int
     """Derived claims in the claims file."""
     reproduced: int
-    """Derived claims reproduced by computation."""
+    """Derived claims reproduced by independent computation."""
+    derived_counts: dict[str, int]
+    """Derived claims per status (every status, zeros included)."""
+    all_counts: dict[str, int]
+    """All claims per status (every status, zeros included)."""
+    fitted_ids: tuple[str, ...]
+    """Derived claims some rule was fitted to (from the rule declarations; a fitted claim the reconstruction
+    still misses counts as a mismatch, not as fitted)."""
 
 
 def _fmt(x: Any, decimals: int | None) -> str:
@@ -58,29 +67,18 @@ def _published(c: Claim) -> str:
     return "" if c.value is None else str(c.value) if isinstance(c.value, str) else _fmt(c.value, c.decimals)
 
 
-def _note(cid: str) -> str:
-    if cid in STATUS_NOTES:
-        return STATUS_NOTES[cid]
-    return next((n for p, n in PREFIX_NOTES if cid.startswith(p)), "")
+def _explain(cid: str) -> str:
+    if cid in EXPLAIN:
+        return EXPLAIN[cid]
+    return next((n for p, n in PREFIX_EXPLAIN if cid.startswith(p)), "")
 
 
-def _judge(c: Claim, x: Any, grim_bad: dict[str, str]) -> tuple[str, str]:
-    note = _note(c.id)
-    if c.id in grim_bad:
-        return "inconsistent", grim_bad[c.id]
-    ok = (isinstance(c.value, str) and str(x) == c.value) or isinstance(c.value, (int, float)) and c.decimals is not None and x is not None \
-        and not (isinstance(x, float) and not math.isfinite(x)) and matches_printed(x, c.value, c.decimals)
-    if c.id in RULE_DECIDED:
-        return "not determinable", RULE_DECIDED[c.id]
-    if c.id in INCONSISTENT and not ok:
-        return "inconsistent", INCONSISTENT[c.id]
-    if c.role == "derived":
-        if ok:
-            return ("fitted", FITTED[c.id]) if c.id in FITTED else ("reproduced", note)
-        return "mismatch", note or "computed value differs at printed precision"
-    if ok:
-        return "primitive", note or ("design constant encoded in the package" if c.role == "design" else "")
-    return "mismatch", note or "input not met by the reconstruction"
+def _matches(c: Claim, x: Any) -> bool:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return False
+    if isinstance(c.value, str):
+        return str(x) == c.value
+    return isinstance(c.value, (int, float)) and c.decimals is not None and matches_printed(x, c.value, c.decimals)
 
 
 def _package_findings(package: Any) -> dict[str, str]:
@@ -88,51 +86,77 @@ def _package_findings(package: Any) -> dict[str, str]:
     if "findings.csv" not in getattr(package, "digests", {}):
         return {}
     df = pl.read_csv(package.root / "findings.csv", infer_schema=False)
-    df = df.filter(pl.col("status") == "inconsistent")
     return dict(zip(df["id"].to_list(), df["note"].to_list()))
 
 
+def _readings(claims: Claims, package: Any) -> dict[str, tuple[list[Reading], str]]:
+    found = grim_readings(claims)
+    found.update(row_count_readings(claims, _package_findings(package)))
+    found.update(spearman_readings(claims))
+    found.update(k_m_gap_readings(claims))
+    return found
+
+
+def headline_text(derived: int, reproduced: int, derived_counts: dict[str, int], all_counts: dict[str, int],
+                  total: int, fitted_ids: tuple[str, ...]) -> str:
+    """The audit's headline; its first sentence names the count of independent reproductions."""
+    rest = "; ".join(f"{s}: {derived_counts[s]}" for s in STATUSES if s != REPRODUCED)
+    every = "; ".join(f"{s}: {all_counts[s]}" for s in STATUSES)
+    fitted = ", ".join(fitted_ids) if fitted_ids else "none"
+    return (f"{reproduced} of {derived} derived claims are reproduced by independent computation. "
+            f"The other derived claims: {rest}. All {total} claims: {every}. data/v1 is a RECONSTRUCTION built "
+            f"from the paper's per-cell (primitive) numbers and fitted to {len(fitted_ids)} derived ones ({fitted}; "
+            f"a fitted claim it still misses is counted as a mismatch)")
+
+
 def audit_claims(package: Any, claims: Claims, params: Params, *, results: dict | None = None) -> AuditResult:
-    """Recompute every claim from `package` with the estimators and judge it (module note).
+    """Recompute every claim from `package` with the estimators and derive its status (module note).
 
     `results` may pass an already computed build_results(package, params) to avoid computing it twice.
+    Raises RuleDeclarationError when a rule declaration names a claim id the claims file lacks.
     """
     from analysis.results import build_results
 
+    rules = resolve_rules(claims)
     if results is None:
         results = build_results(package, params)
     ctx = AuditContext(package=package, results=results, params=params)
-    grim = granularity_report(claims).filter(~pl.col("consistent"))
-    grim_bad = dict(zip(grim["id"].to_list(), grim["reason"].to_list()))
-    grim_bad.update(_package_findings(package))
+    alternatives = _readings(claims, package)
     out = []
     for c in claims:
-        rec, status, note = "", "", ""
+        rec, x, why = "", None, ""
+        recomputed = False
         if c.external:
-            status, note = "not determinable", "external literature figure; neither fitted nor reproduced"
+            why = "external literature figure; neither fitted nor reproduced"
         elif c.value is None:
-            status, note = "primitive", "printed em dash (not measured); the package has no such cell"
+            why = "printed em dash (not measured); the package has no such cell"
         elif c.id not in REGISTRY:
-            status = "not determinable"
-            note = _note(c.id) or ("design constant of the protocol, not an evidence quantity (neither fitted nor tested)"
-                                   if c.role == "design" else "not represented in the reconstructed evidence")
+            why = _explain(c.id) or ("design constant of the protocol, not an evidence quantity"
+                                     if c.role == "design" else "not represented in the reconstructed evidence")
         else:
             try:
                 x = REGISTRY[c.id](ctx)
             except NotDeterminable as e:
-                status, note = "not determinable", str(e)
+                why = str(e)
             except (KeyError, TypeError, IndexError) as e:  # an estimator output this claim needs is absent
-                status, note = "not determinable", f"the estimators' results lack what this claim needs ({e!r})"
+                why = f"the estimators' results lack what this claim needs ({e!r})"
             else:
                 rec = _fmt(x, c.decimals)
-                status, note = _judge(c, x, grim_bad)
+                recomputed = rec != ""
+                if not recomputed:
+                    why = "the estimators return no value (undefined) for this claim"
+        reads, inconsistent = alternatives.get(c.id, ([], ""))
+        v = derive(c.id, recomputed=recomputed, matched=recomputed and _matches(c, x),
+                   rules_behind=rules_behind(c.id), rules=rules, of=OF.get(c.id, ()), readings=reads,
+                   printed_inconsistent=inconsistent, explanation=why or _explain(c.id))
         out.append({"id": c.id, "section": c.section, "role": c.role, "published": _published(c),
-                    "recomputed": rec, "status": status, "note": note})
+                    "recomputed": rec, "status": v.status, "rules": " ".join(v.rules), "note": v.note})
     table = pl.DataFrame(out, schema=SCHEMA)
     derived = table.filter(pl.col("role") == "derived")
-    n_rep = derived.filter(pl.col("status") == "reproduced").height
-    counts = table.group_by("status").len().sort("status")
-    tail = ", ".join(f"{s}: {n}" for s, n in counts.iter_rows())
-    headline = (f"{n_rep} of {derived.height} derived claims reproduced by computation "
-                f"(all {table.height} claims: {tail}); data/v1 is a RECONSTRUCTION fitted to primitive claims only")
-    return AuditResult(table=table, headline=headline, derived=derived.height, reproduced=n_rep)
+    dcounts = {s: derived.filter(pl.col("status") == s).height for s in STATUSES}
+    acounts = {s: table.filter(pl.col("status") == s).height for s in STATUSES}
+    fitted_set = set().union(*(r.fitted for r in rules.values())) if rules else set()
+    fitted_ids = tuple(c.id for c in claims if c.id in fitted_set and c.role == "derived")
+    headline = headline_text(derived.height, dcounts[REPRODUCED], dcounts, acounts, table.height, fitted_ids)
+    return AuditResult(table=table, headline=headline, derived=derived.height, reproduced=dcounts[REPRODUCED],
+                       derived_counts=dcounts, all_counts=acounts, fitted_ids=fitted_ids)

@@ -21,7 +21,14 @@ def audit_markdown(result: AuditResult) -> str:
     """Headline, status counts and the full table in Markdown."""
     def cell(x: object) -> str:
         return str(x or "").replace("|", "\\|").replace("\n", " ")
-    lines = ["# Claims audit (v1 RECONSTRUCTION)", "", f"**{result.headline}**", "",
-             "| id | section | role | published | recomputed | status | note |", "|---|---|---|---|---|---|---|"]
+    from analysis.audit.derive import LEGEND, STATUSES
+    lines = ["# Claims audit (v1 RECONSTRUCTION)", "", f"**{cell(result.headline)}**", "", "## Legend", "",
+             "| status | derived claims | all claims | meaning |", "|---|---|---|---|"]
+    lines += [f"| {s} | {result.derived_counts[s]} | {result.all_counts[s]} | {cell(LEGEND[s])} |" for s in STATUSES]
+    lines += ["", "Every status is derived from the reconstruction's rule declarations "
+              "(analysis/reconstruct/rules.py: what each rule reads, builds and was fitted to); the rules column "
+              "names the rules behind each recomputation (data/v1/RECONSTRUCTION.md).", "",
+              "| id | section | role | published | recomputed | status | rules | note |",
+              "|---|---|---|---|---|---|---|---|"]
     lines += ["| " + " | ".join(cell(x) for x in rec) + " |" for rec in result.table.iter_rows()]
     return "\n".join(lines) + "\n"

@@ -9,6 +9,11 @@ p_i = s_i / k and grand mean p over all n*k checks:
 design effect = 1 + (k - 1) ICC and effective observations per row = k / design effect.
 Undefined (NaN with a reason): fewer than two rows, fewer than two checks a row,
 or zero variance (every check of every row has the same value).
+Clamp and flag: a design effect at or below DEFF_TOLERANCE (the ICC floor -1/(k-1), where
+floating point leaves e.g. 1.1e-16 when every row passes half its checks) is clamped to 0 and
+the effective-n is NaN with a reason; a negative ICC (checks within a row less alike than across
+rows) would give more than k effective observations per row, so the effective-n is NaN with a
+reason there too (the design-effect correction assumes ICC >= 0).
 """
 
 from __future__ import annotations
@@ -22,6 +27,14 @@ import polars as pl
 from analysis.estimators.common import (
     NAN, ZERO_VARIANCE, EstimatorError, frozen_reasons, outcomes, require_columns, scenario_total,
 )
+
+
+DEFF_TOLERANCE = 1e-9
+"""A design effect at or below this is the ICC floor up to rounding: clamped to 0, effective-n undefined."""
+NEGATIVE_ICC = ("ICC is negative (checks within a row are less alike than across rows): k / design effect "
+                "would exceed the k checks a row has, so effective observations per row are not reported")
+DEFF_AT_FLOOR = ("design effect at or below {tol:g} (ICC at its floor -1/(k-1), e.g. every row passes half "
+                 "its checks): clamped to 0, effective observations per row undefined")
 
 
 class CheckCountError(EstimatorError):
@@ -93,8 +106,12 @@ def icc_oneway(successes: np.ndarray, k: int) -> OneWayICC:
         return OneWayICC(n, k, msb, msw, NAN, NAN, NAN, frozen_reasons(reasons))
     icc = (msb - msw) / denom
     deff = 1.0 + (k - 1) * icc
-    if deff <= 0.0:  # only at the ICC floor -1/(k-1)
-        reasons["effective_per_group"] = "design effect is 0 (ICC at its floor -1/(k-1))"
+    if deff <= DEFF_TOLERANCE:  # the ICC floor -1/(k-1), up to floating-point noise
+        deff = 0.0
+        reasons["effective_per_group"] = DEFF_AT_FLOOR.format(tol=DEFF_TOLERANCE)
+        eff = NAN
+    elif icc < 0.0:
+        reasons["effective_per_group"] = NEGATIVE_ICC
         eff = NAN
     else:
         eff = k / deff

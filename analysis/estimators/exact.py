@@ -9,7 +9,11 @@ the second, plus the concordant counts. With n = b + c and X ~ Bin(n, 1/2):
   mid-p = min(1, 2 P(X <= min(b, c)) - P(X = min(b, c)))  (Lancaster mid-p)
 With n = 0 both are 1; with no blocks at all they are NaN with a reason.
 The missing-partner variants add the blocks where exactly one arm has a valid
-outcome, with the absent outcome counted as a failure, or as a success.
+outcome, with the absent outcome counted as a failure, or as a success. Pass `runs`
+to fix the population; ``runs_planning_both`` gives the runs (configuration,
+execution_group) in which both arms were planned (each has at least one row, valid or
+not, on the scenario), the population of the paper's secondary comparisons: outside it a
+"missing partner" was never run and the variants would count it as a pair.
 """
 
 from __future__ import annotations
@@ -128,6 +132,14 @@ def block_successes(rows: pl.DataFrame, first: str, second: str, *, scenario: st
         return out.filter(pl.col("arm") == code).select(*BLOCK, ok.alias(tag))
     return arm(first, "first_ok").join(arm(second, "second_ok"), on=BLOCK, how="full",
                                        coalesce=True)
+
+
+def runs_planning_both(rows: pl.DataFrame, first: str, second: str, *, scenario: str) -> pl.DataFrame:
+    """(configuration, execution_group) runs with at least one row of each arm on `scenario`, sorted."""
+    sub = rows.filter(pl.col("scenario") == scenario, pl.col("arm").is_in([first, second]))
+    return (sub.group_by("configuration", "execution_group").agg(pl.col("arm").n_unique().alias("arms"))
+            .filter(pl.col("arms") == 2).select("configuration", "execution_group")
+            .sort("configuration", "execution_group"))
 
 
 def paired_mcnemar(rows: pl.DataFrame, first: str, second: str, *, scenario: str,

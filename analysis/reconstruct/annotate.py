@@ -246,10 +246,10 @@ def carrier_audit(b: Builder, c: Claims) -> None:
 
 def annotate(b: Builder, c: Claims) -> None:
     """All attribute rules, in order."""
-    carried_chars(b, c)
-    headings(b, c)
-    parse_failures(b, c)
-    folds(b, c)
-    prompt_tokens(b)
-    answers(b, c)
-    carrier_audit(b, c)
+    from analysis.reconstruct.populations import rule
+    for ids, step in ((("R16",), carried_chars), (("R17", "R17b"), headings), (("R18",), parse_failures),
+                      (("R19",), folds), (("R21",), answers), (("R22",), carrier_audit)):
+        with rule(c, *ids):
+            step(b, c)
+    with rule(c, "R20"):
+        prompt_tokens(b)

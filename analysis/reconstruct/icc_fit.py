@@ -75,7 +75,9 @@ def _free_cells(b: Builder) -> list[list[dict[str, Any]]]:
 
 def fitted_rows(claims: Claims) -> Builder:
     """Rows whose within-row dependence prints as the published ICC and design effect."""
-    lo_w, hi_w = window(claims)
+    from analysis.reconstruct.populations import rule
+    with rule(claims, "R2b-R2c"):
+        lo_w, hi_w = window(claims)
     lo, hi = 0, GRID  # invariant: icc(lo) > hi_w >= icc(hi)
     if _icc(build_rows(claims, Fraction(lo, GRID))) <= hi_w:
         raise ReconstructionError("the near-binary split already lies below the printed ICC; nothing to fit")

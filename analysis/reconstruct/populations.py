@@ -35,6 +35,7 @@ class Builder:
     lam: Fraction = Fraction(0)
     icc_share: Fraction = Fraction(0)
     icc_moves: int = 0
+    claims_read: dict[str, set[str]] = field(default_factory=dict)
 
     def add(self, *, group: str, config: str, arm: str, repeat: int, passed: int | None, cell: str,
             scenario: str = "S5", valid: bool = True, reason: str | None = None, k: int = K5,
@@ -96,7 +97,7 @@ def panel(b: Builder, c: Claims) -> None:
         group = f"partition-{i:02d}"
         p = f"t3.{key}."
         n_j, n_q, pairs = (int(_v(c, p + s)) for s in ("j_rows", "q_rows", "complete_pairs"))
-        planned = 12 if key in DEEP_RUNS else 4
+        planned = int(_v(c, "design.deep.rows_per_arm" if key in DEEP_RUNS else "design.standard.rows_per_arm"))
         b.runs.append((config, group, planned))
         b.groups[group] = ("j", "q")
         sol = solve_paired(_vd(c, p + "j_mean"), _vd(c, p + "q_mean"), _vd(c, p + "paired_q_minus_j"),
@@ -279,7 +280,8 @@ def support(b: Builder, c: Claims) -> None:
             if not t.consistent:
                 from analysis.reconstruct.granularity import feasible_row_counts
                 common = feasible_row_counts(c, tuple(f"t1.{key}.{x}" for x in SUPPORT_ARMS), n_max=60)
-                b.finding(cid, "inconsistent", f"no total of {n} rows x 14 checks prints as {_v(c, cid)} "
+                b.finding(cid, "reachable under a choice" if common else "inconsistent",
+                          f"no total of {n} rows x 14 checks prints as {_v(c, cid)} "
                           f"(n = {n} by rule R12, which fits the model's other cells); nearest {t.total}/{t.denom} = "
                           f"{t.total / t.denom:.4f}; the smallest row count shared by all five printed cells is "
                           f"{common[0] if common else 'above 60'}")
@@ -341,11 +343,25 @@ def catchup_outcomes(b: Builder) -> None:
 def build_rows(c: Claims, lam: Fraction = Fraction(0)) -> Builder:
     """All populations, in a fixed order (`lam`: the even share of rule R2b)."""
     b = Builder(lam=lam)
-    panel(b, c)
-    out_of_window(b)
-    ladder(b, c)
-    ceiling(b, c)
-    support(b, c)
-    originals(b, c)
-    catchup_outcomes(b)
+    with rule(c, "R1", "R2", "R3", "R4", "R17"):
+        panel(b, c)
+    with rule(c, "R5"):
+        out_of_window(b)
+    with rule(c, "R6-R8"):
+        ladder(b, c)
+    with rule(c, "R9-R11", "R3"):
+        ceiling(b, c)
+    with rule(c, "R12", "R13", "R14"):
+        support(b, c)
+    with rule(c, "R15"):
+        originals(b, c)
+    with rule(c, "R3"):
+        catchup_outcomes(b)
     return b
+
+
+def rule(c: Claims, *ids: str) -> Any:
+    """The reads inside the block belong to rules `ids` (checked when `c` is a TrackedClaims)."""
+    from contextlib import nullcontext
+    tracked = getattr(c, "rule", None)
+    return tracked(*ids) if callable(tracked) else nullcontext()

@@ -20,6 +20,12 @@ def audit_block(audit: Any) -> dict[str, Any] | None:
         value = getattr(audit, name, None)
         if isinstance(value, int):
             block[name] = value
+    derived_counts = getattr(audit, "derived_counts", None)
+    if isinstance(derived_counts, dict):
+        block["derived_status_counts"] = {str(k): int(v) for k, v in derived_counts.items()}
+        from analysis.audit.derive import LEGEND
+        block["legend"] = dict(LEGEND)
+        block["fitted"] = list(getattr(audit, "fitted_ids", ()))
     table = getattr(audit, "table", None)
     if table is not None and "status" in getattr(table, "columns", ()):
         counts = table.group_by("status").len().sort("status")

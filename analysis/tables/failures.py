@@ -93,7 +93,10 @@ def claims_audit(ctx: ReportContext) -> TableSpec:
     note = str(getattr(ctx.audit, "headline", ""))
     if shown.height != frame.height:
         note += (f". Shown: the {shown.height} derived claims (statistics an analysis must reproduce by "
-                 f"computation); all {frame.height} claims are in tables/t_claims_audit.csv.")
+                 f"computation); all {frame.height} claims are in tables/t_claims_audit.csv. Each row names the "
+                 f"reconstruction rules behind it (data/v1/RECONSTRUCTION.md).")
+    from analysis.audit.derive import LEGEND
+    note += " Legend: " + " ".join(f"[{s}] {m}." for s, m in LEGEND.items())
     return TableSpec("t_claims_audit", title, frame, disp, note=note)
 
 
@@ -104,13 +107,21 @@ def claims_summary(ctx: ReportContext) -> TableSpec:
     if frame is None or frame.height == 0 or "status" not in frame.columns:
         return empty_table("t_claims_summary", title, ["status", "claims"],
                            "the claims audit was not run for this evidence")
+    from analysis.audit.derive import LEGEND, STATUSES
     derived = pl.col("role") == "derived" if "role" in frame.columns else pl.lit(True)
-    data = (frame.group_by("status").agg(derived.sum().cast(pl.Int64).alias("derived"),
-                                         pl.len().cast(pl.Int64).alias("all"))
-            .sort(["derived", "status"], descending=[True, False]))
-    total = {"status": "total", "derived": int(data["derived"].sum()), "all": int(data["all"].sum())}
-    out = [{"status": r["status"], "derived claims": str(r["derived"]), "all claims": str(r["all"])}
-           for r in [*data.iter_rows(named=True), total]]
-    return TableSpec("t_claims_summary", title, data, display_frame(out, ["status", "derived claims", "all claims"]),
-                     note="Derived claims are the statistics an analysis must reproduce by computation; "
-                          "primitive claims are the per-cell inputs the v1 reconstruction was fitted to.")
+    counted = frame.group_by("status").agg(derived.sum().cast(pl.Int64).alias("derived"),
+                                           pl.len().cast(pl.Int64).alias("all"))
+    every = pl.DataFrame({"status": list(STATUSES) + sorted(set(counted["status"]) - set(STATUSES)),
+                          "meaning": [LEGEND[s] for s in STATUSES]
+                          + [""] * len(set(counted["status"]) - set(STATUSES))})
+    data = (every.join(counted, on="status", how="left", maintain_order="left")
+            .with_columns(pl.col("derived", "all").fill_null(0)).select("status", "derived", "all", "meaning"))
+    total = {"status": "total", "derived": int(data["derived"].sum()), "all": int(data["all"].sum()), "meaning": ""}
+    out = [{"status": r["status"], "derived claims": str(r["derived"]), "all claims": str(r["all"]),
+            "meaning": r["meaning"]} for r in [*data.iter_rows(named=True), total]]
+    return TableSpec("t_claims_summary", title, data,
+                     display_frame(out, ["status", "derived claims", "all claims", "meaning"]),
+                     note="Derived claims are the statistics an analysis must reproduce by computation; primitive "
+                          "claims are the per-cell numbers the v1 reconstruction is built from. Statuses are derived "
+                          "from the reconstruction's rule declarations (analysis/reconstruct/rules.py), never typed "
+                          "per claim; the reconstruction is also fitted to the derived claims counted as fitted.")
