@@ -193,7 +193,7 @@ def variance_components(rows: pl.DataFrame, runs: pl.DataFrame, contrast: Contra
     comp = anova_components(groups)
     reasons = dict(comp.pop("reasons"))  # type: ignore[arg-type]
     panel_keys = per.get_column("configuration")
-    panel_runs = window.filter(pl.col("configuration").is_in(panel_keys))
+    panel_runs = window.filter(pl.col("configuration").is_in(panel_keys.to_list()))
     missing = _arm_missing(rows, panel_runs, contrast, run_rows)
     for m in missing:
         if m.planned == 0:

@@ -135,7 +135,7 @@ def analyse(d: np.ndarray, present: np.ndarray, alpha: float, patterns: np.ndarr
     """The primary estimator and its two tests on S simulated studies at once (module note)."""
     cnt = present.sum(axis=-1)
     in_panel = cnt > 0
-    eff = np.where(in_panel, np.where(present, d, 0.0).sum(axis=-1) / np.maximum(cnt, 1), 0.0)
+    eff = np.einsum("skr,skr->sk", d, present) / np.maximum(cnt, 1)   # 0 where absent
     n = in_panel.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = eff.sum(axis=-1) / n
