@@ -46,7 +46,7 @@ PILOT_DIR = _REPO / "data" / "v2" / "pilot"
 _STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "verify": ("evidence",),
     "results": ("evidence", "estimators", "params.py", "results.py", "audit", "reconstruct",
-                "report/pipeline.py", "tables/pilot.py"),  # the v2 pilot block (pipeline.pilot_block)
+                "report/pipeline.py", "tables/pilot.py", "plan"),  # the v2 pilot block (pipeline.pilot_block)
     "tables": ("tables", "estimators", "audit", "reconstruct"),
     "figures": ("figures", "style", "tables", "estimators"),
     "report": ("report", "tables"),
@@ -215,6 +215,8 @@ def build(
     if out_dir.exists() and not out_dir.is_dir():
         raise BuildError(f"--out {out_dir} is a file; pass a directory (it is created when missing)")
     keys = stage_keys(evidence_dir, params)
+    from analysis.plan.report_blocks import mix_design_key  # issue 13: OUT/design.json feeds the report
+    keys = mix_design_key(keys, out_dir)
     stamp = {} if force or keys is None else _read_stamp(out_dir).get("stages", {})
     todo = [s for s in STAGES if keys is None or not _unchanged(out_dir, stamp.get(s), keys[s])]
     if todo and "verify" not in todo:

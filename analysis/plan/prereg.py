@@ -155,6 +155,12 @@ def load_plan(plan_dir: Path) -> Plan:
         raw = path.read_bytes()
     except OSError:
         raise PlanError(f"{path} not found; write the plan there (see docs/PREREGISTRATION.md)") from None
+    return parse_plan(raw, path)
+
+
+def parse_plan(raw: bytes, path: Path) -> Plan:
+    """Parse plan.toml bytes (`path` names it in messages)."""
+    plan_dir = path.parent
     try:
         text = raw.decode("utf-8")
         doc = tomllib.loads(text)

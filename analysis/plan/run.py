@@ -141,6 +141,8 @@ def power_figure(design: Design) -> Any:
         ax.axhline(design.plan.target_power, color="grey", lw=0.6)
         ax.axhline(design.plan.alpha, color="grey", lw=0.6, ls=":")
         ax.set_xscale("log")
+        ax.set_xticks(list(design.plan.configurations), [str(k) for k in design.plan.configurations])
+        ax.minorticks_off()
         ax.set_title(f"effect {effect:+g}")
         ax.set_xlabel("configurations K")
     axes[0].set_ylabel("power (dispersion interval excludes 0)")

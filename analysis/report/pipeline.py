@@ -207,6 +207,11 @@ class Pipeline:
         pilot = self.pilot_block()
         if pilot is not None:
             results["v2_pilot"] = pilot
+        from analysis.plan.report_blocks import design_block, preregistration_block  # issue 13
+        results["preregistration"] = preregistration_block(
+            self.package, self.params, (results.get("panel") or {}).get("configurations"))
+        if (design := design_block(self.out_dir)) is not None:
+            results["design"] = design
         path = self.out_dir / "results.json"
         write_results(results, path)
         self._results = json.loads(path.read_text(encoding="utf-8"))

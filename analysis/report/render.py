@@ -55,6 +55,8 @@ def _env(trace: NumberTrace | None) -> jinja2.Environment:
     )
     if trace is not None:
         env.filters.update(trace.filters())
+    from analysis.escape import markdown as _md
+    env.filters.setdefault("md", _md)  # evidence strings in Markdown (issue 13 sections)
     return env
 
 
