@@ -19,7 +19,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from anywhere
 
 from analysis.estimators.common import contrast_of, runs_frame
-from analysis.estimators.variance_components import difference_groups, variance_components
+from analysis.estimators.variance_components import (
+    difference_groups,
+    variance_components,
+)
 from analysis.evidence import load_package
 from analysis.params import DEFAULT_PLAN_PARAMS
 from analysis.plan.design import simulate_grid

@@ -12,7 +12,14 @@ import pytest
 from analysis.cli import main
 from analysis.evidence import load_package
 from analysis.params import DEFAULT_PLAN_PARAMS
-from analysis.plan.cost import Price, PriceTableError, RowTokens, parse_price_table, repeat_cost, row_cost
+from analysis.plan.cost import (
+    Price,
+    PriceTableError,
+    RowTokens,
+    parse_price_table,
+    repeat_cost,
+    row_cost,
+)
 from analysis.plan.run import design_json, make_design, power_figure
 
 REPO = Path(__file__).resolve().parents[1]

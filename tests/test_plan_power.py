@@ -14,8 +14,14 @@ from analysis.estimators.common import Contrast
 from analysis.estimators.paired import panel
 from analysis.params import DEFAULT_PARAMS
 from analysis.plan.simulate import (
-    SimModel, analyse, closed_form, draw_parametric, draw_resampled, parametric_differences,
-    sign_patterns, study_frames,
+    SimModel,
+    analyse,
+    closed_form,
+    draw_parametric,
+    draw_resampled,
+    parametric_differences,
+    sign_patterns,
+    study_frames,
 )
 
 C = Contrast("j", "q", "S5")

@@ -13,10 +13,17 @@ from support.scripted_server import MemorizingModel, ScriptedServer
 from analysis.evidence import load_package
 from analysis.params import DEFAULT_PARAMS
 from analysis.plan.prereg import (
-    PlanDigestMismatch, PlanError, arms_digest, check_plan, fixture_digest, load_plan, params_digest,
+    PlanDigestMismatch,
+    PlanError,
+    arms_digest,
+    check_plan,
+    fixture_digest,
+    load_plan,
+    params_digest,
     seal_plan,
 )
-from analysis.runner.cli import load_fixture_arg, main as runner_main
+from analysis.runner.cli import load_fixture_arg
+from analysis.runner.cli import main as runner_main
 
 
 def plan_text(*, arms: str = '["j", "q"]', repeats: int = 1, fixture: str = "small", extra: str = "",

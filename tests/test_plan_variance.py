@@ -10,7 +10,10 @@ import pandas as pd
 import pytest
 
 from analysis.estimators.common import Contrast
-from analysis.estimators.variance_components import anova_components, variance_components
+from analysis.estimators.variance_components import (
+    anova_components,
+    variance_components,
+)
 from analysis.plan.simulate import study_frames
 
 C = Contrast("j", "q", "S5")
@@ -112,9 +115,10 @@ def test_unbalanced_close_to_mixedlm_reml() -> None:
 
 
 def test_v1_reconstruction_components() -> None:
+    from pathlib import Path
+
     from analysis.estimators.common import contrast_of, runs_frame
     from analysis.evidence import load_package
-    from pathlib import Path
 
     pkg = load_package(Path(__file__).resolve().parents[1] / "data" / "v1")
     vc = variance_components(pkg.rows, runs_frame(pkg.study), contrast_of(pkg.study),

@@ -29,11 +29,15 @@ import numpy as np
 import polars as pl
 
 from analysis.estimators.common import (
-    NAN, Contrast, frozen_reasons, require_columns, RUN_COLUMNS,
+    NAN,
+    RUN_COLUMNS,
+    Contrast,
+    frozen_reasons,
+    require_columns,
+    scenario_total,
 )
 from analysis.estimators.dependence import within_row_dependence
 from analysis.estimators.paired import RUN_KEY, complete_pairs, run_outcomes
-from analysis.estimators.common import scenario_total
 
 METHOD = ("one-way ANOVA method of moments (Henderson I) on paired repeat differences, "
           "tau2 truncated at 0")
@@ -112,7 +116,7 @@ class VarianceComponents:
 def _arm_missing(rows: pl.DataFrame, window: pl.DataFrame, contrast: Contrast,
                  run_rows: pl.DataFrame) -> tuple[ArmMissing, ...]:
     planned = int(window.get_column("planned_repeats").sum()) if window.height else 0
-    scen = (rows.filter((pl.col("scenario") == contrast.scenario))
+    scen = (rows.filter(pl.col("scenario") == contrast.scenario)
             .join(window.select(*RUN_KEY, "planned_repeats"), on=RUN_KEY, how="inner")
             .filter((pl.col("repeat") >= 1) & (pl.col("repeat") <= pl.col("planned_repeats"))))
     out = []

@@ -143,7 +143,8 @@ def _design(args: argparse.Namespace) -> int:
     prices = load_price_table(args.price_table) if args.price_table else None
     fixture = None
     if prices:
-        from analysis.runner.cli import CliError as RunnerCliError, load_fixture_arg
+        from analysis.runner.cli import CliError as RunnerCliError
+        from analysis.runner.cli import load_fixture_arg
 
         try:
             fixture = load_fixture_arg(args.fixture)

@@ -27,7 +27,12 @@ import polars as pl
 from analysis.estimators.variance_components import VarianceComponents
 from analysis.params import PlanParams
 from analysis.plan.simulate import (
-    SimModel, analyse, closed_form, draw_parametric, draw_resampled, parametric_differences,
+    SimModel,
+    analyse,
+    closed_form,
+    draw_parametric,
+    draw_resampled,
+    parametric_differences,
     sign_patterns,
 )
 

@@ -241,7 +241,7 @@ def seal_plan(plan_dir: Path, *, now: dt.datetime | None = None) -> dict[str, An
     if lock_path.exists():
         raise PlanError(f"{lock_path} exists: a sealed plan is never resealed; write a new plan directory")
     compare_digests(plan.digests, current_digests(plan), "current")
-    when = (now or dt.datetime.now(dt.timezone.utc)).astimezone(dt.timezone.utc)
+    when = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
     lock = {"version": LOCK_VERSION, "algorithm": "sha256", "plan_digest": plan.digest,
             "fixture_digest": plan.digests["fixture"], "arms_digest": plan.digests["arms"],
             "params_digest": plan.digests["params"], "code_digest": code_digest(),

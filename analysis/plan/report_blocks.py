@@ -20,7 +20,14 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from analysis.plan.prereg import PlanError, code_digest, params_digest, parse_plan, read_lock, verify_sealed
+from analysis.plan.prereg import (
+    PlanError,
+    code_digest,
+    params_digest,
+    parse_plan,
+    read_lock,
+    verify_sealed,
+)
 
 STATEMENT_NONE = ("the evidence package carries no sealed plan "
                   "(a runner sweep with --plan PLAN_DIR records one)")

@@ -16,11 +16,18 @@ import numpy as np
 import polars as pl
 
 from analysis.estimators.common import contrast_of, json_ready, runs_frame
-from analysis.estimators.variance_components import difference_groups, variance_components
+from analysis.estimators.variance_components import (
+    difference_groups,
+    variance_components,
+)
 from analysis.params import PlanParams
 from analysis.plan.cost import Price, cell_cost, repeat_cost, row_tokens
 from analysis.plan.design import (
-    Design, optimal_repeats, recommend, required_configurations, simulate_grid,
+    Design,
+    optimal_repeats,
+    recommend,
+    required_configurations,
+    simulate_grid,
 )
 
 DESIGN_NAME = "design.json"

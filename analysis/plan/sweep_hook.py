@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from analysis.plan.prereg import (
-    LOCK_FILE, PLAN_FILE, PlanError, arms_digest, check_plan, compare_digests, params_digest,
+    LOCK_FILE,
+    PLAN_FILE,
+    PlanError,
+    arms_digest,
+    check_plan,
+    compare_digests,
+    params_digest,
 )
 
 PREREG_FILE = "preregistration.json"
@@ -79,7 +85,7 @@ def first_record_time(records: Sequence[dict[str, Any]]) -> str | None:
         if isinstance(r.get("started"), str):
             return r["started"]
         if isinstance(r.get("t"), (int, float)):
-            return dt.datetime.fromtimestamp(r["t"], dt.timezone.utc).isoformat()
+            return dt.datetime.fromtimestamp(r["t"], dt.UTC).isoformat()
     return None
 
 
