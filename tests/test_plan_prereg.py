@@ -175,3 +175,14 @@ def test_unplanned_package_says_not_preregistered() -> None:
     pkg = load_package(Path(__file__).resolve().parents[1] / "data" / "v1")
     block = preregistration_block(pkg, DEFAULT_PARAMS, 20)
     assert block["present"] is False and "no sealed plan" in block["statement"]
+
+
+def test_check_prints_current_digests_for_an_unfinished_plan(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from analysis.cli import main
+
+    d = write_plan(tmp_path, plan_text().split("[digests]")[0])
+    assert main(["plan", "check", str(d)]) == 1
+    out = capsys.readouterr().out
+    assert f"current fixture digest: {fixture_digest('small')}" in out
+    assert f"current arms digest: {arms_digest(['j', 'q'])}" in out and "problem:" in out
