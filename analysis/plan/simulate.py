@@ -141,7 +141,8 @@ def analyse(d: np.ndarray, present: np.ndarray, alpha: float, patterns: np.ndarr
         mean = eff.sum(axis=-1) / n
         dev = np.where(in_panel, eff - mean[:, None], 0.0)
         sd = np.sqrt(np.square(dev).sum(axis=-1) / (n - 1))
-        tq = stats.t.ppf(1.0 - alpha / 2.0, np.where(n >= 2, n - 1, 1))
+        ns, inverse = np.unique(np.where(n >= 2, n - 1, 1), return_inverse=True)
+        tq = stats.t.ppf(1.0 - alpha / 2.0, ns)[inverse]   # one quantile per distinct df
         half = np.where(n >= 2, tq * sd / np.sqrt(n), np.nan)
     lo, hi = mean - half, mean + half
     obs = np.abs(eff.sum(axis=-1))
