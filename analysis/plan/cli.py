@@ -188,6 +188,13 @@ def summary_lines(design: Any) -> list[str]:
         if zero.height:
             out.append(f"calibration at effect 0: rejection rates {zero['power'].min():.3f}..{zero['power'].max():.3f} "
                        f"(alpha {design.plan.alpha:g})")
+    for effect, per_r in design.required.items():
+        if float(effect) == 0:
+            continue
+        out.append(f"smallest K for power {design.plan.target_power:g} at effect {float(effect):+g} "
+                   "(closed form; simulated grid): "
+                   + ", ".join(f"R={r}: {_num(v['closed_form'], 'd')}; {_num(v['simulated_grid'], 'd')}"
+                               for r, v in per_r.items()))
     o = design.optimal_repeats
     out.append(f"optimal repeats R* = {_num(o['value'], '.2f')} at cost ratio {o['cost_ratio']:g}"
                + (f" ({o['reason']})" if o.get("reason") else ""))
