@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -129,7 +130,7 @@ def _arm_missing(rows: pl.DataFrame, window: pl.DataFrame, contrast: Contrast,
     return tuple(out)
 
 
-def anova_components(groups: list[np.ndarray]) -> dict[str, float | int | bool | str | None]:
+def anova_components(groups: list[np.ndarray]) -> dict[str, Any]:
     """Henderson I on a list of per-configuration difference arrays (see the module note)."""
     groups = [np.asarray(g, dtype=float) for g in groups if len(g)]
     k = len(groups)

@@ -173,13 +173,17 @@ def row_cost(tokens: RowTokens, price: Price) -> dict[str, float]:
 
 def repeat_cost(tokens: Sequence[RowTokens], prices: Sequence[Price]) -> dict[str, Any]:
     """Cost of one paired repeat (one row per arm): per endpoint and the mean over endpoints."""
-    per = {}
+    per: dict[str, dict[str, Any]] = {}
+    money: list[float] = []
+    seconds: list[float] = []
     for p in prices:
         rows = [row_cost(t, p) for t in tokens]
-        per[p.endpoint] = {"money": sum(r["money"] for r in rows), "seconds": sum(r["seconds"] for r in rows),
+        money.append(sum(r["money"] for r in rows))
+        seconds.append(sum(r["seconds"] for r in rows))
+        per[p.endpoint] = {"money": money[-1], "seconds": seconds[-1],
                            "rows": {t.arm: r for t, r in zip(tokens, rows, strict=True)}}
-    mean_money = sum(v["money"] for v in per.values()) / len(per)
-    mean_seconds = sum(v["seconds"] for v in per.values()) / len(per)
+    mean_money = sum(money) / len(money)
+    mean_seconds = sum(seconds) / len(seconds)
     return {"per_endpoint": per, "mean_money": mean_money, "mean_seconds": mean_seconds}
 
 

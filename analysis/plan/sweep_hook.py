@@ -37,7 +37,7 @@ _OPTIONS = {"arms": "--arms", "repeats": "--repeats", "recency_cutoff": "--recen
 
 def is_plan_dir(value: str | None) -> bool:
     """`--plan` names a preregistration directory (not the runner's endpoint TOML file)."""
-    return bool(value) and Path(value).is_dir()
+    return value is not None and bool(value) and Path(value).is_dir()
 
 
 def _typed(argv: Sequence[str], flag: str) -> bool:
@@ -50,7 +50,7 @@ def prepare_sweep(args: argparse.Namespace, argv: Sequence[str]) -> Path | None:
     Returns PLAN_DIR/plan.toml when it holds [[configurations]] endpoint tables (the runner reads
     them as its targets), else None. Raises PlanError (with the fix) when the sweep must not start.
     """
-    plan_dir = Path(args.plan)
+    plan_dir = Path(str(args.plan))
     status = check_plan(plan_dir)
     if status.plan is None or status.lock is None or not status.intact:
         raise PlanError(f"--plan {plan_dir}: the plan is not sealed and intact: " + "; ".join(status.problems))
