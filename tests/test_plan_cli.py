@@ -135,6 +135,7 @@ def test_main_build_includes_designing_v2_when_out_holds_a_design(tmp_path: Path
     assert main(["--evidence", str(HANDMADE), "--out", str(out)]) == 0   # the design's key reruns the stages
     qmd = (out / "report" / "index.qmd").read_text()
     assert "## Designing v2" in qmd and "tau2 = " in qmd and "Not preregistered" in qmd
+    assert "v1 **reconstruction**" in qmd
     results = json.loads((out / "results.json").read_text())
     assert results["design"]["sims"] == 200
     rendered = render_report(out, results, DEFAULT_PARAMS, {"path": "e", "kind": "handmade", "study_name": "s",
@@ -143,3 +144,10 @@ def test_main_build_includes_designing_v2_when_out_holds_a_design(tmp_path: Path
     body = re.sub(r"\{\{< include \S+ >\}\}", "", rendered.qmd[rendered.qmd.index("\n---\n", 4) + 5:])
     section = body[body.index("## Preregistration"):body.index("## How to rebuild")]
     assert unsourced_numbers(section, rendered.trace, {"2026"}) == []
+
+
+def test_design_from_v1_is_labelled_a_reconstruction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "--evidence", str(V1), "--out", str(tmp_path), "--configurations", "4",
+                 "--repeats", "1", "--effect", "0", "--sims", "20"]) == 0
+    assert "RECONSTRUCTION" in capsys.readouterr().err
+    assert json.loads((tmp_path / "design.json").read_text())["evidence"]["kind"] == "v1"
