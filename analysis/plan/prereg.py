@@ -248,7 +248,7 @@ def seal_plan(plan_dir: Path, *, now: dt.datetime | None = None) -> dict[str, An
     lock = {"version": LOCK_VERSION, "algorithm": "sha256", "plan_digest": plan.digest,
             "fixture_digest": plan.digests["fixture"], "arms_digest": plan.digests["arms"],
             "params_digest": plan.digests["params"], "code_digest": code_digest(),
-            "sealed_at": when.isoformat(timespec="seconds").replace("+00:00", "Z")}
+            "sealed_at": when.isoformat(timespec="microseconds").replace("+00:00", "Z")}
     lock_path.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return lock
 
