@@ -113,3 +113,27 @@ def test_resampling_variant_centres_and_shifts() -> None:
     assert set(np.round(np.unique(d), 12)) <= values
     # mean over studies of the panel mean is ~0 (centred); configurations with one pair never vary
     assert abs(float(d.mean())) < 0.02
+
+
+def test_grid_is_drawn_in_chunks_with_the_same_statistics(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunking bounds memory; pooled over chunks the rates stay calibrated at effect 0."""
+    from types import MappingProxyType
+
+    from analysis.estimators.variance_components import ArmMissing, VarianceComponents
+    from analysis.params import DEFAULT_PLAN_PARAMS
+    from analysis.plan import design
+
+    comps = VarianceComponents(
+        contrast=C, checks_total=14, configurations=20, pairs=80, pairs_per_configuration=(4,) * 20,
+        within_df=60, grand_mean=0.0, panel_mean=0.0, msb=0.0, msw=0.0659, n0=4.0, tau2_untruncated=0.0757,
+        tau2=0.0757, tau2_truncated=False, sigma2_within=0.0659, icc=0.7, design_effect=10.0, icc_rows=160,
+        missing=(ArmMissing("j", 80, 80, 0, 0, 0.0), ArmMissing("q", 80, 80, 0, 0, 0.0)), method="m",
+        reasons=MappingProxyType({}))
+    plan = DEFAULT_PLAN_PARAMS.replace(configurations=(20,), repeats=(4,), effects=(0.0,), sims=3000)
+    monkeypatch.setattr(design, "CHUNK_CELLS", 20 * 4 * 700)   # five chunks (4 x 700 + 200)
+    assert design._chunks(3000, 20, 4) == [700, 700, 700, 700, 200]
+    grid, boot = design.simulate_grid(comps, [np.array([0.1, 0.2]), np.array([-0.1, 0.0])], plan,
+                                      np.random.Generator(np.random.PCG64(9)))
+    (row,) = grid.iter_rows(named=True)
+    assert abs(row["power"] - 0.05) < 3.5 * math.sqrt(0.05 * 0.95 / 3000)
+    assert boot.height == 1 and 0.0 <= boot["power"][0] <= 1.0

@@ -71,23 +71,39 @@ def _mcse(p: float, n: int) -> float:
     return math.sqrt(max(p * (1.0 - p), 0.0) / n)
 
 
-def _cell_rows(variant: str, k: int, r: int, effect: float, res: Any, sims: int, alpha: float,
+def _cell_rows(variant: str, k: int, r: int, effect: float, parts: list[Any], sims: int, alpha: float,
                comps: VarianceComponents) -> dict[str, Any]:
-    rej = float(res.reject_t().mean())
-    p = res.p_signflip
+    """One grid record from the StudyAnalysis of each chunk of a cell's studies."""
+    rej = float(np.concatenate([res.reject_t() for res in parts]).mean())
+    p = np.concatenate([res.p_signflip for res in parts])
     sf = float(np.mean(np.nan_to_num(p, nan=1.0) <= alpha))
-    hw = res.halfwidth()
+    hw = np.concatenate([res.halfwidth() for res in parts])
+    n_conf = np.concatenate([res.configurations for res in parts])
     pcf, hcf = closed_form(comps.tau2, comps.sigma2_within, k, r, effect, alpha)
     return {"variant": variant, "configurations": k, "repeats": r, "effect": effect, "power": rej,
             "power_mcse": _mcse(rej, sims), "power_signflip": sf, "power_signflip_mcse": _mcse(sf, sims),
-            "power_closed_form": float(pcf), "halfwidth_median": float(np.nanmedian(hw)) if np.isfinite(hw).any() else None,
-            "halfwidth_closed_form": float(hcf), "panel_configurations_mean": float(res.configurations.mean())}
+            "power_closed_form": float(pcf),
+            "halfwidth_median": float(np.nanmedian(hw)) if np.isfinite(hw).any() else None,
+            "halfwidth_closed_form": float(hcf), "panel_configurations_mean": float(n_conf.mean())}
+
+
+CHUNK_CELLS = 4_000_000
+"""Largest studies x configurations x repeats array drawn at once (bounds memory near 100 MB each)."""
+
+
+def _chunks(sims: int, k: int, r: int) -> list[int]:
+    size = max(1, CHUNK_CELLS // (k * r))
+    return [min(size, sims - start) for start in range(0, sims, size)]
 
 
 def simulate_grid(comps: VarianceComponents, groups: Sequence[np.ndarray], plan: PlanParams,
                   rng: np.random.Generator, *, resampling: bool = True,
                   progress: Callable[[str], None] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Both variants over the (K, R, effect) grid (common random numbers within a (K, R) cell)."""
+    """Both variants over the (K, R, effect) grid (common random numbers within a (K, R) cell).
+
+    Studies are drawn in chunks of at most CHUNK_CELLS array cells, so memory stays bounded at
+    any --sims; the loop is over chunks, never over studies or rows.
+    """
     miss = comps.missing_rate()
     model = SimModel(comps.tau2, comps.sigma2_within, comps.checks_total,
                      _finite(miss.get(comps.contrast.control)), _finite(miss.get(comps.contrast.treatment)))
@@ -96,17 +112,22 @@ def simulate_grid(comps: VarianceComponents, groups: Sequence[np.ndarray], plan:
     for k in plan.configurations:
         patterns, exact = sign_patterns(k, plan.signflip_exact_max, plan.signflip_patterns, rng)
         for r in plan.repeats:
-            zc, ze, present = draw_parametric(model, k, r, plan.sims, rng)
-            for effect in plan.effects:
-                d = parametric_differences(model, effect, zc, ze)
-                par.append(_cell_rows("parametric", k, r, effect,
-                                      analyse(d, present, plan.alpha, patterns, exact), plan.sims, plan.alpha, comps))
-            if resampling:
-                d0, present_b = draw_resampled(list(groups), k, r, plan.sims, model, rng)
+            par_parts: dict[float, list[Any]] = {e: [] for e in plan.effects}
+            boot_parts: dict[float, list[Any]] = {e: [] for e in plan.effects}
+            for n in _chunks(plan.sims, k, r):
+                zc, ze, present = draw_parametric(model, k, r, n, rng)
                 for effect in plan.effects:
-                    boot.append(_cell_rows("resampling", k, r, effect,
-                                           analyse(d0 + effect, present_b, plan.alpha, patterns, exact),
-                                           plan.sims, plan.alpha, comps))
+                    d = parametric_differences(model, effect, zc, ze)
+                    par_parts[effect].append(analyse(d, present, plan.alpha, patterns, exact))
+                if resampling:
+                    d0, present_b = draw_resampled(list(groups), k, r, n, model, rng)
+                    for effect in plan.effects:
+                        boot_parts[effect].append(analyse(d0 + effect, present_b, plan.alpha, patterns, exact))
+            for effect in plan.effects:
+                par.append(_cell_rows("parametric", k, r, effect, par_parts[effect], plan.sims, plan.alpha, comps))
+                if resampling:
+                    boot.append(_cell_rows("resampling", k, r, effect, boot_parts[effect], plan.sims,
+                                           plan.alpha, comps))
             if progress:
                 progress(f"plan: simulated K={k} R={r} ({len(plan.effects)} effects x {plan.sims} studies)")
     return pl.DataFrame(par, schema=GRID_SCHEMA), pl.DataFrame(boot, schema=GRID_SCHEMA)
