@@ -55,7 +55,7 @@ PILOT_DIR = _REPO / "data" / "v2" / "pilot"
 _STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "verify": ("evidence",),
     "results": ("evidence", "estimators", "params.py", "results.py", "audit", "reconstruct",
-                "report/pipeline.py", "tables/pilot.py"),  # the v2 pilot block (pipeline.pilot_block)
+                "report/pipeline.py", "tables/pilot.py", "plan"),  # the v2 pilot block (pipeline.pilot_block)
     "tables": ("tables", "estimators", "audit", "reconstruct"),
     "figures": ("figures", "style", "tables", "estimators"),
     "report": ("report", "tables"),
@@ -245,6 +245,8 @@ def build(
     say = progress or (lambda _line: None)
     validate_out(out_dir, [evidence_dir, *([PILOT_DIR] if PILOT_DIR.is_dir() else [])])
     keys = stage_keys(evidence_dir, params)
+    from analysis.plan.report_blocks import mix_design_key  # issue 13: OUT/design.json feeds the report
+    keys = mix_design_key(keys, out_dir)
     if not out_dir.exists():  # verify before creating anything: a failing package writes nothing
         from analysis.evidence import load_package
 
@@ -285,7 +287,7 @@ def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str
 
         from analysis.report.pipeline import Pipeline  # heavy imports only when there is work to do
 
-        pipe = Pipeline(evidence_dir, staging, params, claims_path=_CLAIMS)
+        pipe = Pipeline(evidence_dir, staging, params, claims_path=_CLAIMS, user_dir=out_dir)
         written: list[str] = []
         for i, stage in enumerate(STAGES, 1):
             if stage not in todo:

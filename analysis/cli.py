@@ -42,6 +42,8 @@ examples:
   python generate.py --check                          exit 1 if committed outputs are stale
   python generate.py verify [DIR]                     check a package's lock and format
   python generate.py lock DIR [--files README.md ...] write DIR/provenance.lock
+  python generate.py plan --evidence DIR --out OUT    power, precision and cost of a v2 study
+  python generate.py plan seal PLAN_DIR               seal a preregistration (plan.toml -> plan.lock)
 
 OUT safety: the build replaces only the files it writes (and removes only files an
 earlier build wrote, listed in OUT/.build-stamp.json); other files in OUT are never
@@ -176,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="how long to wait while another build of the same OUT runs "
                              "(default 600; 0: exit 1 at once)")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{verify,lock}")
+    sub = parser.add_subparsers(dest="command", metavar="{verify,lock,plan}")
     verify = sub.add_parser(
         "verify", help="verify a package's provenance lock and format",
         description="Verify the provenance lock (every byte of every locked file), then the "
@@ -196,6 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
     lock.add_argument("--no-check", action="store_true",
                       help="only write the lock; do not validate the package afterwards")
     lock.set_defaults(func=_cmd_lock)
+    from analysis.plan.cli import add_plan_parser  # issue 13: plan (design) and plan seal/check
+    add_plan_parser(sub)
     return parser
 
 

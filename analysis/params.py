@@ -114,3 +114,61 @@ class Params:
 
 
 DEFAULT_PARAMS = Params()
+
+
+@dataclass(frozen=True, slots=True)
+class PlanParams:
+    """Tunables of `python generate.py plan` (issue 13: power, precision and cost of a v2 study).
+
+    Kept apart from `Params` so that planning never changes the analysis's params digest.
+    """
+
+    configurations: tuple[int, ...] = (10, 20, 40, 80)
+    """Grid of configuration counts K."""
+    repeats: tuple[int, ...] = (2, 4, 8, 16)
+    """Grid of repeats per configuration R (one row per arm each)."""
+    effects: tuple[float, ...] = (0.0, 0.05, 0.10, 0.15)
+    """Grid of true equal-configuration mean effects (recall scale)."""
+    alpha: float = 0.05
+    """Two-sided level of the simulated tests."""
+    sims: int = 2000
+    """Simulated studies per grid cell."""
+    sims_max: int = 20_000
+    """Upper bound on --sims; larger requests are capped with a message."""
+    seed: int = 20_261_302
+    """Seed of the simulation generator (numpy PCG64)."""
+    target_power: float = 0.8
+    """Power that `required_configurations` asks for."""
+    k_search_max: int = 5000
+    """Largest K the closed-form search for the required K tries."""
+    signflip_exact_max: int = 12
+    """Simulated studies with at most this many configurations get the exact sign-flip test."""
+    signflip_patterns: int = 999
+    """Random sign patterns (shared by a cell's studies) above signflip_exact_max."""
+    cost_ratio: float = 10.0
+    """Default cost of recruiting one configuration in units of one paired repeat (for R*)."""
+
+    def __post_init__(self) -> None:
+        def need(ok: bool, field: str, rule: str) -> None:
+            if not ok:
+                raise ParamsError(f"PlanParams.{field} = {getattr(self, field)!r}: {rule}")
+
+        need(len(self.configurations) > 0 and all(k >= 2 for k in self.configurations),
+             "configurations", "give at least one K, each >= 2")
+        need(len(self.repeats) > 0 and all(r >= 1 for r in self.repeats), "repeats",
+             "give at least one R, each >= 1")
+        need(len(self.effects) > 0 and all(-1.0 <= e <= 1.0 for e in self.effects), "effects",
+             "give at least one effect, each in [-1, 1] (recall scale)")
+        need(0.0 < self.alpha < 1.0, "alpha", "use a level strictly between 0 and 1")
+        need(1 <= self.sims <= self.sims_max, "sims", f"use 1..{self.sims_max}")
+        need(0.0 < self.target_power < 1.0, "target_power", "use a power strictly between 0 and 1")
+        need(1 <= self.signflip_exact_max <= 16, "signflip_exact_max", "use 1..16")
+        need(self.signflip_patterns >= 99, "signflip_patterns", "use at least 99")
+        need(self.cost_ratio > 0, "cost_ratio", "use a positive ratio")
+
+    def replace(self, **changes: Any) -> PlanParams:
+        """A copy with `changes` applied (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+
+DEFAULT_PLAN_PARAMS = PlanParams()

@@ -25,7 +25,7 @@ _KEY = re.compile(r"""^\s*((?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)"""
 _PART = re.compile(r""""((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+)""")
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
 TOP_KEYS = ("study", "configurations", "partition_runs")
-EXTENSION_KEYS = ("runner",)
+EXTENSION_KEYS = ("runner", "preregistration")
 """Top-level tables this project's own producers write (the runner's pins and request shape):
 known, kept out of the analysis, and not warned about."""
 

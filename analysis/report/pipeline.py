@@ -59,10 +59,13 @@ def runner_table(root: Path) -> dict[str, Any] | None:
 class Pipeline:
     """One build's state: evidence, params, OUT, and the lazily loaded inputs."""
 
-    def __init__(self, evidence_dir: Path, out_dir: Path, params: Any, *, claims_path: Path) -> None:
+    def __init__(self, evidence_dir: Path, out_dir: Path, params: Any, *, claims_path: Path,
+                 user_dir: Path | None = None) -> None:
         self.evidence_dir = Path(evidence_dir)
         self.evidence_label = display_path(self.evidence_dir).as_posix()
         self.out_dir = Path(out_dir)
+        self.user_dir = Path(user_dir) if user_dir is not None else self.out_dir
+        """The real OUT (the stages write into a staging dir): inputs the user keeps there, e.g. design.json."""
         self.params = params
         self.claims_path = claims_path
         self._package: Any = None
@@ -199,6 +202,11 @@ class Pipeline:
         pilot = self.pilot_block()
         if pilot is not None:
             results["v2_pilot"] = pilot
+        from analysis.plan.report_blocks import design_block, preregistration_block  # issue 13
+        results["preregistration"] = preregistration_block(
+            self.package, self.params, (results.get("panel") or {}).get("configurations"))
+        if (design := design_block(self.user_dir)) is not None:
+            results["design"] = design
         path = self.out_dir / "results.json"
         write_results(results, path)
         self._results = json.loads(path.read_text(encoding="utf-8"))

@@ -104,6 +104,7 @@ def sweep_identity(args: argparse.Namespace, targets: Sequence[Target], fixture_
     ident = {"fixture": fixture_digest, "arms": args.arms, "repeats": args.repeats, "design": args.design,
              "seed": args.seed, "temperature": args.temperature,
              **({"seed_per_repeat": True} if args.seed_per_repeat else {}),
+             **({"plan": args.prereg["plan_digest"]} if getattr(args, "prereg", None) else {}),
              "targets": [{"endpoint": t.endpoint_id, "model": t.cfg.model, "group": t.execution_group,
                           "provider_order": list(t.cfg.provider_order), "allow_fallbacks": t.cfg.allow_fallbacks,
                           "quantization": t.cfg.quantization, "key": t.key} for t in targets]}
@@ -140,6 +141,8 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
     ident = sweep_identity(args, targets, fixture.digest)
     order = arm_order(codes, args.repeats, args.design)
     with Ledger(out / "ledger.jsonl") as ledger:
+        if getattr(args, "prereg", None):  # issue 13: every new ledger record names the sealed plan
+            ledger.stamp = {"plan_digest": args.prereg["plan_digest"]}
         sessions = [r for r in ledger.records if r.get("kind") == "session"]
         if sessions and sessions[0]["identity"] != ident:
             raise CliError(f"{out}/ledger.jsonl belongs to a different sweep (identity {sessions[0]['identity'][:12]}, "
@@ -261,9 +264,11 @@ def write_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any]
     pkg = out / "evidence"
     text = json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n"
     (out / "run_manifest.json").write_text(text, encoding="utf-8")
-    write_evidence(pkg, study, ev, study_appendix="\n".join(runner),
+    from analysis.plan.sweep_hook import package_extras  # issue 13: [preregistration] + preregistration.json
+    prereg_toml, prereg_json = package_extras(args, records, list(confs))
+    write_evidence(pkg, study, ev, study_appendix="\n".join([*runner, *([prereg_toml] if prereg_toml else [])]),
                    extra_json={"run_manifest.json": json.loads(text),
-                               "arms.json": {c: arm_record(a) for c, a in arms.items()}})
+                               "arms.json": {c: arm_record(a) for c, a in arms.items()}, **prereg_json})
     return pkg
 
 
@@ -377,7 +382,9 @@ The evidence package is OUT/evidence; analyse it with: python generate.py --evid
     _add_endpoint_args(s, remote=True)
     _add_sweep_args(s, arms="j,q", repeats=4, concurrency=4)
     s.add_argument("--plan", default=None,
-                   help="TOML with one [[configurations]] table per served configuration (base_url, model, "
+                   help="a sealed preregistration directory (plan.toml + plan.lock, docs/PREREGISTRATION.md; "
+                        "digests checked before the start), or a "
+                        "TOML with one [[configurations]] table per served configuration (base_url, model, "
                         "published, and optionally family, api_key_env, provider_order, allow_fallbacks, "
                         "quantization, price, key, execution_group, context_length): configurations x arms "
                         "x repeats in one sweep and one evidence package; replaces --base-url/--model")
@@ -442,12 +449,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # SIGTERM behaves like Ctrl-C so context managers stop the embedded server
     previous = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
-        return _dispatch(args)
+        return _dispatch(args, argv)
     finally:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _dispatch(args: argparse.Namespace) -> int:
+def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "probe":
             if not (args.base_url and args.model):
@@ -458,6 +465,10 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(json.dumps(report.to_json(), indent=2, default=str))
             print(json.dumps({"request_shape": dataclasses.asdict(apply(cfg, report))}, default=str), file=sys.stderr)
         elif args.command == "sweep":
+            from analysis.plan.sweep_hook import is_plan_dir, prepare_sweep
+            if is_plan_dir(args.plan):  # issue 13: a sealed preregistration directory
+                plan_toml = prepare_sweep(args, sys.argv[1:] if argv is None else argv)
+                args.plan = str(plan_toml) if plan_toml else None
             if args.plan:
                 targets = load_plan(args.plan, args)
             elif args.base_url and args.model:
@@ -468,6 +479,8 @@ def _dispatch(args: argparse.Namespace) -> int:
                 raise CliError("give --base-url and --model (one configuration) or --plan FILE (several)")
             m = run_sweep_command(args, targets)
             print(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
+            if not getattr(args, "prereg", None):
+                print("not preregistered: no sealed --plan PLAN_DIR (see docs/PREREGISTRATION.md)", file=sys.stderr)
         else:
             m = cmd_embedded(args)
             print(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
@@ -477,7 +490,9 @@ def _dispatch(args: argparse.Namespace) -> int:
     except Exception as exc:  # named errors carry their fix; print them plainly
         from analysis.runner.embedded import EmbeddedError
 
-        if isinstance(exc, (CliError, EmbeddedError)):
+        from analysis.plan.prereg import PlanError
+
+        if isinstance(exc, (CliError, EmbeddedError, PlanError)):
             print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
             return 2
         raise

@@ -63,6 +63,8 @@ class Ledger:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.records = read_records(self.path)
+        self.stamp: dict[str, Any] = {}
+        """Fields added to every record appended from now on (e.g. the sealed plan's digest)."""
         self._fh = self.path.open("ab")
         size = self.path.stat().st_size
         if size:
@@ -141,6 +143,8 @@ class Ledger:
     def _submit(self, record: dict[str, Any], done: Any) -> None:
         if self._closed:
             raise LedgerError(f"ledger {self.path} is closed; open a new Ledger to append")
+        if self.stamp:
+            record = {**record, **self.stamp}
         self.records.append(record)
         self._queue.put((_encode(record), done))
 

@@ -1,0 +1,214 @@
+"""`python generate.py plan ...`: design a v2 study from evidence, or seal a preregistration.
+
+    python generate.py plan --evidence data/v1 --out plans/v2 [--configurations 10,20,40,80]
+        [--repeats 2,4,8,16] [--effect 0,0.05,0.1,0.15] [--alpha 0.05] [--sims 2000] [--seed N]
+        [--price-table prices.toml] [--fixture default] [--cost-ratio 10]
+    python generate.py plan seal PLAN_DIR       # reads PLAN_DIR/plan.toml, writes PLAN_DIR/plan.lock
+    python generate.py plan check PLAN_DIR      # is the seal intact? (exit 1 if not)
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from analysis.escape import terminal
+
+PLAN_EPILOG = """\
+design (no subcommand): fits tau2 and sigma2_within to the evidence's primary panel, simulates
+every (K, R, effect) cell with the package's own estimator, and writes OUT/design.json,
+OUT/design_power.{csv,md,png,svg}. A later `python generate.py --evidence DIR --out OUT` with the
+same OUT adds a 'Designing v2' section to the report (OUT/design.json present).
+seal/check: see docs/PREREGISTRATION.md."""
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        out = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not out:
+        raise argparse.ArgumentTypeError("give at least one value")
+    return out
+
+
+def _floats(text: str) -> tuple[float, ...]:
+    try:
+        out = tuple(float(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+    if not out or not all(math.isfinite(x) for x in out):
+        raise argparse.ArgumentTypeError("give at least one finite value")
+    return out
+
+
+def add_plan_parser(sub: Any) -> None:
+    """Register the `plan` subcommand (and its `seal`/`check` subcommands) on generate.py."""
+    p = sub.add_parser("plan", help="design a v2 study (power, precision, cost) or seal a preregistration",
+                       description=__doc__, epilog=PLAN_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--evidence", dest="plan_evidence", metavar="DIR", type=Path, default=None,
+                   help="evidence package whose panel is fitted (default: the shipped evidence)")
+    p.add_argument("--out", dest="plan_out", metavar="OUT", type=Path, default=None,
+                   help="directory for design.json, the table and the figure (required for a design)")
+    p.add_argument("--configurations", type=_ints, default=None, help="K values, e.g. 10,20,40,80")
+    p.add_argument("--repeats", type=_ints, default=None, help="R values (paired repeats), e.g. 2,4,8,16")
+    p.add_argument("--effect", type=_floats, default=None, help="true mean effects, e.g. 0,0.05,0.1,0.15")
+    p.add_argument("--alpha", type=float, default=None, help="two-sided level (default 0.05)")
+    p.add_argument("--sims", type=int, default=None,
+                   help="simulated studies per cell (default 2000; capped at PlanParams.sims_max = 20000)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the simulation generator")
+    p.add_argument("--price-table", type=Path, default=None, metavar="FILE",
+                   help="TOML or CSV of endpoint, input/output price per million tokens (see analysis/plan/cost.py)")
+    p.add_argument("--fixture", default="default",
+                   help="v2 fixture whose rows are priced: small | default | path (default: default = s5-150k)")
+    p.add_argument("--cost-ratio", type=float, default=None,
+                   help="cost of adding one configuration / cost of one paired repeat, for R* (default 10)")
+    ps = p.add_subparsers(dest="plan_command", metavar="{seal,check}")
+    seal = ps.add_parser("seal", help="seal PLAN_DIR/plan.toml into PLAN_DIR/plan.lock and print its digest")
+    seal.add_argument("plan_dir", metavar="PLAN_DIR", type=Path)
+    check = ps.add_parser("check", help="check that PLAN_DIR/plan.lock still matches its plan, fixture, arms, params")
+    check.add_argument("plan_dir", metavar="PLAN_DIR", type=Path)
+    p.set_defaults(func=run_plan)
+
+
+def _say(text: str) -> None:
+    print(terminal(text), file=sys.stderr, flush=True)
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    """Dispatch `plan`; named user errors become `error: ...` and exit status 1."""
+    from analysis.params import ParamsError
+    from analysis.plan.cost import PriceTableError
+    from analysis.plan.prereg import PlanError
+
+    try:
+        if args.plan_command == "seal":
+            return _seal(args)
+        if args.plan_command == "check":
+            return _check(args)
+        return _design(args)
+    except (PlanError, PriceTableError, ParamsError) as exc:
+        print(f"error: {terminal(str(exc))}", file=sys.stderr)
+        return 1
+
+
+def _seal(args: argparse.Namespace) -> int:
+    from analysis.plan.prereg import seal_plan
+
+    lock = seal_plan(args.plan_dir)
+    print(f"sealed {terminal(str(args.plan_dir / 'plan.lock'))} at {lock['sealed_at']}")
+    print(f"plan digest: {lock['plan_digest']}")
+    print("publish this digest elsewhere (a public commit, a registry entry) before the first run: "
+          "the local lock alone proves only that the plan did not change after sealing on this machine")
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from analysis.plan.prereg import check_plan
+
+    status = check_plan(args.plan_dir)
+    for line in status.lines():
+        print(terminal(line))
+    return 0 if status.intact else 1
+
+
+def _design(args: argparse.Namespace) -> int:
+    from analysis.cli import shipped_evidence
+    from analysis.evidence import load_package
+    from analysis.params import DEFAULT_PLAN_PARAMS
+    from analysis.plan.cost import load_price_table
+    from analysis.plan.run import make_design, write_plan
+
+    if args.plan_out is None:
+        print("error: plan needs --out OUT (the directory for design.json)", file=sys.stderr)
+        return 2
+    plan = DEFAULT_PLAN_PARAMS
+    changes: dict[str, Any] = {}
+    for opt, fld in (("configurations", "configurations"), ("repeats", "repeats"), ("effect", "effects"),
+                     ("alpha", "alpha"), ("seed", "seed")):
+        if getattr(args, opt) is not None:
+            changes[fld] = getattr(args, opt)
+    if args.sims is not None:
+        if args.sims > plan.sims_max:
+            _say(f"--sims {args.sims} is above the bound {plan.sims_max}; capped at {plan.sims_max} "
+                 "(the Monte Carlo error at 20000 is at most 0.0035)")
+        changes["sims"] = min(args.sims, plan.sims_max)
+    plan = plan.replace(**changes)
+    evidence = args.plan_evidence or shipped_evidence()
+    pkg = load_package(evidence)
+    prices = load_price_table(args.price_table) if args.price_table else None
+    fixture = None
+    if prices:
+        from analysis.runner.cli import CliError as RunnerCliError
+        from analysis.runner.cli import load_fixture_arg
+
+        try:
+            fixture = load_fixture_arg(args.fixture)
+        except RunnerCliError as exc:
+            from analysis.plan.prereg import PlanError
+            raise PlanError(str(exc)) from None
+    _say(f"plan: fitting variance components to {evidence} and simulating "
+         f"{len(plan.configurations) * len(plan.repeats) * len(plan.effects)} cells x {plan.sims} studies x 2 variants")
+    design = make_design(pkg, plan, prices=prices, fixture=fixture, cost_ratio=args.cost_ratio, progress=None)
+    from analysis.report.pipeline import evidence_kind
+
+    ev = {"path": str(evidence), "kind": evidence_kind(Path(evidence)), "sha256": dict(pkg.digests)}
+    if ev["kind"] == "v1":
+        _say("plan: data/v1 is a RECONSTRUCTION fitted to the paper's published numbers; its components "
+             "describe that reconstruction, not the released v1 package")
+    paths = write_plan(design, args.plan_out, ev)
+    for line in summary_lines(design):
+        print(line)
+    print(f"wrote {', '.join(terminal(str(p)) for p in paths)}")
+    return 0
+
+
+def _num(x: Any, fmt: str = ".4f") -> str:
+    return "null" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
+
+
+def summary_lines(design: Any) -> list[str]:
+    """What the plan prints: components, headline power, R*, required K, recommended designs and cost."""
+    c = design.components
+    miss = ", ".join(f"{a} {_num(r, '.3f')}" for a, r in c.missing_rate().items())
+    out = [f"variance components ({c.configurations} configurations, {c.pairs} pairs; {c.method}):",
+           f"  tau2 = {_num(c.tau2)}  sigma2_within = {_num(c.sigma2_within)}  check-level ICC = {_num(c.icc, '.3f')}"
+           f"  missing-or-invalid rate: {miss}"]
+    for field, why in sorted(c.reasons.items()):
+        out.append(f"  {field}: null ({why})")
+    for key, why in sorted(design.reasons.items()):
+        out.append(f"{key}: {why}")
+    if design.grid.height:
+        best = design.grid.sort("configurations", "repeats", "effect")
+        top_k, top_r = int(best["configurations"].max()), int(best["repeats"].max())
+        row = best.filter((best["configurations"] == top_k) & (best["repeats"] == top_r))
+        out.append(f"power at K={top_k}, R={top_r} (dispersion interval excludes 0; simulated, closed form): "
+                   + "; ".join(f"effect {e:+g}: {p:.3f} ± {s:.3f}, {cf:.3f}" for e, p, s, cf in
+                               row.select("effect", "power", "power_mcse", "power_closed_form").iter_rows()))
+        zero = design.grid.filter(design.grid["effect"] == 0)
+        if zero.height:
+            out.append(f"calibration at effect 0: rejection rates {zero['power'].min():.3f}..{zero['power'].max():.3f} "
+                       f"(alpha {design.plan.alpha:g})")
+    for effect, per_r in design.required.items():
+        if float(effect) == 0:
+            continue
+        out.append(f"smallest K for power {design.plan.target_power:g} at effect {float(effect):+g} "
+                   "(closed form; simulated grid): "
+                   + ", ".join(f"R={r}: {_num(v['closed_form'], 'd')}; {_num(v['simulated_grid'], 'd')}"
+                               for r, v in per_r.items()))
+    o = design.optimal_repeats
+    out.append(f"optimal repeats R* = {_num(o['value'], '.2f')} at cost ratio {o['cost_ratio']:g}"
+               + (f" ({o['reason']})" if o.get("reason") else ""))
+    for rec in design.recommended:
+        line = (f"recommended for effect {rec['effect']:+g}: K = {rec['configurations']}, R = {rec['repeats']}"
+                f" (closed-form power {_num(rec.get('power_closed_form'), '.3f')})")
+        if "money" in rec:
+            line += f"; {rec['rows']} rows, cost {rec['money']:.2f} (price-table currency), {rec['hours_sequential']:.1f} h sequential"
+        if rec.get("reason"):
+            line += f"; {rec['reason']}"
+        out.append(line)
+    return out

@@ -1,0 +1,202 @@
+"""The v2 design: variance components -> power grid, required K, optimal R, cost (design.json).
+
+Methods note. Everything here is computed from an evidence package's fitted variance components
+(analysis.estimators.variance_components) and PlanParams; see analysis.plan.simulate for the
+simulation and the tests. Power is the rejection rate of the t-style dispersion interval (it
+excludes 0) over `sims` simulated studies; its Monte Carlo standard error is
+sqrt(p (1 - p) / sims). The sign-flip test's rejection rate (p <= alpha) is reported beside it.
+`required_configurations`: for each effect and R, the smallest K whose closed-form power reaches
+target_power (searched over 2..k_search_max), and the smallest grid K whose simulated power does.
+Optimal repeats per configuration: minimising Var = tau2/K + s2/(K R) at a fixed budget
+K (c_config + R c_repeat) gives R* = sqrt((c_config / c_repeat) * s2 / tau2), where c_repeat is
+the cost of one paired repeat (one row of each arm); the ratio comes from --cost-ratio
+(default PlanParams.cost_ratio). Recommended design per effect: R = max(1, round(R*)) (the
+largest grid R when R* is undefined), K = the closed-form required K at that R.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from analysis.estimators.variance_components import VarianceComponents
+from analysis.params import PlanParams
+from analysis.plan.simulate import (
+    SimModel,
+    analyse,
+    closed_form,
+    draw_parametric,
+    draw_resampled,
+    parametric_differences,
+    sign_patterns,
+)
+
+GRID_SCHEMA = {"variant": pl.String, "configurations": pl.Int64, "repeats": pl.Int64,
+               "effect": pl.Float64, "power": pl.Float64, "power_mcse": pl.Float64,
+               "power_signflip": pl.Float64, "power_signflip_mcse": pl.Float64,
+               "power_closed_form": pl.Float64, "halfwidth_median": pl.Float64,
+               "halfwidth_closed_form": pl.Float64, "panel_configurations_mean": pl.Float64}
+
+
+@dataclass(frozen=True, slots=True)
+class Design:
+    """A computed design (everything design.json holds)."""
+
+    components: VarianceComponents
+    """Fitted variance components of the evidence."""
+    plan: PlanParams
+    """Grid, alpha, sims, seed."""
+    grid: pl.DataFrame
+    """Parametric simulation, one row per (K, R, effect) (GRID_SCHEMA)."""
+    grid_resampling: pl.DataFrame
+    """Resampling variant, same columns."""
+    required: Mapping[str, Any]
+    """effect -> R -> {closed_form, simulated} smallest K at target power."""
+    optimal_repeats: Mapping[str, Any]
+    """R* and its inputs."""
+    recommended: tuple[Mapping[str, Any], ...]
+    """One recommended (K, R) per nonzero effect, with cost when prices were given."""
+    cost: Mapping[str, Any] | None
+    """Tokens per row, cost per repeat/row and per grid cell (None without a price table)."""
+    reasons: Mapping[str, str] = field(default_factory=dict)
+    """Why parts are missing (e.g. no recommendation)."""
+
+
+def _mcse(p: float, n: int) -> float:
+    return math.sqrt(max(p * (1.0 - p), 0.0) / n)
+
+
+def _cell_rows(variant: str, k: int, r: int, effect: float, parts: list[Any], sims: int, alpha: float,
+               comps: VarianceComponents) -> dict[str, Any]:
+    """One grid record from the StudyAnalysis of each chunk of a cell's studies."""
+    rej = float(np.concatenate([res.reject_t() for res in parts]).mean())
+    p = np.concatenate([res.p_signflip for res in parts])
+    sf = float(np.mean(np.nan_to_num(p, nan=1.0) <= alpha))
+    hw = np.concatenate([res.halfwidth() for res in parts])
+    n_conf = np.concatenate([res.configurations for res in parts])
+    pcf, hcf = closed_form(comps.tau2, comps.sigma2_within, k, r, effect, alpha)
+    return {"variant": variant, "configurations": k, "repeats": r, "effect": effect, "power": rej,
+            "power_mcse": _mcse(rej, sims), "power_signflip": sf, "power_signflip_mcse": _mcse(sf, sims),
+            "power_closed_form": float(pcf),
+            "halfwidth_median": float(np.nanmedian(hw)) if np.isfinite(hw).any() else None,
+            "halfwidth_closed_form": float(hcf), "panel_configurations_mean": float(n_conf.mean())}
+
+
+CHUNK_CELLS = 4_000_000
+"""Largest studies x configurations x repeats array drawn at once (bounds memory near 100 MB each)."""
+
+
+def _chunks(sims: int, k: int, r: int) -> list[int]:
+    size = max(1, CHUNK_CELLS // (k * r))
+    return [min(size, sims - start) for start in range(0, sims, size)]
+
+
+def simulate_grid(comps: VarianceComponents, groups: Sequence[np.ndarray], plan: PlanParams,
+                  rng: np.random.Generator, *, resampling: bool = True,
+                  progress: Callable[[str], None] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Both variants over the (K, R, effect) grid (common random numbers within a (K, R) cell).
+
+    Studies are drawn in chunks of at most CHUNK_CELLS array cells, so memory stays bounded at
+    any --sims; the loop is over chunks, never over studies or rows.
+    """
+    miss = comps.missing_rate()
+    model = SimModel(comps.tau2, comps.sigma2_within, comps.checks_total,
+                     _finite(miss.get(comps.contrast.control)), _finite(miss.get(comps.contrast.treatment)))
+    par: list[dict[str, Any]] = []
+    boot: list[dict[str, Any]] = []
+    for k in plan.configurations:
+        patterns, exact = sign_patterns(k, plan.signflip_exact_max, plan.signflip_patterns, rng)
+        for r in plan.repeats:
+            par_parts: dict[float, list[Any]] = {e: [] for e in plan.effects}
+            boot_parts: dict[float, list[Any]] = {e: [] for e in plan.effects}
+            for n in _chunks(plan.sims, k, r):
+                zc, ze, present = draw_parametric(model, k, r, n, rng)
+                for effect in plan.effects:
+                    d = parametric_differences(model, effect, zc, ze)
+                    par_parts[effect].append(analyse(d, present, plan.alpha, patterns, exact))
+                if resampling:
+                    d0, present_b = draw_resampled(list(groups), k, r, n, model, rng)
+                    for effect in plan.effects:
+                        boot_parts[effect].append(analyse(d0 + effect, present_b, plan.alpha, patterns, exact))
+            for effect in plan.effects:
+                par.append(_cell_rows("parametric", k, r, effect, par_parts[effect], plan.sims, plan.alpha, comps))
+                if resampling:
+                    boot.append(_cell_rows("resampling", k, r, effect, boot_parts[effect], plan.sims,
+                                           plan.alpha, comps))
+            if progress:
+                progress(f"plan: simulated K={k} R={r} ({len(plan.effects)} effects x {plan.sims} studies)")
+    return pl.DataFrame(par, schema=GRID_SCHEMA), pl.DataFrame(boot, schema=GRID_SCHEMA)
+
+
+def _finite(x: float | None) -> float:
+    return float(x) if x is not None and math.isfinite(x) else 0.0
+
+
+def required_configurations(comps: VarianceComponents, grid: pl.DataFrame, plan: PlanParams
+                            ) -> dict[str, Any]:
+    """effect -> R -> {closed_form, simulated}: the smallest K reaching target power."""
+    ks = np.arange(2, plan.k_search_max + 1)
+    out: dict[str, Any] = {}
+    for effect in plan.effects:
+        per_r: dict[str, Any] = {}
+        for r in plan.repeats:
+            power, _ = closed_form(comps.tau2, comps.sigma2_within, ks, r, effect, plan.alpha)
+            hit = np.nonzero(power >= plan.target_power)[0]
+            cf = int(ks[hit[0]]) if hit.size else None
+            sim = grid.filter((pl.col("effect") == effect) & (pl.col("repeats") == r)
+                              & (pl.col("power") >= plan.target_power)).sort("configurations")
+            per_r[str(r)] = {"closed_form": cf,
+                             "simulated_grid": int(sim.get_column("configurations")[0]) if sim.height else None}
+        out[f"{effect:g}"] = per_r
+    return out
+
+
+def optimal_repeats(comps: VarianceComponents, cost_ratio: float) -> dict[str, Any]:
+    """R* = sqrt(cost_ratio * sigma2_within / tau2) with its inputs, or null and a reason."""
+    def rstar(ratio: float) -> float | None:
+        if not (math.isfinite(comps.tau2) and math.isfinite(comps.sigma2_within)) or comps.tau2 <= 0:
+            return None
+        return math.sqrt(ratio * comps.sigma2_within / comps.tau2)
+    value = rstar(cost_ratio)
+    reason = None
+    if value is None:
+        reason = ("tau2 is undefined" if not math.isfinite(comps.tau2) else
+                  "tau2 is estimated as 0: more repeats always beat more configurations, no finite optimum")
+    return {"formula": "R* = sqrt((c_config / c_repeat) * sigma2_within / tau2)",
+            "cost_ratio": cost_ratio, "value": value,
+            "integer": None if value is None else max(1, int(round(value))),
+            "by_cost_ratio": {f"{x:g}": rstar(x) for x in (1.0, 10.0, 100.0)}, "reason": reason}
+
+
+def recommend(comps: VarianceComponents, plan: PlanParams, optimal: Mapping[str, Any],
+              per_repeat: Mapping[str, Any] | None) -> tuple[tuple[dict[str, Any], ...], str | None]:
+    """One (K, R) per nonzero effect: R from R*, K from the closed form at target power."""
+    if not (math.isfinite(comps.tau2) and math.isfinite(comps.sigma2_within)):
+        return (), comps.reasons.get("tau2") or comps.reasons.get("sigma2_within") or "variance components undefined"
+    r = optimal["integer"] or max(plan.repeats)
+    ks = np.arange(2, plan.k_search_max + 1)
+    recs = []
+    for effect in plan.effects:
+        if effect == 0:
+            continue
+        power, half = closed_form(comps.tau2, comps.sigma2_within, ks, r, effect, plan.alpha)
+        hit = np.nonzero(power >= plan.target_power)[0]
+        rec: dict[str, Any] = {"effect": effect, "repeats": r, "configurations": None, "power_closed_form": None,
+                               "halfwidth_closed_form": None}
+        if hit.size:
+            i = int(hit[0])
+            rec.update(configurations=int(ks[i]), power_closed_form=float(power[i]),
+                       halfwidth_closed_form=float(half[i]))
+            if per_repeat is not None:
+                rec["rows"] = 2 * int(ks[i]) * r
+                rec["money"] = int(ks[i]) * r * per_repeat["mean_money"]
+                rec["hours_sequential"] = int(ks[i]) * r * per_repeat["mean_seconds"] / 3600.0
+        else:
+            rec["reason"] = f"no K <= {plan.k_search_max} reaches power {plan.target_power:g}"
+        recs.append(rec)
+    return tuple(recs), None if recs else "no nonzero effect in the grid"

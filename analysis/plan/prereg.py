@@ -1,0 +1,335 @@
+"""Sealed preregistration: plan.toml -> plan.lock, checked by the runner and reported by the analysis.
+
+Methods note. A plan directory holds `plan.toml` (what will be run and how it will be analysed,
+see docs/PREREGISTRATION.md) and, once sealed, `plan.lock` (JSON): the SHA-256 of plan.toml's
+bytes (the *plan digest*), the fixture, arms and analysis-parameter digests the plan names
+(each recomputed at sealing and required to match), the SHA-256 of the analysis code
+(every analysis/**/*.py, path and bytes) and the UTC time of sealing. What a local seal proves:
+that plan.toml was not changed after the lock was written, and, through the ledger's own
+timestamps, the order of sealing and running *on one machine*. It does not prove when the
+seal was made: only a copy of the plan digest published elsewhere before the run (a public
+commit, a registry entry) does that.
+
+Digests: fixture = Fixture.digest (the runner's); arms = SHA-256 of the canonical JSON
+{code: arm_record(arm)} of the plan's arms; params = SHA-256 of the canonical JSON of the
+analysis Params the plan implies (DEFAULT_PARAMS with the plan's alpha, thresholds, min_pairs).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PLAN_FILE = "plan.toml"
+LOCK_FILE = "plan.lock"
+LOCK_VERSION = 1
+REQUIRED_PLAN_KEYS = ("estimand", "control", "treatment", "scenario", "arms", "recency_cutoff",
+                      "configurations", "repeats", "alpha")
+REQUIRED_DIGESTS = ("fixture", "arms", "params")
+_ANALYSIS = Path(__file__).resolve().parents[1]
+
+
+class PlanError(ValueError):
+    """A plan directory, plan.toml or plan.lock is unusable; the message says the fix."""
+
+
+class PlanDigestMismatch(PlanError):
+    """A digest named by the plan differs from what is about to be used (both are in the message)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A parsed plan.toml."""
+
+    path: Path
+    """The plan.toml file."""
+    text: str
+    """Its exact text."""
+    digest: str
+    """SHA-256 of its bytes: the plan digest."""
+    estimand: str
+    """The primary estimand in words."""
+    control: str
+    """Control arm code."""
+    treatment: str
+    """Treatment arm code."""
+    scenario: str
+    """Primary scenario."""
+    arms: tuple[str, ...]
+    """Arms that will be run."""
+    recency_cutoff: dt.date
+    """Panel rule: configurations published on or after this date."""
+    configurations: int
+    """Planned panel configurations K."""
+    repeats: int
+    """Planned paired repeats per configuration R."""
+    alpha: float
+    """Two-sided level of the dispersion interval."""
+    thresholds: Mapping[str, float]
+    """partial / full recall thresholds."""
+    min_pairs: int
+    """Sparse-cell rule."""
+    fixture: str
+    """Fixture name (small/default/...) or path the sweep must use."""
+    digests: Mapping[str, str]
+    """fixture, arms, params digests the plan names."""
+    targets: tuple[Mapping[str, Any], ...] = field(default=())
+    """Optional [[configurations]] endpoint tables (the runner's sweep plan format)."""
+
+    def params(self) -> Any:
+        """The analysis Params this plan implies."""
+        from analysis.params import DEFAULT_PARAMS
+
+        return DEFAULT_PARAMS.replace(alpha=self.alpha, min_pairs=self.min_pairs,
+                                      threshold_partial=float(self.thresholds.get("partial", 0.5)),
+                                      threshold_full=float(self.thresholds.get("full", 1.0)))
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def canonical_digest(doc: Any) -> str:
+    """SHA-256 of canonical JSON (sorted keys, no spaces)."""
+    return sha256_bytes(json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def params_digest(params: Any) -> str:
+    """Digest of analysis Params (their to_dict)."""
+    return canonical_digest(params.to_dict())
+
+
+def arms_digest(codes: Sequence[str], arms: Mapping[str, Any] | None = None) -> str:
+    """Digest of the named arms' records (prompt, schema, budgets)."""
+    from analysis.runner.arms import arm_record, load_arms
+
+    arms = arms if arms is not None else load_arms()
+    unknown = [c for c in codes if c not in arms]
+    if unknown:
+        raise PlanError(f"unknown arm code(s) {unknown}; known arms: {', '.join(sorted(arms))}")
+    return canonical_digest({c: arm_record(arms[c]) for c in sorted(set(codes))})
+
+
+def code_digest(root: Path = _ANALYSIS) -> str:
+    """Digest over every analysis/**/*.py file (relative path and bytes)."""
+    h = hashlib.sha256()
+    for f in sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts):
+        h.update(f"{f.relative_to(root).as_posix()}:{sha256_bytes(f.read_bytes())}\n".encode())
+    return h.hexdigest()
+
+
+def fixture_digest(name: str) -> str:
+    """Digest of the fixture the runner would load for `name`."""
+    from analysis.runner.cli import CliError, load_fixture_arg
+
+    try:
+        return load_fixture_arg(name).digest
+    except CliError as exc:
+        raise PlanError(f"plan fixture: {exc}") from None
+
+
+def _need(table: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str, hint: str) -> Any:
+    if key not in table:
+        raise PlanError(f"{where}: missing key {key!r}; add it ({hint})")
+    value = table[key]
+    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        raise PlanError(f"{where}: {key} = {value!r} has the wrong type; {hint}")
+    if not isinstance(value, kind):
+        raise PlanError(f"{where}: {key} = {value!r} has the wrong type; {hint}")
+    return value
+
+
+def load_plan(plan_dir: Path, *, require_digests: bool = True) -> Plan:
+    """Parse and validate PLAN_DIR/plan.toml (named errors for missing keys and unknown arms)."""
+    plan_dir = Path(plan_dir)
+    path = plan_dir / PLAN_FILE
+    if not plan_dir.is_dir():
+        raise PlanError(f"{plan_dir} is not a directory; pass the directory holding {PLAN_FILE}")
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        raise PlanError(f"{path} not found; write the plan there (see docs/PREREGISTRATION.md)") from None
+    return parse_plan(raw, path, require_digests=require_digests)
+
+
+def parse_plan(raw: bytes, path: Path, *, require_digests: bool = True) -> Plan:
+    """Parse plan.toml bytes (`path` names it in messages)."""
+    plan_dir = path.parent
+    try:
+        text = raw.decode("utf-8")
+        doc = tomllib.loads(text)
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise PlanError(f"{path}: {exc}; fix the TOML") from None
+    where = f"{path} [plan]"
+    p = doc.get("plan")
+    if not isinstance(p, dict):
+        raise PlanError(f"{path}: no [plan] table; add one with {', '.join(REQUIRED_PLAN_KEYS)}")
+    missing = [k for k in REQUIRED_PLAN_KEYS if k not in p]
+    if missing:
+        raise PlanError(f"{where}: missing key(s) {', '.join(missing)}; add them (docs/PREREGISTRATION.md)")
+    estimand = _need(p, "estimand", str, where, "a sentence")
+    control = _need(p, "control", str, where, "an arm code, e.g. \"j\"")
+    treatment = _need(p, "treatment", str, where, "an arm code, e.g. \"q\"")
+    scenario = _need(p, "scenario", str, where, "a scenario code, e.g. \"S5\"")
+    arms = _need(p, "arms", list, where, "a list of arm codes, e.g. [\"j\", \"q\"]")
+    if not arms or not all(isinstance(a, str) for a in arms):
+        raise PlanError(f"{where}: arms must be a non-empty list of arm codes")
+    cutoff = _need(p, "recency_cutoff", dt.date, where, "an unquoted TOML date, e.g. 2026-01-28")
+    if isinstance(cutoff, dt.datetime):
+        raise PlanError(f"{where}: recency_cutoff must be a date, not a date-time")
+    k = _need(p, "configurations", int, where, "the planned number of configurations, an integer >= 2")
+    r = _need(p, "repeats", int, where, "the planned repeats per configuration, an integer >= 1")
+    alpha = _need(p, "alpha", (int, float), where, "a level such as 0.05")
+    if k < 2 or r < 1 or not 0 < float(alpha) < 1:
+        raise PlanError(f"{where}: need configurations >= 2, repeats >= 1 and 0 < alpha < 1")
+    for code in (control, treatment):
+        if code not in arms:
+            raise PlanError(f"{where}: arm {code!r} (control/treatment) is not in arms {arms}; add it")
+    from analysis.runner.arms import load_arms
+
+    known = load_arms()
+    unknown = [a for a in arms if a not in known]
+    if unknown:
+        raise PlanError(f"{where}: unknown arm code(s) {unknown}; known arms: {', '.join(sorted(known))}")
+    thresholds = p.get("thresholds", {"partial": 0.5, "full": 1.0})
+    if not isinstance(thresholds, dict) or not all(isinstance(v, (int, float)) for v in thresholds.values()):
+        raise PlanError(f"{where}: thresholds must be a table of numbers, e.g. {{partial = 0.5, full = 1.0}}")
+    digests = doc.get("digests")
+    if not require_digests:
+        digests = {k: str(v) for k, v in (digests if isinstance(digests, dict) else {}).items()}
+        digests = {k: digests.get(k, "") for k in REQUIRED_DIGESTS}
+    if not isinstance(digests, dict):
+        raise PlanError(f"{path}: no [digests] table; add fixture, arms and params digests "
+                        f"(`python generate.py plan check {plan_dir}` prints the current ones)")
+    missing_d = [k for k in REQUIRED_DIGESTS if not isinstance(digests.get(k), str)]
+    if missing_d:
+        raise PlanError(f"{path} [digests]: missing {', '.join(missing_d)}; "
+                        f"`python generate.py plan check {plan_dir}` prints the current values")
+    targets = doc.get("configurations", [])
+    if not isinstance(targets, list):
+        raise PlanError(f"{path}: configurations must be [[configurations]] tables")
+    return Plan(path=path, text=text, digest=sha256_bytes(raw), estimand=estimand, control=control,
+                treatment=treatment, scenario=scenario, arms=tuple(arms), recency_cutoff=cutoff,
+                configurations=k, repeats=r, alpha=float(alpha),
+                thresholds={str(a): float(b) for a, b in thresholds.items()},
+                min_pairs=int(p.get("min_pairs", 4)), fixture=str(p.get("fixture", "default")),
+                digests={k: str(digests[k]) for k in REQUIRED_DIGESTS}, targets=tuple(targets))
+
+
+def current_digests(plan: Plan) -> dict[str, str]:
+    """Fixture, arms and params digests of what the plan names, computed now."""
+    return {"fixture": fixture_digest(plan.fixture), "arms": arms_digest(plan.arms),
+            "params": params_digest(plan.params())}
+
+
+def compare_digests(named: Mapping[str, str], actual: Mapping[str, str], what: str) -> None:
+    """Raise PlanDigestMismatch listing every digest that differs (both values)."""
+    bad = [k for k in REQUIRED_DIGESTS if named.get(k) != actual.get(k)]
+    if bad:
+        lines = "; ".join(f"{k}: plan {named.get(k)} vs {what} {actual.get(k)}" for k in bad)
+        raise PlanDigestMismatch(f"digest mismatch ({lines}); run with the plan's fixture/arms/params, "
+                                 "or write and seal a new plan")
+
+
+def seal_plan(plan_dir: Path, *, now: dt.datetime | None = None) -> dict[str, Any]:
+    """Validate the plan, check its digests against the current fixture/arms/params, write plan.lock."""
+    plan = load_plan(plan_dir)
+    lock_path = Path(plan_dir) / LOCK_FILE
+    if lock_path.exists():
+        raise PlanError(f"{lock_path} exists: a sealed plan is never resealed; write a new plan directory")
+    compare_digests(plan.digests, current_digests(plan), "current")
+    when = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+    lock = {"version": LOCK_VERSION, "algorithm": "sha256", "plan_digest": plan.digest,
+            "fixture_digest": plan.digests["fixture"], "arms_digest": plan.digests["arms"],
+            "params_digest": plan.digests["params"], "code_digest": code_digest(),
+            "sealed_at": when.isoformat(timespec="microseconds").replace("+00:00", "Z")}
+    lock_path.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return lock
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStatus:
+    """Whether a plan directory's seal holds."""
+
+    intact: bool
+    """plan.lock exists, parses, and plan.toml's digest equals the locked one."""
+    problems: tuple[str, ...]
+    """What is wrong, one line each."""
+    plan: Plan | None
+    """The parsed plan (None when it does not parse)."""
+    lock: Mapping[str, Any] | None
+    """The parsed lock."""
+    current: Mapping[str, str] = field(default_factory=dict)
+    """Current fixture/arms/params digests (when computable)."""
+
+    def lines(self) -> list[str]:
+        out = [f"plan {'intact' if self.intact else 'NOT intact'}"]
+        if self.lock:
+            out.append(f"plan digest {self.lock.get('plan_digest')} sealed at {self.lock.get('sealed_at')}")
+        for k, v in self.current.items():
+            out.append(f"current {k} digest: {v}")
+        return out + [f"problem: {p}" for p in self.problems]
+
+
+def read_lock(text: str, source: str) -> dict[str, Any]:
+    """Parse plan.lock JSON and check its fields."""
+    try:
+        lock = json.loads(text)
+    except ValueError as exc:
+        raise PlanError(f"{source}: not JSON ({exc})") from None
+    need = ("plan_digest", "fixture_digest", "arms_digest", "params_digest", "code_digest", "sealed_at")
+    if not isinstance(lock, dict) or any(not isinstance(lock.get(k), str) for k in need):
+        raise PlanError(f"{source}: a plan lock needs string fields {', '.join(need)}")
+    return lock
+
+
+def verify_sealed(plan: Plan, lock: Mapping[str, Any]) -> list[str]:
+    """Problems with a (plan, lock) pair: changed plan bytes or digests that disagree."""
+    problems = []
+    if lock.get("plan_digest") != plan.digest:
+        problems.append(f"plan.toml changed after sealing: locked {lock.get('plan_digest')}, now {plan.digest}")
+    for k in REQUIRED_DIGESTS:
+        if lock.get(f"{k}_digest") != plan.digests.get(k):
+            problems.append(f"{k} digest in the lock ({lock.get(f'{k}_digest')}) differs from plan.toml's "
+                            f"({plan.digests.get(k)})")
+    return problems
+
+
+def check_plan(plan_dir: Path) -> PlanStatus:
+    """Load the plan and its lock; report every problem instead of stopping at the first."""
+    plan_dir = Path(plan_dir)
+    try:
+        plan = load_plan(plan_dir)
+    except PlanError as exc:
+        try:  # still show the current digests, so a new plan can be completed
+            loose = load_plan(plan_dir, require_digests=False)
+            now = current_digests(loose)
+        except PlanError:
+            now = {}
+        return PlanStatus(False, (str(exc),), None, None, now)
+    current: dict[str, str] = {}
+    problems: list[str] = []
+    try:
+        current = current_digests(plan)
+    except PlanError as exc:
+        problems.append(str(exc))
+    lock_path = plan_dir / LOCK_FILE
+    if not lock_path.is_file():
+        return PlanStatus(False, (*problems, f"{lock_path} not found: the plan is not sealed "
+                                  f"(python generate.py plan seal {plan_dir})"), plan, None, current)
+    try:
+        lock = read_lock(lock_path.read_text(encoding="utf-8"), str(lock_path))
+    except PlanError as exc:
+        return PlanStatus(False, (*problems, str(exc)), plan, None, current)
+    problems += verify_sealed(plan, lock)
+    intact = not verify_sealed(plan, lock)
+    for k, v in current.items():
+        if v != plan.digests[k]:
+            problems.append(f"current {k} digest {v} differs from the plan's {plan.digests[k]}")
+    return PlanStatus(intact, tuple(problems), plan, lock, current)

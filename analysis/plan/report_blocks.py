@@ -1,0 +1,142 @@
+"""results.json blocks of issue 13: `preregistration` (plan present/intact, deviations) and `design`.
+
+Methods note. `preregistration_block` reads the package's `[preregistration]` table in study.toml
+and `preregistration.json` (both pinned by the package's provenance lock, which the loader
+verified first). The plan is *intact* when the plan text's SHA-256 equals the lock's plan digest
+and the study.toml digest, and the lock's fixture/arms/params digests equal the plan's. A
+*deviation* is any difference between the plan and what was run or analysed: configurations in
+the analysed panel vs planned K, each partition run's planned repeats vs planned R, the study's
+recency cutoff, control, treatment, scenario and arms vs the plan's, the sweep's fixture and
+arms digests vs the plan's, the analysis Params used now vs those the plan implies (each field
+that differs), and the analysis code digest now vs at sealing. `design_block` reads OUT/design.json
+written by `python generate.py plan` (the main build includes it when present in its OUT).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from analysis.plan.prereg import (
+    PlanError,
+    code_digest,
+    params_digest,
+    parse_plan,
+    read_lock,
+    verify_sealed,
+)
+
+STATEMENT_NONE = ("the evidence package carries no sealed plan "
+                  "(a runner sweep with --plan PLAN_DIR records one)")
+STATEMENT_LIMITS = ("A local seal proves that plan.toml did not change after it was sealed and, through "
+                    "the ledger's own clock, the order of sealing and running on one machine. It does not "
+                    "prove when the seal was made: only the plan digest published elsewhere before the run "
+                    "(a public commit, a registry entry) does.")
+
+
+def _study_table(root: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads((root / "study.toml").read_text(encoding="utf-8")).get("preregistration") or {}
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def preregistration_block(package: Any, params: Any, panel_configurations: int | None) -> dict[str, Any]:
+    """Plan presence, seal, timing and every deviation (see the module note)."""
+    root = Path(package.root)
+    table = _study_table(root)
+    if not table:
+        return {"present": False, "intact": None, "statement": STATEMENT_NONE, "limits": STATEMENT_LIMITS,
+                "deviations": []}
+    name = str(table.get("file") or "preregistration.json")
+    problems: list[str] = []
+    try:
+        doc = json.loads((root / name).read_text(encoding="utf-8"))
+        plan = parse_plan(doc["plan_toml"].encode("utf-8"), Path("preregistration.json:plan.toml"))
+        lock = read_lock(json.dumps(doc["plan_lock"]), "preregistration.json:plan.lock")
+    except (OSError, ValueError, KeyError, TypeError, PlanError) as exc:
+        return {"present": True, "intact": False, "problems": [f"{name}: {exc}"],
+                "statement": "a preregistration is named but cannot be read", "limits": STATEMENT_LIMITS,
+                "deviations": []}
+    problems += verify_sealed(plan, lock)
+    if table.get("plan_digest") != plan.digest:
+        problems.append(f"study.toml names plan digest {table.get('plan_digest')}, the plan text hashes to {plan.digest}")
+    sweep = doc.get("sweep") or {}
+    study = package.study
+    dev: list[dict[str, Any]] = []
+
+    def differ(what: str, planned: Any, actual: Any, note: str = "") -> None:
+        if planned != actual:
+            dev.append({"what": what, "planned": planned, "actual": actual, "note": note})
+
+    differ("configurations", plan.configurations, panel_configurations, "configurations in the analysed panel")
+    if sweep.get("configurations") is not None:
+        differ("configurations swept", plan.configurations, len(sweep["configurations"]))
+    for run in study.partition_runs:
+        differ(f"repeats of {run.configuration}", plan.repeats, int(run.planned_repeats))
+    differ("recency cutoff", plan.recency_cutoff.isoformat(), study.recency_cutoff.isoformat())
+    differ("control arm", plan.control, study.control)
+    differ("treatment arm", plan.treatment, study.treatment)
+    differ("scenario", plan.scenario, study.scenario)
+    if sweep.get("arms") is not None:
+        differ("arms run", sorted(plan.arms), sorted(sweep["arms"]))
+    for key in ("fixture", "arms"):
+        if sweep.get(f"{key}_digest") is not None:
+            differ(f"{key} digest", plan.digests[key], sweep[f"{key}_digest"])
+    planned_params = plan.params().to_dict()
+    used = params.to_dict()
+    for field in sorted(set(planned_params) | set(used)):
+        differ(f"analysis parameter {field}", planned_params.get(field), used.get(field))
+    now_code = code_digest()
+    differ("analysis code digest", lock.get("code_digest"), now_code, "the analysis code changed after sealing")
+    sealed, first = lock.get("sealed_at"), doc.get("first_ledger_record") or table.get("first_ledger_record")
+    order = None
+    if isinstance(sealed, str) and isinstance(first, str) and first:
+        from datetime import datetime
+
+        try:
+            order = datetime.fromisoformat(sealed.replace("Z", "+00:00")) <= datetime.fromisoformat(
+                first.replace("Z", "+00:00"))
+        except ValueError:
+            order = None
+    return {"present": True, "intact": not problems, "problems": problems, "plan_digest": plan.digest,
+            "sealed_at": sealed, "first_ledger_record": first, "sealed_before_first_record": order,
+            "plan": {"estimand": plan.estimand, "control": plan.control, "treatment": plan.treatment,
+                     "scenario": plan.scenario, "arms": list(plan.arms),
+                     "recency_cutoff": plan.recency_cutoff.isoformat(), "configurations": plan.configurations,
+                     "repeats": plan.repeats, "alpha": plan.alpha, "thresholds": dict(plan.thresholds),
+                     "min_pairs": plan.min_pairs, "digests": dict(plan.digests),
+                     "params_digest_now": params_digest(params)},
+            "deviations": dev, "statement": "preregistered", "limits": STATEMENT_LIMITS}
+
+
+def design_block(out_dir: Path) -> dict[str, Any] | None:
+    """OUT/design.json (from `generate.py plan --out OUT`), or None when there is none."""
+    path = Path(out_dir) / "design.json"
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) and doc.get("version") == 1 else None
+
+
+def design_key(out_dir: Path) -> str:
+    """Content key of OUT/design.json for the build's stage keys ('none' when absent)."""
+    path = Path(out_dir) / "design.json"
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "none"
+
+
+def mix_design_key(keys: dict[str, str] | None, out_dir: Path) -> dict[str, str] | None:
+    """Stage keys with the design's content mixed into results and every later stage."""
+    if keys is None:
+        return None
+    extra = design_key(out_dir)
+    if extra == "none":
+        return keys
+    return {stage: (hashlib.sha256(f"{key}\ndesign:{extra}".encode()).hexdigest()
+                    if stage != "verify" else key) for stage, key in keys.items()}

@@ -1,0 +1,153 @@
+"""`python generate.py plan` (issue 13): design.json keys, sims cap, undefined components, price tables, cost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import polars as pl
+import pytest
+
+from analysis.cli import main
+from analysis.evidence import load_package
+from analysis.params import DEFAULT_PLAN_PARAMS
+from analysis.plan.cost import (
+    Price,
+    PriceTableError,
+    RowTokens,
+    parse_price_table,
+    repeat_cost,
+    row_cost,
+)
+from analysis.plan.run import design_json, make_design, power_figure
+
+REPO = Path(__file__).resolve().parents[1]
+V1 = REPO / "data" / "v1"
+HANDMADE = REPO / "tests" / "fixtures" / "handmade"
+
+
+def test_plan_on_v1_writes_design_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prices = tmp_path / "prices.csv"
+    prices.write_text("endpoint,input_per_million,output_per_million\nacme,0.5,1.5\n", encoding="utf-8")
+    out = tmp_path / "plan"
+    rc = main(["plan", "--evidence", str(V1), "--out", str(out), "--configurations", "10,40",
+               "--repeats", "2,8", "--effect", "0,0.15", "--sims", "300", "--seed", "11",
+               "--price-table", str(prices)])
+    assert rc == 0
+    doc = json.loads((out / "design.json").read_text())
+    assert {"variance_components", "grid", "grid_resampling", "alpha", "sims", "seed",
+            "required_configurations", "optimal_repeats", "recommended", "cost"} <= set(doc)
+    vc = doc["variance_components"]
+    assert {"tau2", "sigma2_within", "icc", "missing_rate", "configurations", "pairs"} <= set(vc)
+    assert vc["configurations"] == 20 and vc["pairs"] == 98 and set(vc["missing_rate"]) == {"j", "q"}
+    assert len(doc["grid"]) == 8 and len(doc["grid_resampling"]) == 8
+    assert set(doc["grid"][0]) >= {"configurations", "repeats", "effect", "power", "power_mcse",
+                                   "power_closed_form", "halfwidth_median"}
+    assert (doc["sims"], doc["seed"], doc["alpha"]) == (300, 11, 0.05)
+    assert set(doc["required_configurations"]) == {"0", "0.15"}
+    assert doc["required_configurations"]["0"]["2"]["closed_form"] is None  # power stays alpha at 0
+    assert doc["optimal_repeats"]["value"] > 0
+    rec = doc["recommended"][0]
+    assert rec["effect"] == 0.15 and rec["money"] > 0 and rec["rows"] == 2 * rec["configurations"] * rec["repeats"]
+    for name in ("design_power.csv", "design_power.md", "design_power.png", "design_power.svg"):
+        assert (out / name).is_file()
+    printed = capsys.readouterr().out
+    assert "tau2 = " in printed and "R* = " in printed and f"cost {rec['money']:.2f}" in printed
+
+
+def test_sims_above_the_bound_are_capped_with_a_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["plan", "--evidence", str(V1), "--out", str(tmp_path), "--configurations", "3",
+               "--repeats", "1", "--effect", "0", "--sims", str(DEFAULT_PLAN_PARAMS.sims_max + 1)])
+    assert rc == 0
+    assert f"capped at {DEFAULT_PLAN_PARAMS.sims_max}" in capsys.readouterr().err
+    assert json.loads((tmp_path / "design.json").read_text())["sims"] == DEFAULT_PLAN_PARAMS.sims_max
+
+
+def test_plan_needs_out(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "--evidence", str(V1)]) == 2
+    assert "--out" in capsys.readouterr().err
+
+
+def test_one_configuration_gives_null_components_and_no_recommendation() -> None:
+    pkg = load_package(HANDMADE)
+    first = pkg.study.partition_runs[0].configuration
+    one = SimpleNamespace(study=pkg.study, rows=pkg.rows.filter(pl.col("configuration") == first),
+                          checks=pkg.checks)
+    design = make_design(one, DEFAULT_PLAN_PARAMS.replace(sims=10))
+    doc = design_json(design, {"path": "x"})
+    assert doc["variance_components"]["tau2"] is None
+    assert "fewer than two configurations" in doc["variance_components"]["reasons"]["tau2"]
+    assert doc["grid"] == [] and "cannot simulate" in doc["reasons"]["grid"]
+    assert "cannot recommend" in doc["reasons"]["recommended"] and doc["recommended"] == []
+    assert doc["optimal_repeats"]["value"] is None and doc["optimal_repeats"]["reason"]
+
+
+def test_power_figure_returns_a_figure_and_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from matplotlib.figure import Figure
+
+    monkeypatch.chdir(tmp_path)
+    design = make_design(load_package(V1), DEFAULT_PLAN_PARAMS.replace(sims=50, configurations=(4, 8),
+                                                                        repeats=(2,), effects=(0.0, 0.1)))
+    assert isinstance(power_figure(design), Figure)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_price_tables_parse_and_name_their_problems() -> None:
+    toml = '[[endpoint]]\nname = "a"\ninput_per_million = 0.1\noutput_per_million = 0.4\noutput_tokens_per_second = 60\n'
+    (p,) = parse_price_table(toml, ".toml")
+    assert (p.endpoint, p.input_per_million, p.output_per_million, p.output_tokens_per_second) == ("a", 0.1, 0.4, 60.0)
+    with pytest.raises(PriceTableError, match="lacks output_per_million"):
+        parse_price_table('[[endpoint]]\nname = "a"\ninput_per_million = 1\n', ".toml")
+    with pytest.raises(PriceTableError, match="header lacks"):
+        parse_price_table("endpoint,input\nx,1\n", ".csv")
+    with pytest.raises(PriceTableError, match="not a number"):
+        parse_price_table("endpoint,input_per_million,output_per_million\nx,cheap,1\n", ".csv")
+    with pytest.raises(PriceTableError, match="repeat"):
+        parse_price_table("endpoint,input_per_million,output_per_million\nx,1,1\nx,2,2\n", ".csv")
+    with pytest.raises(PriceTableError, match=".toml or .csv"):
+        parse_price_table("", ".json")
+
+
+def test_row_and_repeat_cost_by_hand() -> None:
+    # 1,000,000 prompt tokens at 0.5/M + 100,000 output tokens at 2/M = 0.5 + 0.2 = 0.7;
+    # seconds = 1e6 / 1000 + 1e5 / 50 = 1000 + 2000 = 3000.
+    t = RowTokens("j", 6, 1_000_000, 100_000)
+    price = Price("x", 0.5, 2.0, 1000.0, 50.0)
+    assert row_cost(t, price) == pytest.approx({"money": 0.7, "seconds": 3000.0})
+    rep = repeat_cost([t, RowTokens("q", 6, 1_000_000, 100_000)], [price])
+    assert rep["mean_money"] == pytest.approx(1.4) and rep["mean_seconds"] == pytest.approx(6000.0)
+
+
+def test_main_build_includes_designing_v2_when_out_holds_a_design(tmp_path: Path) -> None:
+    """OUT/design.json present -> 'Designing v2' section; every number in it comes from a filter."""
+    import re
+
+    from analysis.params import DEFAULT_PARAMS
+    from analysis.report.numbers import unsourced_numbers
+    from analysis.report.render import render_report
+
+    out = tmp_path / "o"
+    assert main(["--evidence", str(HANDMADE), "--out", str(out)]) == 0
+    assert "Designing v2" not in (out / "report" / "index.qmd").read_text()
+    assert main(["plan", "--evidence", str(V1), "--out", str(out), "--configurations", "10,20",
+                 "--repeats", "2", "--effect", "0,0.1", "--sims", "200"]) == 0
+    assert main(["--evidence", str(HANDMADE), "--out", str(out)]) == 0   # the design's key reruns the stages
+    qmd = (out / "report" / "index.qmd").read_text()
+    assert "## Designing v2" in qmd and "tau2 = " in qmd and "Not preregistered" in qmd
+    assert "v1 **reconstruction**" in qmd
+    results = json.loads((out / "results.json").read_text())
+    assert results["design"]["sims"] == 200
+    rendered = render_report(out, results, DEFAULT_PARAMS, {"path": "e", "kind": "handmade", "study_name": "s",
+                                                            "rows": 1, "valid_rows": 1, "checks": 1,
+                                                            "configurations": 1})
+    body = re.sub(r"\{\{< include \S+ >\}\}", "", rendered.qmd[rendered.qmd.index("\n---\n", 4) + 5:])
+    section = body[body.index("## Preregistration"):body.index("## How to rebuild")]
+    assert unsourced_numbers(section, rendered.trace, {"2026"}) == []
+
+
+def test_design_from_v1_is_labelled_a_reconstruction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "--evidence", str(V1), "--out", str(tmp_path), "--configurations", "4",
+                 "--repeats", "1", "--effect", "0", "--sims", "20"]) == 0
+    assert "RECONSTRUCTION" in capsys.readouterr().err
+    assert json.loads((tmp_path / "design.json").read_text())["evidence"]["kind"] == "v1"
