@@ -186,7 +186,8 @@ class Pipeline:
                 "checks": int(arms.get_column("checks").sum()),
                 "carrier_values": int(arms.get_column("carrier_values").sum()),
                 "audited_checks": int(arms.get_column("audited_checks").sum()),
-                "served_models": served, "runner": json_ready(runner_table(pkg.root))}
+                "served_models": served, "runner": json_ready(runner_table(pkg.root)),
+                "fact_survival": res.get("fact_survival")}
 
     # ---------------------------------------------------------------- stages
     def stage_verify(self) -> tuple[list[Path], str]:
