@@ -33,5 +33,7 @@ TABLE_ORDER: tuple[tuple[str, str], ...] = (
     ("analysis.tables.failures", "claims_summary"),
     ("analysis.tables.failures", "claims_audit"),
     ("analysis.tables.pilot", "v2_pilot"),
+    ("analysis.tables.survival", "fact_survival"),
+    ("analysis.tables.survival", "fact_survival_cuts"),
 )
 """Every table builder, in report order, as (module, function)."""
