@@ -61,3 +61,23 @@ def test_terminal_output_has_no_control_characters(text: str) -> None:
 @given(st.text())
 def test_html_round_trips(text: str) -> None:
     assert std_html.unescape(escape.html(text)) == text
+
+
+@given(st.recursive(st.text() | st.integers() | st.booleans() | st.none(),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+                    max_leaves=20))
+def test_script_json_round_trips_and_cannot_close_the_element(value: object) -> None:
+    import json
+
+    from analysis.escape import script_json
+
+    text = script_json(value)
+    assert json.loads(text) == value
+    assert "<" not in text and ">" not in text and "&" not in text
+
+
+def test_script_json_neutralises_a_closing_tag() -> None:
+    from analysis.escape import script_json
+
+    assert script_json({"c": "</script><script>alert(1)</script>"}) == \
+        '{"c":"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)\\u003c/script\\u003e"}'

@@ -247,6 +247,19 @@ class Pipeline:
                 target = directory / f"claims_audit{suffix}"
                 target.write_bytes(source.read_bytes())
                 paths.append(target)
+        paths += self.trajectory_pages(directory)
         remove_stale(directory, set(paths), skip_dirs=("_quarto", ".quarto"))
-        return paths, "report/index.qmd, report/_quarto.yml, report/index.html, report/claims_audit.*"
+        return paths, ("report/index.qmd, report/_quarto.yml, report/index.html, report/claims_audit.*, "
+                       "report/trajectories*.html")
+
+    def trajectory_pages(self, directory: Path) -> list[Path]:
+        """report/trajectories.html (the evidence) and trajectories-v2-pilot.html (the pilot beside it)."""
+        from analysis.tables.survival import survival_of
+        from analysis.viewer.trajectories import write_trajectory_pages
+
+        pages = [("trajectories.html", self.package, survival_of(self.package, self.params), "this evidence")]
+        if self.pilot_package is not None:
+            pilot = self.pilot_package
+            pages.append(("trajectories-v2-pilot.html", pilot, survival_of(pilot, self.params), "v2 pilot"))
+        return write_trajectory_pages(directory, pages)
 
