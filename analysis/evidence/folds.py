@@ -158,6 +158,7 @@ def parse_folds(data: bytes | None, row_ids: Iterable[str] | None,
                 after = "the row's first line" if prev is None else f"fold {prev[0]} at line {prev[1]}"
                 bad("fold", f"fold {fold} of row {row_id!r} skips fold {want} (after {after}); "
                             "write every fold call, numbered 0, 1, 2, ...")
+            last[row_id] = (fold, number)  # later lines are judged against this one: one gap, one problem
             continue
         last[row_id] = (fold, number)
         for name in SCHEMA:
