@@ -273,3 +273,24 @@ def test_viewer_shows_a_script_carrier_as_text(built: Path, tmp_path: Path) -> N
     assert "&lt;/script&gt;&lt;script&gt;document.body.setAttribute" in dom   # shown as text
     assert XSS.split(">", 1)[0].replace("<", "&lt;") in dom
     assert _console_errors(done.stderr) == []
+
+
+def test_a_ten_megabyte_carrier_is_graded_in_linear_time() -> None:
+    import time
+
+    from analysis.estimators.fact_timeline import fact_timeline
+
+    def run(size: int) -> float:
+        carrier = ("log line; " * (size // 10))[:size] + " 41432 "
+        folds = pl.DataFrame({"row_id": ["r"], "fold": [0], "chunks": [[0]], "carrier": [carrier],
+                              "parse_ok": [True], "clipped": [False]})
+        facts = pl.DataFrame({"row_id": ["r", "r"], "check": ["port", "zone"], "value": ["41432", "basalt.lan"],
+                              "value_class": ["port", "dns_zone"], "chunk": [0, 0], "case_sensitive": [True, True]})
+        t0 = time.perf_counter()
+        out = fact_timeline(folds, facts).facts
+        wall = time.perf_counter() - t0
+        assert out.get_column("captured").to_list() == [True, False]
+        return wall
+
+    small, big = run(1_000_000), run(10_000_000)
+    assert big < 5.0 and big < 40 * max(small, 0.01)

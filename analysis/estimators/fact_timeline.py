@@ -15,12 +15,15 @@ Methods note. Inputs are the folds frame (analysis.evidence.folds.SCHEMA) and on
 * **survived** — present in the last fold's carrier (the carrier the recall turn receives).
 
 Grading is vectorised: carriers are deduplicated and normalised once, each value is searched
-in all carriers at once (polars literal ``str.contains``), and only the hits are checked for
-token boundaries in Python. Case-insensitive values use the grader itself.
+in all carriers at once (polars literal ``str.contains``), and the hits are checked for token
+boundaries by one regex per value (:func:`token_pattern`, the grader's boundary rule written as
+context classes; its verdict equals the grader's, tested property-wise). Case-insensitive values
+use the grader itself.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -28,7 +31,7 @@ import numpy as np
 import polars as pl
 
 from analysis.estimators.common import EstimatorError, require_columns
-from analysis.runner.graders import _SPACES, _boundary_ok, _norm, contains_token
+from analysis.runner.graders import _JOINERS, _JOINERS_BEFORE, _norm, contains_token
 
 FOLD_COLUMNS = ("row_id", "fold", "chunks", "carrier", "parse_ok", "clipped")
 FACT_COLUMNS = ("row_id", "check", "value", "value_class", "chunk", "case_sensitive")
@@ -60,31 +63,45 @@ class FactTimeline:
     """One line per (row, value, fold >= entry): ``row_id, check, fold, present``."""
 
 
-def normalise_carriers(carriers: pl.Series) -> pl.Series:
+_RUNS = r"[\t\u00a0\u2007\u202f][ \t\u00a0\u2007\u202f]*| [ \t\u00a0\u2007\u202f]+"
+"""Space runs that the grader's normalisation changes (a lone space is already normal)."""
+_W = r"\p{L}\p{N}_"  # the grader's word characters: str.isalnum() (letters, numbers) or "_"
+_JB = re.escape("".join(c for c in _JOINERS_BEFORE if c != "_"))
+_JA = re.escape("".join(c for c in _JOINERS if c != "_"))
+
+
+def token_pattern(needle: str) -> str:
+    """A regex (Rust syntax) that matches where ``needle`` occurs with the grader's token boundaries.
+
+    Before the value: the start, a non-word non-joiner character, or a joiner that follows the start
+    or a non-word character; after it likewise with the after-joiners (``:`` allowed after a value).
+    Existence of a match is the grader's verdict (``_boundary_ok`` over every occurrence).
+    """
+    before = f"(?:^|[^{_W}{_JB}]|(?:^|[^{_W}])[{_JB}])"
+    after = f"(?:$|[^{_W}{_JA}]|[{_JA}](?:[^{_W}]|$))"
+    return before + re.escape(needle) + after
+
+
+def normalise_carriers(carriers: list[str]) -> pl.Series:
     """The grader's normalisation (NFC, runs of spaces/tabs/NBSP -> one space), vectorised."""
-    nfc = carriers.map_elements(
-        lambda s: s if unicodedata.is_normalized("NFC", s) else unicodedata.normalize("NFC", s),
-        return_dtype=pl.String) if carriers.len() else carriers
-    return nfc.str.replace_all(_SPACES.pattern, " ")
-
-
-def _token_at_any(hay: str, needle: str) -> bool:
-    start = hay.find(needle)
-    while start != -1:
-        if _boundary_ok(hay, start, start + len(needle)):
-            return True
-        start = hay.find(needle, start + 1)
-    return False
+    nfc = [c if c.isascii() or unicodedata.is_normalized("NFC", c) else unicodedata.normalize("NFC", c)
+           for c in carriers]
+    hay = pl.Series("c", nfc, dtype=pl.String)
+    runs = np.flatnonzero(hay.str.contains(_RUNS).to_numpy())
+    if runs.size:
+        hay = hay.scatter(runs, hay.gather(runs).str.replace_all(_RUNS, " "))
+    return hay
 
 
 def presence_matrix(carriers: list[str], values: list[str], case_sensitive: list[bool]) -> np.ndarray:
-    """``out[i, j]``: value j is a whole token of carrier i (same verdict as ``contains_token``)."""
+    """``out[i, j]``: value j is a whole token of carrier i (same verdict as ``contains_token``).
+
+    A literal search of each value over all carriers, then the boundary pattern on the hits only.
+    """
     out = np.zeros((len(carriers), len(values)), dtype=bool)
     if not carriers or not values:
         return out
-    raw = pl.Series("c", carriers, dtype=pl.String)
-    hay = normalise_carriers(raw)
-    hay_list: list[str] | None = None
+    hay = normalise_carriers(carriers)
     for j, (value, cs) in enumerate(zip(values, case_sensitive, strict=True)):
         needle = _norm(value).strip()
         if not needle:
@@ -94,9 +111,7 @@ def presence_matrix(carriers: list[str], values: list[str], case_sensitive: list
             continue
         hits = np.flatnonzero(hay.str.contains(needle, literal=True).to_numpy())
         if hits.size:
-            if hay_list is None:
-                hay_list = hay.to_list()
-            out[hits, j] = [_token_at_any(hay_list[i], needle) for i in hits]
+            out[hits, j] = hay.gather(hits).str.contains(token_pattern(needle)).to_numpy()
     return out
 
 
@@ -116,17 +131,19 @@ def fact_timeline(folds: pl.DataFrame, facts: pl.DataFrame) -> FactTimeline:
     facts = (facts.join(entry, on=["row_id", "chunk"], how="left").join(last, on="row_id", how="left")
              .with_row_index("_f"))
 
-    # presence after every fold from entry on, graded once per distinct (carrier, value)
-    pairs = (facts.filter(pl.col("entry_fold").is_not_null())
-             .join(folds.select("row_id", "fold", "carrier"), on="row_id", how="inner")
-             .filter(pl.col("fold") >= pl.col("entry_fold")))
-    carriers = pairs.get_column("carrier").unique(maintain_order=True)
+    # presence after every fold from entry on, graded once per distinct (carrier, value);
+    # carriers travel as integer ids, their text is never copied into the (row, value, fold) pairs
+    carriers = folds.get_column("carrier").unique(maintain_order=True)
     c_index = pl.DataFrame({"carrier": carriers, "_c": pl.int_range(carriers.len(), eager=True)})
+    fold_ids = folds.select("row_id", "fold", "carrier").join(c_index, on="carrier", how="left").drop("carrier")
+    pairs = (facts.filter(pl.col("entry_fold").is_not_null()).select("_f", "row_id", "check", "value",
+                                                                     "case_sensitive", "entry_fold")
+             .join(fold_ids, on="row_id", how="inner")
+             .filter(pl.col("fold") >= pl.col("entry_fold")))
     vals = facts.select("value", "case_sensitive").unique(maintain_order=True).with_row_index("_v")
     matrix = presence_matrix(carriers.to_list(), vals.get_column("value").to_list(),
                              vals.get_column("case_sensitive").to_list())
-    pairs = (pairs.join(c_index, on="carrier", how="left")
-             .join(vals, on=["value", "case_sensitive"], how="left"))
+    pairs = pairs.join(vals, on=["value", "case_sensitive"], how="left")
     present = matrix[pairs.get_column("_c").to_numpy(), pairs.get_column("_v").cast(pl.Int64).to_numpy()] \
         if pairs.height else np.zeros(0, dtype=bool)
     presence = (pairs.select("_f", "row_id", "check", "fold").with_columns(pl.Series("present", present))
@@ -134,15 +151,14 @@ def fact_timeline(folds: pl.DataFrame, facts: pl.DataFrame) -> FactTimeline:
 
     flags = folds.select("row_id", "fold", pl.col("clipped").alias("_clip"),
                          (pl.col("parse_ok") == False).fill_null(False).alias("_pfail"))  # noqa: E712
-    first = presence.filter(pl.col("present")).group_by("_f").agg(pl.col("fold").min().alias("first_present"))
-    lost = (presence.join(first, on="_f").filter((pl.col("fold") > pl.col("first_present")) & ~pl.col("present"))
-            .group_by("_f").agg(pl.col("fold").min().alias("loss_fold")))
-    at_entry = presence.join(facts.select("_f", "entry_fold"), on="_f").filter(pl.col("fold") == pl.col("entry_fold"))
-    at_last = presence.join(facts.select("_f", "last_fold"), on="_f").filter(pl.col("fold") == pl.col("last_fold"))
-    out = (facts
-           .join(at_entry.select("_f", pl.col("present").alias("captured")), on="_f", how="left")
-           .join(at_last.select("_f", pl.col("present").alias("survived")), on="_f", how="left")
-           .join(first, on="_f", how="left").join(lost, on="_f", how="left")
+    seen_before = pl.col("present").cast(pl.Int8).cum_max().shift(1, fill_value=0).cast(pl.Boolean)
+    agg = presence.group_by("_f").agg(  # folds run from entry to the last fold, in order
+        pl.col("present").first().alias("captured"),
+        pl.col("present").last().alias("survived"),
+        pl.col("fold").filter(pl.col("present")).min().alias("first_present"),
+        pl.col("fold").filter(~pl.col("present") & seen_before).min().alias("loss_fold"),
+    )
+    out = (facts.join(agg, on="_f", how="left")
            .join(flags.rename({"fold": "entry_fold", "_clip": "entry_clipped", "_pfail": "entry_parse_failed"}),
                  on=["row_id", "entry_fold"], how="left")
            .join(flags.rename({"fold": "loss_fold", "_clip": "loss_clipped", "_pfail": "loss_parse_failed"}),
