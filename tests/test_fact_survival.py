@@ -155,6 +155,17 @@ def test_vectorised_presence_equals_the_grader(carriers: list[str], values: list
             assert got[i, j] == contains_token(c, v), (c, v)
 
 
+ALPHABET = "ab1_-./@:+ \t\n\u00a0Ж²Ⅻ‿\u0301é!,x"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=ALPHABET, max_size=30), st.integers(0, 30), st.integers(1, 6))
+def test_token_pattern_equals_the_grader_on_substrings(carrier: str, start: int, length: int) -> None:
+    value = carrier[start:start + length] or "a"
+    got = presence_matrix([carrier], [value], [True])[0, 0]
+    assert got == contains_token(carrier, value), (carrier, value)
+
+
 # ---------------------------------------------------------------- the v2 pilot and packages without folds
 def test_v2_pilot_captures_nothing_and_says_so() -> None:
     pkg = load_package(REPO / "data" / "v2" / "pilot")
