@@ -44,7 +44,7 @@ def survival_source(ctx: ReportContext) -> tuple[str, Any, PackageSurvival] | tu
         if theirs.survival is not None:
             return "v2 pilot", pilot, theirs
     why = own.reasons.get("folds") or "; ".join(f"{v}" for _, v in sorted(own.reasons.items()))
-    return None, None, why or "no fact timeline"
+    return None, None, (why or "no fact timeline").removeprefix("not in this evidence: ")
 
 
 ARM_COLUMNS = ["evidence", "arm", "rows", "values captured at entry", "survived to the final carrier",
