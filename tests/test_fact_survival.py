@@ -305,3 +305,40 @@ def test_a_ten_megabyte_carrier_is_graded_in_linear_time() -> None:
 
     small, big = run(1_000_000), run(10_000_000)
     assert big < 5.0 and big < 40 * max(small, 0.01)
+
+
+@browser
+def test_viewer_stays_usable_with_a_thousand_rows(tmp_path: Path) -> None:
+    import sys
+    from types import SimpleNamespace
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from bench_survival import synthetic
+
+    from analysis.estimators.fact_timeline import fact_timeline
+    from analysis.estimators.survival_results import PackageSurvival
+
+    data = synthetic(1000, 5, 3)
+    checks = data.facts.select("row_id", "check", pl.col("value").alias("expected"), pl.lit(False).alias("passed"))
+    rows = data.rows.with_columns(pl.lit("answer text").alias("answer"))
+    folds = data.folds.with_columns(pl.lit("stop").alias("finish_reason"))
+    package = SimpleNamespace(study=SimpleNamespace(name="synthetic 1,000 rows"), folds=folds, rows=rows,
+                              checks=checks)
+    page = tmp_path / "trajectories.html"
+    html = trajectory_page(trajectory_data(package, PackageSurvival(fact_timeline(data.folds, data.facts), None, {}),
+                                           "synthetic"))
+    timing = ("refresh();\n  document.body.setAttribute('data-load-ms', String(Math.round(performance.now())));"
+              "\n  var t0 = performance.now(); filt.value = 'r999'; refresh();"
+              "\n  document.body.setAttribute('data-filter-ms', String(Math.round(performance.now() - t0)));"
+              "\n  document.body")
+    page.write_text(html.replace("refresh();\n  document.body", timing), encoding="utf-8")
+    assert page.stat().st_size < 15_000_000
+    done = _dump(page, tmp_path / "profile")
+    dom = done.stdout
+    assert 'data-ready="true"' in dom, done.stderr[-2000:]
+    load = int(re.search(r'data-load-ms="(\d+)"', dom).group(1))
+    filt = int(re.search(r'data-filter-ms="(\d+)"', dom).group(1))
+    print(f"1,000 rows: page {page.stat().st_size / 1e6:.1f} MB, loaded in {load} ms, filter+render {filt} ms")
+    assert load < 5000 and filt < 1000
+    assert "1000 rows; 1 match" in dom and "<h2>r999</h2>" in dom
+    assert _console_errors(done.stderr) == []
