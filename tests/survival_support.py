@@ -22,7 +22,13 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from support.scripted_server import MemorizingModel, OpenAIBackend, Reply, ScriptedServer, _purpose
+from support.scripted_server import (
+    MemorizingModel,
+    OpenAIBackend,
+    Reply,
+    ScriptedServer,
+    _purpose,
+)
 
 from analysis.evidence import Configuration, PartitionRun, Study
 from analysis.runner.arms import load_arms

@@ -31,7 +31,13 @@ import polars as pl
 
 from analysis.estimators import paired
 from analysis.estimators.common import (
-    NAN, Contrast, EstimatorError, contrast_of, frozen_reasons, require_columns, runs_frame,
+    NAN,
+    Contrast,
+    EstimatorError,
+    contrast_of,
+    frozen_reasons,
+    require_columns,
+    runs_frame,
 )
 from analysis.estimators.fact_timeline import FactTimeline
 from analysis.params import Params
@@ -134,7 +140,7 @@ def kaplan_meier(durations: list[int], events: list[bool], alpha: float = 0.05) 
     schema = {k: v for k, v in KM_SCHEMA.items() if k != "arm"}
     if not durations:
         return pl.DataFrame(schema=schema)
-    from lifelines import KaplanMeierFitter
+    from lifelines import KaplanMeierFitter  # type: ignore[import-untyped]
 
     kmf = KaplanMeierFitter(alpha=alpha)
     kmf.fit(durations, event_observed=events)

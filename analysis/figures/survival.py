@@ -48,12 +48,11 @@ def fact_survival(ctx: ReportContext) -> FigureSpec:
     """Kaplan–Meier survival per arm and where values are lost."""
     title = "Survival of graded values across folds, and where they are lost"
     with style():
-        label, package, out = survival_source(ctx)
-        if label is None:
-            return FigureSpec("fact_survival", title, empty_figure(title, str(out)),
-                              f"Not in this evidence: {out}", str(out))
-        s = out.survival
-        facts = out.timeline.facts.join(package.rows.select("row_id", "arm"), on="row_id", how="inner")
+        src = survival_source(ctx)
+        if isinstance(src, str):
+            return FigureSpec("fact_survival", title, empty_figure(title, src), f"Not in this evidence: {src}", src)
+        s, label, package = src.survival, src.label, src.package
+        facts = src.timeline.facts.join(package.rows.select("row_id", "arm"), on="row_id", how="inner")
         facts = facts.filter(pl.col("row_id").is_in(
             package.rows.filter(pl.col("valid").fill_null(False) & (pl.col("scenario") == s.contrast.scenario))
             .get_column("row_id").implode()))
@@ -73,7 +72,7 @@ def fact_survival(ctx: ReportContext) -> FigureSpec:
             ax.text(0.03, 0.05, "No curve (no value captured at entry):\n" + "\n".join(missing),
                     transform=ax.transAxes, fontsize=8, va="bottom")
         ax.set_ylim(-0.03, 1.05)
-        top = int(facts.get_column("distance").max() or 1)
+        top = int(facts.get_column("distance").fill_null(0).to_numpy().max(initial=1))
         ax.set_xlim(-0.1, max(top, 1) + 0.1)
         ax.set_xticks(range(max(top, 1) + 1))
         ax.set_xlabel("folds since entry")
@@ -85,7 +84,7 @@ def fact_survival(ctx: ReportContext) -> FigureSpec:
         y = np.arange(len(arms))
         left = np.zeros(len(arms))
         for name, colour in CLASSES:
-            vals = np.array([int(counts.filter((pl.col("arm") == a) & (pl.col("class") == name))["len"].sum())
+            vals = np.array([counts.filter((pl.col("arm") == a) & (pl.col("class") == name))["len"].sum()
                              for a in arms], dtype=float)
             bx.barh(y, vals, left=left, color=OKABE_ITO[colour], label=name)
             left += vals

@@ -8,15 +8,24 @@ Kaplan–Meier survival); nothing is recomputed here.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
+from analysis.estimators.fact_timeline import FactTimeline
+from analysis.estimators.survival import FactSurvival
 from analysis.estimators.survival_results import PackageSurvival, package_survival
 from analysis.tables.context import ReportContext
 from analysis.tables.labels import arm_label
 from analysis.tables.pilot import PILOT_KEY
-from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_count_of, fmt_num
+from analysis.tables.spec import (
+    TableSpec,
+    display_frame,
+    empty_table,
+    fmt_count_of,
+    fmt_num,
+)
 
 _CACHE: dict[int, tuple[Any, PackageSurvival]] = {}
 
@@ -33,18 +42,32 @@ def survival_of(package: Any, params: Any) -> PackageSurvival:
     return out
 
 
-def survival_source(ctx: ReportContext) -> tuple[str, Any, PackageSurvival] | tuple[None, None, str]:
-    """(label, package, survival) of the package the survival outputs show, or (None, None, why)."""
+@dataclass(frozen=True)
+class SurvivalSource:
+    """The package the survival outputs show, with its timeline and survival."""
+
+    label: str
+    """``this evidence`` or ``v2 pilot``."""
+    package: Any
+    """The EvidencePackage."""
+    timeline: FactTimeline
+    """Its fact timeline."""
+    survival: FactSurvival
+    """Its survival per arm."""
+
+
+def survival_source(ctx: ReportContext) -> SurvivalSource | str:
+    """The evidence when it has a fact timeline, else the v2 pilot beside it; else why neither has one."""
+    candidates = [("this evidence", ctx.package), ("v2 pilot", (ctx.extras or {}).get(PILOT_KEY))]
     own = survival_of(ctx.package, ctx.params)
-    if own.survival is not None:
-        return "this evidence", ctx.package, own
-    pilot = (ctx.extras or {}).get(PILOT_KEY)
-    if pilot is not None:
-        theirs = survival_of(pilot, ctx.params)
-        if theirs.survival is not None:
-            return "v2 pilot", pilot, theirs
+    for label, package in candidates:
+        if package is None:
+            continue
+        out = survival_of(package, ctx.params)
+        if out.timeline is not None and out.survival is not None:
+            return SurvivalSource(label, package, out.timeline, out.survival)
     why = own.reasons.get("folds") or "; ".join(f"{v}" for _, v in sorted(own.reasons.items()))
-    return None, None, (why or "no fact timeline").removeprefix("not in this evidence: ")
+    return (why or "no fact timeline").removeprefix("not in this evidence: ")
 
 
 ARM_COLUMNS = ["evidence", "arm", "rows", "values captured at entry", "survived to the final carrier",
@@ -62,10 +85,10 @@ def _curve(km: pl.DataFrame, arm: str, column: str, start: int) -> str:
 def fact_survival(ctx: ReportContext) -> TableSpec:
     """Per arm: capture at entry, survival to the final carrier, Kaplan–Meier S(k), hazard, loss sites."""
     title = "Where graded values are lost: capture at the entry fold and survival across later folds, per arm"
-    label, _package, out = survival_source(ctx)
-    if label is None:
-        return empty_table("t_fact_survival", title, ARM_COLUMNS, str(out))
-    s = out.survival
+    src = survival_source(ctx)
+    if isinstance(src, str):
+        return empty_table("t_fact_survival", title, ARM_COLUMNS, src)
+    s, label = src.survival, src.label
     rows = []
     for r in s.arms.iter_rows(named=True):
         rows.append({
@@ -100,10 +123,10 @@ CUT_COLUMNS = ["evidence", "cut", "level", "arm", "values", "captured at entry",
 def fact_survival_cuts(ctx: ReportContext) -> TableSpec:
     """Capture and survival cut by the fixture's value class and by the entry fold's distance from the last."""
     title = "Capture and survival of graded values by value class and by folds between entry and the last fold"
-    label, _package, out = survival_source(ctx)
-    if label is None:
-        return empty_table("t_fact_survival_cuts", title, CUT_COLUMNS, str(out))
-    cuts = out.survival.cuts
+    src = survival_source(ctx)
+    if isinstance(src, str):
+        return empty_table("t_fact_survival_cuts", title, CUT_COLUMNS, src)
+    cuts, label = src.survival.cuts, src.label
     names = {"value_class": "value class", "distance": "folds after entry"}
     rows = [{"evidence": label, "cut": names.get(r["cut"], r["cut"]), "level": r["level"], "arm": arm_label(r["arm"]),
              "values": str(r["facts"]),
