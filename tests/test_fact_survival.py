@@ -342,3 +342,23 @@ def test_viewer_stays_usable_with_a_thousand_rows(tmp_path: Path) -> None:
     assert load < 5000 and filt < 1000
     assert "1000 rows; 1 match" in dom and "<h2>r999</h2>" in dom
     assert _console_errors(done.stderr) == []
+
+
+@browser
+def test_v2_pilot_viewer_opens_fast_and_shows_nothing_captured(tmp_path: Path) -> None:
+    from analysis.viewer.trajectories import write_trajectory_pages
+
+    pkg = load_package(REPO / "data" / "v2" / "pilot")
+    (page,) = write_trajectory_pages(tmp_path, [("trajectories.html", pkg, package_survival(pkg, DEFAULT_PARAMS),
+                                                 "v2 pilot")])
+    assert page.stat().st_size < 200_000
+    page.write_text(page.read_text(encoding="utf-8").replace(
+        "refresh();\n  document.body",
+        "refresh();\n  document.body.setAttribute('data-load-ms', String(Math.round(performance.now())));"
+        "\n  document.body"), encoding="utf-8")
+    done = _dump(page, tmp_path / "profile")
+    dom = done.stdout
+    assert 'data-ready="true"' in dom and "12 rows; 1 match" in dom
+    assert int(re.search(r'data-load-ms="(\d+)"', dom).group(1)) < 3000
+    assert 'data-status="present"' not in dom and 'data-status="missed"' in dom   # SmolLM2 captures nothing
+    assert _console_errors(done.stderr) == []
