@@ -117,3 +117,19 @@ def test_a_broken_folds_file_in_a_package_is_a_named_error(tmp_path: Path) -> No
     with pytest.raises(FoldsFormatError) as info:
         load_package(root)
     assert [(p.file, p.line, p.column) for p in info.value.problems] == [("folds.jsonl", 3, "fold")]
+
+
+def test_entry_folds_need_the_fixture_and_a_locked_copy_makes_the_package_self_contained(tmp_path: Path) -> None:
+    from analysis.evidence.folds import graded_facts
+
+    pkg = load_package(PILOT)
+    facts, reasons = graded_facts(pkg, search=())            # the repository's fixtures not searched
+    assert facts.height == 0 and "not found" in reasons[next(iter(reasons))]
+    root = tmp_path / "pkg"
+    shutil.copytree(PILOT, root)
+    shutil.copyfile(REPO / "data" / "v2" / "fixture" / "s5-small.json", root / "fixture.json")
+    locked = json.loads((root / "provenance.lock").read_text(encoding="utf-8"))["files"]
+    write_lock(root, sorted(locked) + ["fixture.json"])
+    facts, reasons = graded_facts(load_package(root), search=())
+    assert facts.height == 168 and reasons == {}
+    assert facts.filter(facts["check"] == "owning department").get_column("chunk").unique().to_list() == [3]
