@@ -58,7 +58,7 @@ _STAGE_SOURCES: dict[str, tuple[str, ...]] = {
                 "report/pipeline.py", "tables/pilot.py", "plan"),  # the v2 pilot block (pipeline.pilot_block)
     "tables": ("tables", "estimators", "audit", "reconstruct"),
     "figures": ("figures", "style", "tables", "estimators"),
-    "report": ("report", "tables"),
+    "report": ("report", "tables", "viewer", "estimators", "evidence"),  # viewer: report/trajectories*.html
 }
 _STAGE_LIBS: dict[str, tuple[str, ...]] = {
     "verify": ("polars",),

@@ -104,3 +104,18 @@ def terminal(text: str) -> str:
     the C1 range and the bidirectional-override characters are rendered visibly.
     """
     return _BIDI.sub(_visible, _CONTROL.sub(_visible, str(text)))
+
+
+_SCRIPT_JSON = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def script_json(value: object) -> str:
+    """JSON text of ``value`` safe inside ``<script type="application/json">`` (HTML boundary).
+
+    ``<``, ``>`` and ``&`` (and U+2028/U+2029) become ``\\u`` escapes, so no ``</script>`` or
+    ``<!--`` can end or bend the element; ``JSON.parse`` reads the same value back.
+    """
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.translate(str.maketrans(_SCRIPT_JSON))

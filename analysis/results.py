@@ -28,6 +28,7 @@ from analysis.estimators import dependence as dependence_mod
 from analysis.estimators import exact as exact_mod
 from analysis.estimators import families as families_mod
 from analysis.estimators import paired
+from analysis.estimators import survival_results
 from analysis.estimators.common import EstimatorError, contrast_of, json_ready, runs_frame
 from analysis.params import Params
 
@@ -175,6 +176,7 @@ def build_results(package: Any, params: Params) -> dict[str, Any]:
             f"explore_results returned key(s) {clash} that build_results already writes; "
             "rename them in analysis/estimators/explore_results.py")
     results.update(explore)
+    results["fact_survival"] = survival_results.survival_block(package, params)  # folds.jsonl (issue 14)
     return json_ready(results)
 
 

@@ -101,3 +101,23 @@ def test_markdown_code_is_a_plain_span_or_escaped_text(text: str) -> None:
 def test_markdown_attribute_has_no_quote_backslash_brace_or_newline(text: str) -> None:
     out = escape.markdown_attribute(text)
     assert not any(c in out for c in '"\\{}\n\r')
+
+
+@given(st.recursive(st.text() | st.integers() | st.booleans() | st.none(),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+                    max_leaves=20))
+def test_script_json_round_trips_and_cannot_close_the_element(value: object) -> None:
+    import json
+
+    from analysis.escape import script_json
+
+    text = script_json(value)
+    assert json.loads(text) == value
+    assert "<" not in text and ">" not in text and "&" not in text
+
+
+def test_script_json_neutralises_a_closing_tag() -> None:
+    from analysis.escape import script_json
+
+    assert script_json({"c": "</script><script>alert(1)</script>"}) == \
+        '{"c":"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)\\u003c/script\\u003e"}'

@@ -42,7 +42,8 @@ async def echo_trajectory(slot, backend) -> Outcome:
            "parse_failures": 0, "headings_carried": None, "carried_chars": len(texts[-1]), "declared_chars": None,
            "folds": 3, "folds_clipped": 0, "finish_stop": 3, "finish_length": 0, "prompt_tokens_est": 30,
            "answer": ans.text}
-    folds = [{"fold": i, "carrier": t} for i, t in enumerate(texts)]
+    folds = [{"fold": i, "chunks": [i], "carrier": t, "parse_ok": None, "clipped": False}  # folds.jsonl schema
+             for i, t in enumerate(texts)]
     return Outcome(row=row, checks=checks, artifacts={"folds": folds, "answer": {"answer": ans.text}})
 
 

@@ -71,6 +71,8 @@ class EvidencePackage:
     """rows.csv: schema columns with their dtypes (empty = null), extra columns as text."""
     checks: pl.DataFrame
     """checks.csv: row_id, check, expected, passed, in_carrier (+ extra columns as text)."""
+    folds: pl.DataFrame | None = None
+    """folds.jsonl (analysis.evidence.folds.SCHEMA) when the lock names it, else None."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from types import MappingProxyType
 
 from . import consistency
 from .errors import ConsistencyError, EvidenceError, Problem, SchemaError, StudyError, raise_collected
+from .folds import FOLDS_FILE, FoldsFormatError, parse_folds
 from .loader import parse_csv
 from .model import EvidencePackage, PackageSummary
 from .provenance import verify_files
@@ -33,13 +34,17 @@ def load_package(root: str | Path) -> EvidencePackage:
         consistency.check_rows(rows, parsed_study, cross)
         if checks is not None:
             consistency.check_checks(rows, checks, cross)
+    fold_problems: list[Problem] = []  # optional file: parsed only when the lock names it
+    folds = parse_folds(contents.pop(FOLDS_FILE, None),
+                        None if rows is None else rows.frame.get_column("row_id").to_list(), fold_problems)
     buckets: dict[type[EvidenceError], list[Problem]] = {
-        StudyError: parsed_study.problems, SchemaError: schema_problems, ConsistencyError: cross}
+        StudyError: parsed_study.problems, SchemaError: schema_problems, ConsistencyError: cross,
+        FoldsFormatError: fold_problems}
     raise_collected(buckets)
     if study is None or rows is None or checks is None:  # pragma: no cover - a bug, not bad input
         raise RuntimeError("a file failed to parse without reporting a problem")
     return EvidencePackage(root=root, digests=MappingProxyType(dict(verified.digests)), study=study,
-                           rows=rows.frame, checks=checks.frame)
+                           rows=rows.frame, checks=checks.frame, folds=folds)
 
 
 def verify_package(root: str | Path) -> PackageSummary:

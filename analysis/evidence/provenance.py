@@ -19,6 +19,8 @@ from .errors import LockFormatError, Mismatch, PackageNotFoundError, Problem, Pr
 
 LOCK_NAME = "provenance.lock"
 REQUIRED_FILES: tuple[str, ...] = ("study.toml", "rows.csv", "checks.csv")
+PARSED_OPTIONAL: tuple[str, ...] = ("folds.jsonl",)
+"""Optional files the analysis parses when the lock names them (their verified bytes are returned)."""
 ALGORITHM = "sha256"
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -30,7 +32,7 @@ class VerifiedFiles:
     digests: Mapping[str, str]
     """Every file named in the lock -> its SHA-256 (lowercase hex)."""
     contents: Mapping[str, bytes]
-    """The exact verified bytes of the required files."""
+    """The exact verified bytes of the required files (and of PARSED_OPTIONAL ones the lock names)."""
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -149,7 +151,7 @@ def verify_files(root: str | Path, required: Sequence[str] = REQUIRED_FILES) -> 
             problems.append(Problem(name, None, None,
                                     f"changed: expected sha256 {want}, actual {got}"))
             mismatches.append(Mismatch(name, want, got))
-        elif name in required:
+        elif name in required or name in PARSED_OPTIONAL:
             contents[name] = data
         del data
     for name in required:

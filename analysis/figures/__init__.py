@@ -10,5 +10,6 @@ FIGURE_ORDER: tuple[tuple[str, str], ...] = (
     ("analysis.figures.explore", "headings"),
     ("analysis.figures.explore", "recall_distribution"),
     ("analysis.figures.panel", "sensitivity"),
+    ("analysis.figures.survival", "fact_survival"),
 )
 """Every figure builder, in report order, as (module, function)."""

@@ -178,7 +178,8 @@ class Pipeline:
                 "checks": int(arms.get_column("checks").sum()),
                 "carrier_values": int(arms.get_column("carrier_values").sum()),
                 "audited_checks": int(arms.get_column("audited_checks").sum()),
-                "served_models": served, "runner": json_ready(runner_table(pkg.root))}
+                "served_models": served, "runner": json_ready(runner_table(pkg.root)),
+                "fact_survival": res.get("fact_survival")}
 
     # ---------------------------------------------------------------- stages
     def stage_verify(self) -> tuple[list[Path], str]:
@@ -244,6 +245,18 @@ class Pipeline:
                 target = directory / f"claims_audit{suffix}"
                 target.write_bytes(source.read_bytes())
                 paths.append(target)
-        return paths, ("report/index.qmd, report/_quarto.yml, report/index.html (Pandoc), "
-                       "report/claims_audit.*")
+        paths += self.trajectory_pages(directory)
+        return paths, ("report/index.qmd, report/_quarto.yml, report/index.html (Pandoc), report/claims_audit.*, "
+                       "report/trajectories*.html")
+
+    def trajectory_pages(self, directory: Path) -> list[Path]:
+        """report/trajectories.html (the evidence) and trajectories-v2-pilot.html (the pilot beside it)."""
+        from analysis.tables.survival import survival_of
+        from analysis.viewer.trajectories import write_trajectory_pages
+
+        pages = [("trajectories.html", self.package, survival_of(self.package, self.params), "this evidence")]
+        if self.pilot_package is not None:
+            pilot = self.pilot_package
+            pages.append(("trajectories-v2-pilot.html", pilot, survival_of(pilot, self.params), "v2 pilot"))
+        return write_trajectory_pages(directory, pages)
 

@@ -32,6 +32,8 @@ TABLE_ORDER: tuple[tuple[str, str], ...] = (
     ("analysis.tables.beyond", "cell_intervals"),
     ("analysis.tables.failures", "claims_summary"),
     ("analysis.tables.failures", "claims_audit"),
+    ("analysis.tables.survival", "fact_survival"),
+    ("analysis.tables.survival", "fact_survival_cuts"),
     ("analysis.tables.pilot", "v2_pilot"),
 )
 """Every table builder, in report order, as (module, function)."""

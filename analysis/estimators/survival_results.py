@@ -1,0 +1,83 @@
+"""The ``fact_survival`` results.json block (docs/RESULTS_KEYS.md) of one evidence package.
+
+``package_survival(package, params)`` runs the fact timeline and the survival estimators on a
+loaded package (folds.jsonl + the fixture named by ``fixture_digest``); ``survival_block``
+turns the outcome into JSON-ready data. A package without folds.jsonl gets a block with
+``available: false`` and the reason "not in this evidence".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from analysis.estimators.common import json_ready
+from analysis.estimators.fact_timeline import FactTimeline, fact_timeline
+from analysis.estimators.survival import FactSurvival, fact_survival
+from analysis.params import Params
+
+LABEL = "ours, not the paper's"
+ENTRY_RULE = ("entry fold: the first fold that read the value's chunk and was not lost; presence: the value "
+              "as a whole token in the fold's carrier (the package's presence grader)")
+
+
+@dataclass(frozen=True)
+class PackageSurvival:
+    """Timeline and survival of one package, or why they are absent."""
+
+    timeline: FactTimeline | None
+    """The fact timeline (None without folds or without entry folds)."""
+    survival: FactSurvival | None
+    """Survival per arm (None when the timeline is None)."""
+    reasons: dict[str, str]
+    """Scope -> why something is missing (e.g. ``folds``: not in this evidence)."""
+
+
+def package_survival(package: Any, params: Params) -> PackageSurvival:
+    """Fact timeline and survival of ``package`` (an EvidencePackage)."""
+    from analysis.evidence.folds import graded_facts
+
+    facts, reasons = graded_facts(package)
+    if package.folds is None or facts.height == 0:
+        if package.folds is not None and "fixture" not in reasons and not any(k.startswith("fixture")
+                                                                              for k in reasons):
+            reasons.setdefault("checks", "no graded check of the package matches a fixture value")
+        return PackageSurvival(None, None, reasons)
+    timeline = fact_timeline(package.folds, facts)
+    survival = fact_survival(timeline, package.rows, package.study, params)
+    return PackageSurvival(timeline, survival, {**reasons, **survival.reasons})
+
+
+def _records(df: pl.DataFrame) -> list[dict[str, Any]]:
+    floats = [c for c, t in df.schema.items() if t in (pl.Float32, pl.Float64)]
+    return df.with_columns([pl.col(c).fill_nan(None) for c in floats]).to_dicts()
+
+
+def survival_block(package: Any, params: Params) -> dict[str, Any]:
+    """The JSON-ready ``fact_survival`` block of ``package``."""
+    out = package_survival(package, params)
+    s = out.survival
+    if s is None:
+        why = out.reasons.get("folds") or "; ".join(f"{k}: {v}" for k, v in sorted(out.reasons.items()))
+        return {"available": False, "reason": why, "label": LABEL}
+    km: dict[str, list[dict[str, Any]]] = {}
+    for rec in _records(s.km):
+        km.setdefault(rec.pop("arm"), []).append(rec)
+    cuts: dict[str, list[dict[str, Any]]] = {}
+    for rec in _records(s.cuts):
+        cuts.setdefault(rec.pop("cut"), []).append(rec)
+    return json_ready({
+        "available": True, "reason": None, "label": LABEL, "entry_rule": ENTRY_RULE,
+        "rows": s.rows, "facts": int(s.arms.get_column("facts").sum()),
+        "contrast": {"control": s.contrast.control, "treatment": s.contrast.treatment,
+                     "scenario": s.contrast.scenario},
+        "arms": {r.pop("arm"): r for r in _records(s.arms)},
+        "km": km,
+        "paired": {k: {"configurations": p.configurations, "pairs": p.pairs, "mean": p.mean,
+                       "mean_share": p.mean_share, "effects": p.effects, "reason": p.reason}
+                   for k, p in s.paired.items()},
+        "cuts": cuts,
+        "reasons": dict(sorted(out.reasons.items())),
+    })

@@ -1,0 +1,261 @@
+"""folds.jsonl: the optional, locked fold-by-fold record of every trajectory.
+
+Methods note. One JSON object per line, one line per fold call, as the runner writes
+it (analysis.runner.package.fold_records). The fields the analysis reads are declared
+as data in :data:`FOLD_FIELDS` (name, JSON type, required, nullable); every other key
+(``reply_text``, ``usage``, ...) is allowed and ignored. Validation follows the CSVs:
+every problem is collected with its line and key and raised at once as
+:class:`FoldsFormatError` (a :class:`SchemaError`). Per row the fold indices must run
+0, 1, 2, ... in file order (a skipped or repeated index is named with both lines), and
+every ``row_id`` must be a row of rows.csv. The parser reads the verified bytes once
+(split on newlines, one ``json.loads`` per line), so its time is linear in the file
+size, whatever one carrier's length.
+
+Entry folds need to know which chunk holds each graded value. The package records the
+fixture by ``fixture_digest`` (rows.csv, runner extra); :func:`fixture_placements`
+finds the fixture whose bytes hash to that digest among the package's own locked files
+and the repository's committed fixtures (``data/v2/fixture/*.json``) and returns each
+graded value's label, value, value class and chunk.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from .errors import Problem, SchemaError
+
+FOLDS_FILE = "folds.jsonl"
+NOT_IN_EVIDENCE = "not in this evidence: the package has no folds.jsonl"
+FIXTURE_DIRS: tuple[Path, ...] = (Path(__file__).resolve().parents[2] / "data" / "v2" / "fixture",)
+"""Where committed fixtures are looked up by digest (after the package's own locked files)."""
+
+
+class FoldsFormatError(SchemaError):
+    """folds.jsonl breaks its schema: bad JSON, unknown rows, skipped/repeated folds, bad types."""
+
+    summary = "folds.jsonl breaks the evidence format"
+    fix = ("correct the lines named below (see docs/EVIDENCE_FORMAT.md, 'folds.jsonl'), "
+           "then re-lock the package")
+
+
+@dataclass(frozen=True, slots=True)
+class FoldField:
+    """One key of a folds.jsonl line that the analysis reads."""
+
+    name: str
+    """JSON key."""
+    kind: str
+    """``text``, ``int`` (>= 0), ``bool`` or ``int_list`` (list of ints >= 0)."""
+    required: bool
+    """True when the key must be present."""
+    nullable: bool
+    """True when ``null`` is allowed."""
+    doc: str
+    """One-line meaning, as in docs/EVIDENCE_FORMAT.md."""
+
+
+FOLD_FIELDS: tuple[FoldField, ...] = (
+    FoldField("row_id", "text", True, False, "the row of rows.csv this fold belongs to"),
+    FoldField("fold", "int", True, False, "0-based fold call index; per row 0, 1, 2, ... in file order"),
+    FoldField("chunks", "int_list", True, False, "0-based chunk indices the fold read (more than one after a lost fold)"),
+    FoldField("carrier", "text", True, False, "the carrier after this fold (after the carry cap)"),
+    FoldField("parse_ok", "bool", True, True, "schema arms: the reply parsed; null for plain arms and lost folds"),
+    FoldField("clipped", "bool", True, False, "the carry cap clipped the carrier"),
+    FoldField("finish_reason", "text", False, True, "finish reason as the endpoint reported it"),
+    FoldField("lost", "bool", False, True, "no usable reply: carrier kept, chunk folded with the next"),
+)
+"""The schema of folds.jsonl as data (the loader and the docs follow it)."""
+
+SCHEMA: dict[str, pl.DataType] = {
+    "row_id": pl.String(), "fold": pl.Int64(), "chunks": pl.List(pl.Int64()), "carrier": pl.String(),
+    "parse_ok": pl.Boolean(), "clipped": pl.Boolean(), "finish_reason": pl.String(), "lost": pl.Boolean(),
+    "line": pl.Int64(),
+}
+"""Columns of the loaded folds frame (``line`` is the 1-based line in folds.jsonl)."""
+
+
+def _type_ok(kind: str, value: Any) -> bool:
+    if kind == "text":
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                                           for v in value)
+
+
+_KIND_WORDS = {"text": "a string", "bool": "true or false", "int": "an integer >= 0",
+               "int_list": "a list of integers >= 0"}
+
+
+def parse_folds(data: bytes | None, row_ids: Iterable[str] | None,
+                problems: list[Problem]) -> pl.DataFrame | None:
+    """Parse folds.jsonl bytes; append every problem to ``problems``; None when absent or broken.
+
+    ``row_ids``: the rows of rows.csv (None skips the unknown-row rule, e.g. when rows.csv failed).
+    """
+    if data is None:
+        return None
+    known = None if row_ids is None else set(row_ids)
+    start = len(problems)
+    cols: dict[str, list[Any]] = {name: [] for name in SCHEMA}
+    last: dict[str, tuple[int, int]] = {}  # row_id -> (last fold index, its line)
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    for number, raw in enumerate(lines, 1):
+        def bad(key: str | None, message: str, _n: int = number) -> None:
+            problems.append(Problem(FOLDS_FILE, _n, key, message))
+        try:
+            doc = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            bad(None, f"not UTF-8 (byte {exc.start}); write the file as UTF-8")
+            continue
+        except json.JSONDecodeError as exc:
+            bad(None, f"not JSON ({exc.msg} at character {exc.pos + 1}); write one JSON object per line")
+            continue
+        except RecursionError:
+            bad(None, "not JSON: nested too deeply; write one flat JSON object per line")
+            continue
+        if not isinstance(doc, dict):
+            bad(None, f"is a JSON {type(doc).__name__}, not an object; write one JSON object per line")
+            continue
+        ok = True
+        for f in FOLD_FIELDS:
+            if f.name not in doc:
+                if f.required:
+                    bad(f.name, f"missing key {f.name!r} ({f.doc})")
+                    ok = False
+                continue
+            value = doc[f.name]
+            if value is None and f.nullable:
+                continue
+            if not _type_ok(f.kind, value):
+                shown = "null" if value is None else type(value).__name__
+                bad(f.name, f"{f.name} must be {_KIND_WORDS[f.kind]}{' or null' if f.nullable else ''}, "
+                            f"got {shown}")
+                ok = False
+        if not ok:
+            continue
+        row_id, fold = doc["row_id"], doc["fold"]
+        if known is not None and row_id not in known:
+            bad("row_id", f"row_id {row_id!r} is not a row of rows.csv; remove the line or add the row")
+            continue
+        prev = last.get(row_id)
+        want = 0 if prev is None else prev[0] + 1
+        if fold != want:
+            if prev is not None and fold <= prev[0]:
+                bad("fold", f"fold {fold} of row {row_id!r} repeats or goes back (fold {prev[0]} at line "
+                            f"{prev[1]}); keep one line per fold, in fold order")
+            else:
+                after = "the row's first line" if prev is None else f"fold {prev[0]} at line {prev[1]}"
+                bad("fold", f"fold {fold} of row {row_id!r} skips fold {want} (after {after}); "
+                            "write every fold call, numbered 0, 1, 2, ...")
+            last[row_id] = (fold, number)  # later lines are judged against this one: one gap, one problem
+            continue
+        last[row_id] = (fold, number)
+        for name in SCHEMA:
+            cols[name].append(number if name == "line" else doc.get(name))
+    if len(problems) > start:
+        return None
+    return pl.DataFrame(cols, schema=SCHEMA)
+
+
+def load_folds_bytes(data: bytes | None, row_ids: Iterable[str] | None) -> pl.DataFrame | None:
+    """Parse folds.jsonl bytes and raise :class:`FoldsFormatError` listing every problem."""
+    problems: list[Problem] = []
+    frame = parse_folds(data, row_ids, problems)
+    if problems:
+        raise FoldsFormatError(problems)
+    return frame
+
+
+# ---------------------------------------------------------------- fixture placement
+PLACEMENT_SCHEMA: dict[str, pl.DataType] = {
+    "fixture_digest": pl.String(), "check": pl.String(), "value": pl.String(),
+    "value_class": pl.String(), "chunk": pl.Int64(), "case_sensitive": pl.Boolean(),
+}
+"""Columns of :func:`fixture_placements`: one line per graded value of each fixture found."""
+
+
+def _placement_rows(digest: str, data: bytes) -> list[dict[str, Any]] | None:
+    try:
+        doc = json.loads(data.decode("utf-8"))
+        return [{"fixture_digest": digest, "check": str(g["label"]), "value": str(g["value"]),
+                 "value_class": str(g["value_class"]), "chunk": int(g["chunk"]),
+                 "case_sensitive": bool(g.get("case_sensitive", True))} for g in doc["graded"]]
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return None
+
+
+def fixture_placements(root: Path, locked: Mapping[str, str], digests: Iterable[str],
+                       search: Iterable[Path] = FIXTURE_DIRS) -> tuple[pl.DataFrame, dict[str, str]]:
+    """Graded values and their chunks for each wanted fixture digest, and why any is missing.
+
+    Looks first at the package's locked files whose lock digest equals the fixture digest
+    (already verified), then at ``*.json`` in ``search`` (hashed here, used only on a match).
+    """
+    want = {d for d in digests if d}
+    rows: list[dict[str, Any]] = []
+    found: set[str] = set()
+    for name, digest in sorted(locked.items()):
+        if digest in want and digest not in found:
+            got = _placement_rows(digest, (Path(root) / name).read_bytes())
+            if got is not None:
+                rows += got
+                found.add(digest)
+    for directory in search:
+        if found >= want or not Path(directory).is_dir():
+            continue
+        for path in sorted(Path(directory).glob("*.json")):
+            data = path.read_bytes()
+            digest = hashlib.sha256(data).hexdigest()
+            if digest in want and digest not in found:
+                got = _placement_rows(digest, data)
+                if got is not None:
+                    rows += got
+                    found.add(digest)
+    missing = {d: (f"fixture {d[:12]}… not found: lock its JSON into the package or commit it under "
+                   "data/v2/fixture/") for d in sorted(want - found)}
+    return pl.DataFrame(rows, schema=PLACEMENT_SCHEMA), missing
+
+
+FACTS_SCHEMA: dict[str, pl.DataType] = {
+    "row_id": pl.String(), "check": pl.String(), "value": pl.String(), "value_class": pl.String(),
+    "chunk": pl.Int64(), "case_sensitive": pl.Boolean(),
+}
+"""Columns of :func:`graded_facts` (the fact-timeline estimator's ``facts`` input)."""
+
+
+def graded_facts(package: Any, search: Iterable[Path] = FIXTURE_DIRS) -> tuple[pl.DataFrame, dict[str, str]]:
+    """Every (row, graded check) of a package with folds, with its value's chunk; and what is missing.
+
+    Rows come from checks.csv (checks' ``expected`` must equal the fixture's value of that label),
+    the chunk from the fixture named by rows.csv ``fixture_digest``. Reasons: ``"<scope>" -> why``.
+    """
+    empty = pl.DataFrame(schema=FACTS_SCHEMA)
+    if package.folds is None:
+        return empty, {"folds": NOT_IN_EVIDENCE}
+    rows = package.rows
+    if "fixture_digest" not in rows.columns:
+        return empty, {"fixture": "rows.csv has no fixture_digest column, so entry folds are unknown"}
+    digest = rows.select("row_id", pl.col("fixture_digest").cast(pl.String))
+    checks = package.checks.select("row_id", "check", "expected").join(digest, on="row_id", how="inner")
+    placements, missing = fixture_placements(package.root, package.digests,
+                                             checks.get_column("fixture_digest").drop_nulls().unique().to_list(),
+                                             search)
+    joined = checks.join(placements, on=["fixture_digest", "check"], how="left")
+    reasons = dict(missing)
+    unmatched = joined.filter(pl.col("value").is_null() | (pl.col("value") != pl.col("expected")))
+    if unmatched.height:
+        reasons["checks"] = (f"{unmatched.height} checks whose label or expected value is not a graded value "
+                             "of the row's fixture are left out of the timeline")
+    facts = joined.filter(pl.col("value") == pl.col("expected"))
+    return facts.select([pl.col(c).cast(t) for c, t in FACTS_SCHEMA.items()]), reasons

@@ -1,0 +1,99 @@
+"""Survival of graded values: Kaplan–Meier curves per arm and where values are lost (issue 14).
+
+Methods note: the data are the survival table's (analysis.tables.survival.survival_source: the
+evidence when it has folds.jsonl, else the v2 pilot). Left: Kaplan–Meier survival of captured
+values by folds since entry, one step line per arm (an arm with no captured value is listed in
+the panel instead of drawn). Right: every value with an entry fold, per arm, in exclusive
+classes: not captured at entry (entry fold did not parse / other), lost later at a clipped
+fold, at a parse failure (not clipped), at another fold, or present in the final carrier.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
+from analysis.style import OKABE_ITO
+from analysis.tables.context import ReportContext
+from analysis.tables.survival import survival_source
+
+CLASSES = (
+    ("not captured: entry fold did not parse", "vermillion"),
+    ("not captured: other", "orange"),
+    ("lost at a clipped fold", "purple"),
+    ("lost at a parse failure", "yellow"),
+    ("lost at another fold", "sky"),
+    ("in the final carrier", "green"),
+)
+
+
+def loss_classes(facts: pl.DataFrame) -> pl.DataFrame:
+    """Per arm, the count of values in each exclusive class of :data:`CLASSES` (values with an entry fold)."""
+    f = facts.filter(pl.col("entry_fold").is_not_null())
+    cap = pl.col("captured").fill_null(False)
+    ev = pl.col("event").fill_null(False)
+    clip = pl.col("loss_clipped").fill_null(False)
+    cls = (pl.when(~cap & pl.col("entry_parse_failed").fill_null(False)).then(pl.lit(CLASSES[0][0]))
+           .when(~cap).then(pl.lit(CLASSES[1][0]))
+           .when(ev & clip).then(pl.lit(CLASSES[2][0]))
+           .when(ev & pl.col("loss_parse_failed").fill_null(False)).then(pl.lit(CLASSES[3][0]))
+           .when(ev).then(pl.lit(CLASSES[4][0]))
+           .when(pl.col("survived").fill_null(False)).then(pl.lit(CLASSES[5][0]))
+           .otherwise(pl.lit(CLASSES[4][0])))
+    return f.with_columns(cls.alias("class")).group_by("arm", "class").len().sort("arm", "class")
+
+
+def fact_survival(ctx: ReportContext) -> FigureSpec:
+    """Kaplan–Meier survival per arm and where values are lost."""
+    title = "Survival of graded values across folds, and where they are lost"
+    with style():
+        src = survival_source(ctx)
+        if isinstance(src, str):
+            return FigureSpec("fact_survival", title, empty_figure(title, src), f"Not in this evidence: {src}", src)
+        s, label, package = src.survival, src.label, src.package
+        facts = src.timeline.facts.join(package.rows.select("row_id", "arm"), on="row_id", how="inner")
+        facts = facts.filter(pl.col("row_id").is_in(
+            package.rows.filter(pl.col("valid").fill_null(False) & (pl.col("scenario") == s.contrast.scenario))
+            .get_column("row_id").implode()))
+        arms = s.arms.get_column("arm").to_list()
+        palette = list(OKABE_ITO.values())
+        fig, (ax, bx) = new_figure(2, height=3.4)
+        missing = []
+        for i, arm in enumerate(arms):
+            km = s.km.filter(pl.col("arm") == arm)
+            if km.height == 0:
+                r = s.arms.filter(pl.col("arm") == arm).row(0, named=True)
+                missing.append(f"{arm}: {r['captured']} of {r['entered']} captured")
+                continue
+            ax.step(km["folds_since_entry"], km["survival"], where="post", color=palette[i % len(palette)],
+                    label=f"{arm} (n={int(km['at_risk'][0])})")
+        if missing:
+            ax.text(0.03, 0.05, "No curve (no value captured at entry):\n" + "\n".join(missing),
+                    transform=ax.transAxes, fontsize=8, va="bottom")
+        ax.set_ylim(-0.03, 1.05)
+        top = int(facts.get_column("distance").fill_null(0).to_numpy().max(initial=1))
+        ax.set_xlim(-0.1, max(top, 1) + 0.1)
+        ax.set_xticks(range(max(top, 1) + 1))
+        ax.set_xlabel("folds since entry")
+        ax.set_ylabel("share of captured values still present")
+        ax.set_title(f"Kaplan–Meier, {label}")
+        if len(missing) < len(arms):
+            ax.legend(loc="upper right")
+        counts = loss_classes(facts)
+        y = np.arange(len(arms))
+        left = np.zeros(len(arms))
+        for name, colour in CLASSES:
+            vals = np.array([counts.filter((pl.col("arm") == a) & (pl.col("class") == name))["len"].sum()
+                             for a in arms], dtype=float)
+            bx.barh(y, vals, left=left, color=OKABE_ITO[colour], label=name)
+            left += vals
+        bx.set_yticks(y, arms)
+        bx.invert_yaxis()
+        bx.set_xlabel("graded values (all rows)")
+        bx.set_title("Where values end up")
+        bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), fontsize=7, ncol=2)
+    alt = (f"Left: Kaplan–Meier survival of captured graded values by folds since entry, per arm ({label}); "
+           "right: stacked bars per arm of values not captured at entry, lost at clipped folds, at parse "
+           "failures or elsewhere, and present in the final carrier.")
+    return FigureSpec("fact_survival", title, fig, alt)

@@ -1,0 +1,139 @@
+"""Survival of graded values across folds: the per-arm table and the cuts table (issue 14).
+
+Methods note: the analysed package is the evidence itself when it has folds.jsonl, else the
+v2 pilot beside it (``ReportContext.extras["v2_pilot"]``), named in the ``evidence`` column.
+Numbers come from analysis.estimators.survival_results.package_survival (fact timeline +
+Kaplan–Meier survival); nothing is recomputed here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from analysis.estimators.fact_timeline import FactTimeline
+from analysis.estimators.survival import FactSurvival
+from analysis.estimators.survival_results import PackageSurvival, package_survival
+from analysis.tables.context import ReportContext
+from analysis.tables.labels import arm_label
+from analysis.tables.pilot import PILOT_KEY
+from analysis.tables.spec import (
+    TableSpec,
+    display_frame,
+    empty_table,
+    fmt_count_of,
+    fmt_num,
+)
+
+_CACHE: dict[int, tuple[Any, PackageSurvival]] = {}
+
+
+def survival_of(package: Any, params: Any) -> PackageSurvival:
+    """package_survival, computed once per loaded package object (tables and figures share it)."""
+    hit = _CACHE.get(id(package))
+    if hit is not None and hit[0] is package:
+        return hit[1]
+    if len(_CACHE) > 4:
+        _CACHE.clear()
+    out = package_survival(package, params)
+    _CACHE[id(package)] = (package, out)
+    return out
+
+
+@dataclass(frozen=True)
+class SurvivalSource:
+    """The package the survival outputs show, with its timeline and survival."""
+
+    label: str
+    """``this evidence`` or ``v2 pilot``."""
+    package: Any
+    """The EvidencePackage."""
+    timeline: FactTimeline
+    """Its fact timeline."""
+    survival: FactSurvival
+    """Its survival per arm."""
+
+
+def survival_source(ctx: ReportContext) -> SurvivalSource | str:
+    """The evidence when it has a fact timeline, else the v2 pilot beside it; else why neither has one."""
+    candidates = [("this evidence", ctx.package), ("v2 pilot", (ctx.extras or {}).get(PILOT_KEY))]
+    own = survival_of(ctx.package, ctx.params)
+    for label, package in candidates:
+        if package is None:
+            continue
+        out = survival_of(package, ctx.params)
+        if out.timeline is not None and out.survival is not None:
+            return SurvivalSource(label, package, out.timeline, out.survival)
+    why = own.reasons.get("folds") or "; ".join(f"{v}" for _, v in sorted(own.reasons.items()))
+    return (why or "no fact timeline").removeprefix("not in this evidence: ")
+
+
+ARM_COLUMNS = ["evidence", "arm", "rows", "values captured at entry", "survived to the final carrier",
+               "S(k) by folds since entry", "hazard per fold", "losses at clipped folds",
+               "losses at parse failures", "not captured: entry fold did not parse"]
+
+
+def _curve(km: pl.DataFrame, arm: str, column: str, start: int) -> str:
+    part = km.filter((pl.col("arm") == arm) & (pl.col("folds_since_entry") >= start))
+    if part.height == 0:
+        return "—"
+    return ", ".join(f"{k}: {fmt_num(v, 2)}" for k, v in part.select("folds_since_entry", column).iter_rows())
+
+
+def fact_survival(ctx: ReportContext) -> TableSpec:
+    """Per arm: capture at entry, survival to the final carrier, Kaplan–Meier S(k), hazard, loss sites."""
+    title = "Where graded values are lost: capture at the entry fold and survival across later folds, per arm"
+    src = survival_source(ctx)
+    if isinstance(src, str):
+        return empty_table("t_fact_survival", title, ARM_COLUMNS, src)
+    s, label = src.survival, src.label
+    rows = []
+    for r in s.arms.iter_rows(named=True):
+        rows.append({
+            "evidence": label, "arm": arm_label(r["arm"]), "rows": str(r["rows"]),
+            ARM_COLUMNS[3]: f"{fmt_count_of(r['captured'], r['entered'])} ({fmt_num(r['capture_rate'])})",
+            ARM_COLUMNS[4]: fmt_count_of(r["survived"], r["captured"]),
+            ARM_COLUMNS[5]: _curve(s.km, r["arm"], "survival", 0),
+            ARM_COLUMNS[6]: _curve(s.km, r["arm"], "hazard", 1),
+            ARM_COLUMNS[7]: fmt_count_of(r["losses_clipped"], r["losses"]),
+            ARM_COLUMNS[8]: fmt_count_of(r["losses_parse_failed"], r["losses"]),
+            ARM_COLUMNS[9]: fmt_count_of(r["not_captured_parse_failed"], r["not_captured"]),
+        })
+    parts = []
+    for name, p in s.paired.items():
+        what = "captured values" if name == "captured" else "values surviving to the final carrier"
+        parts.append(f"{s.contrast.treatment} − {s.contrast.control} in {what}: "
+                     f"{fmt_num(p.mean, 2)} per row over {p.pairs} pairs in {p.configurations} configuration(s)"
+                     + (f" ({p.reason})" if p.reason else ""))
+    note = (f"Valid rows of scenario {s.contrast.scenario} ({label}). Entry fold: the first fold that read the "
+            "value's chunk; captured: the value is a whole token of that fold's carrier. S(k): Kaplan–Meier "
+            "survival of captured values k folds after entry (right-censored at the last fold); hazard: losses "
+            "over values at risk at k. Losses at clipped folds / parse failures count losses whose fold was "
+            "clipped at the carry cap / did not parse (a fold can be both), out of all losses. Paired within "
+            "repeat blocks (primary panel estimator): " + "; ".join(parts) + ". Ours, not the paper's.")
+    data = s.arms.with_columns(pl.lit(label).alias("evidence"))
+    return TableSpec("t_fact_survival", title, data, display_frame(rows, ARM_COLUMNS), note=note)
+
+
+CUT_COLUMNS = ["evidence", "cut", "level", "arm", "values", "captured at entry", "survived to the final carrier"]
+
+
+def fact_survival_cuts(ctx: ReportContext) -> TableSpec:
+    """Capture and survival cut by the fixture's value class and by the entry fold's distance from the last."""
+    title = "Capture and survival of graded values by value class and by folds between entry and the last fold"
+    src = survival_source(ctx)
+    if isinstance(src, str):
+        return empty_table("t_fact_survival_cuts", title, CUT_COLUMNS, src)
+    cuts, label = src.survival.cuts, src.label
+    names = {"value_class": "value class", "distance": "folds after entry"}
+    rows = [{"evidence": label, "cut": names.get(r["cut"], r["cut"]), "level": r["level"], "arm": arm_label(r["arm"]),
+             "values": str(r["facts"]),
+             "captured at entry": f"{fmt_count_of(r['captured'], r['facts'])} ({fmt_num(r['capture_rate'])})",
+             "survived to the final carrier": fmt_count_of(r["survived"], r["captured"])}
+            for r in cuts.iter_rows(named=True)]
+    return TableSpec("t_fact_survival_cuts", title, cuts.with_columns(pl.lit(label).alias("evidence")),
+                     display_frame(rows, CUT_COLUMNS),
+                     note=f"Values with an entry fold, valid rows ({label}). 'Folds after entry' = last fold − "
+                          "entry fold (0: the value arrives in the last fold). Ours, not the paper's.")

@@ -1,0 +1,1 @@
+"""Offline viewers of evidence (report/trajectories.html)."""
