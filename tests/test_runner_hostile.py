@@ -200,3 +200,13 @@ def test_probe_exits_1_for_an_unreachable_endpoint() -> None:
     r, _ = _run(["probe", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m", "--api-key-env", "",
                  "--timeout", "5"], timeout=90)
     assert r.returncode == 1 and "not usable" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+
+
+def test_a_key_in_a_plan_api_key_env_is_refused_and_never_written(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(f'[[configurations]]\nbase_url = "http://127.0.0.1:9/v1"\nmodel = "m"\npublished = 2026-03-01\n'
+                    f'api_key_env = "{KEY}"\n', encoding="utf-8")
+    rc = main(["sweep", "--plan", str(plan), "--out", str(tmp_path / "o"), "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "api_key_env" in err and KEY not in err and not (tmp_path / "o").exists()
