@@ -210,3 +210,41 @@ def test_a_key_in_a_plan_api_key_env_is_refused_and_never_written(tmp_path: Path
     rc = main(["sweep", "--plan", str(plan), "--out", str(tmp_path / "o"), "--quiet"])
     err = capsys.readouterr().err
     assert rc == 2 and "api_key_env" in err and KEY not in err and not (tmp_path / "o").exists()
+
+
+# ------------------------------------------------------------------ the redaction mechanism itself
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from analysis.runner import secrets  # noqa: E402
+
+KEYS = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.", min_size=8,
+               max_size=40)
+
+
+@settings(max_examples=80, deadline=None)
+@given(KEYS, st.text(max_size=60), st.text(max_size=60))
+def test_redaction_removes_every_occurrence_at_any_depth(key: str, before: str, after: str) -> None:
+    secrets.forget_secrets()
+    try:
+        secrets.register_secret(key)
+        text = before + key + after + json.dumps(key) + key
+        doc = {"a": [text, (text,)], text: {"b": text.encode()}, "n": 5}
+        out = json.dumps(secrets.redact({k: v for k, v in doc.items() if k != text}) | {"k": secrets.redact(text)},
+                         default=lambda b: b.decode())
+        assert key not in out
+        assert key.encode() not in secrets.redact(text.encode())
+        assert secrets.redact(5) == 5 and secrets.redact(None) is None
+    finally:
+        secrets.forget_secrets()
+
+
+def test_short_values_are_not_registered_and_url_spellings_are() -> None:
+    secrets.forget_secrets()
+    try:
+        secrets.register_secret("abc")
+        assert secrets.redact_text("abc abc") == "abc abc"
+        secrets.register_secret("k/ey+with space")
+        assert secrets.redact_text("q=k%2Fey%2Bwith%20space&p=k%2Fey%2Bwith+space") == "q=[REDACTED]&p=[REDACTED]"
+    finally:
+        secrets.forget_secrets()

@@ -95,9 +95,9 @@ def api_key_env_problem(name: str | None, *, option: str = "--api-key-env") -> s
 
     '' / None means "no key" (keyless local servers) and is accepted.
     """
-    if not name:
+    if name is None or name == "":
         return None
-    if not ENV_NAME.fullmatch(name):
+    if not isinstance(name, str) or not ENV_NAME.fullmatch(name):
         return (f"{option} takes the NAME of an environment variable that holds the key (letters, digits and "
                 "_), not the key itself; the value given is not a variable name and is not repeated here. "
                 f"Run e.g. `export MY_API_KEY=...` and pass {option} MY_API_KEY, or {option} '' for a "
