@@ -168,7 +168,7 @@ def test_a_corrupt_ledger_line_stops_the_resume_naming_the_line(tmp_path: Path, 
 def _run(argv: list[str], timeout: float) -> tuple[subprocess.CompletedProcess[str], float]:
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "analysis.runner", *argv], cwd=REPO, env=env, capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "analysis.runner", *argv], cwd=REPO, env=env, capture_output=True, check=False,
                        text=True, timeout=timeout)
     return r, time.monotonic() - t0
 
@@ -213,10 +213,10 @@ def test_a_key_in_a_plan_api_key_env_is_refused_and_never_written(tmp_path: Path
 
 
 # ------------------------------------------------------------------ the redaction mechanism itself
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from analysis.runner import secrets  # noqa: E402
+from analysis.runner import secrets
 
 KEYS = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.", min_size=8,
                max_size=40)

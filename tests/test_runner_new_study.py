@@ -90,7 +90,7 @@ def embedded_like(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, 
 
 def test_pre_run_note_names_the_configuration_its_date_the_cutoff_and_the_fix(embedded_like) -> None:
     _, err, _ = embedded_like
-    cutoff = default_cutoff(dt.datetime.now(dt.timezone.utc).date())
+    cutoff = default_cutoff(dt.datetime.now(dt.UTC).date())
     note = [x for x in err.splitlines() if x.startswith("note:")]
     assert len(note) == 1, err
     assert "smollm2-135m-instruct" in note[0] and "2024-11-01" in note[0] and str(cutoff) in note[0]
@@ -138,8 +138,9 @@ def test_the_report_shows_the_paired_effect_in_the_out_of_window_table(embedded_
 
 
 def test_an_explicit_cutoff_puts_the_run_in_the_panel(tmp_path: Path) -> None:
-    from analysis.evidence import load_package
     from support.fault_proxy import EchoUpstream
+
+    from analysis.evidence import load_package
 
     with EchoUpstream() as up:
         rc = main(["sweep", "--base-url", up.url + "/v1", "--model", "m", "--api-key-env", "", "--published",

@@ -148,10 +148,10 @@ def run_date_of(records: Sequence[dict[str, Any]]) -> dt.date:
     for r in records:
         if r.get("kind") == "session" and isinstance(r.get("started"), str):
             try:
-                return dt.datetime.fromisoformat(r["started"]).astimezone(dt.timezone.utc).date()
+                return dt.datetime.fromisoformat(r["started"]).astimezone(dt.UTC).date()
             except ValueError:
                 break
-    return dt.datetime.now(dt.timezone.utc).date()
+    return dt.datetime.now(dt.UTC).date()
 
 
 def resolve_cutoff(given: str | None, run_date: dt.date) -> tuple[dt.date, dict[str, Any]]:

@@ -61,13 +61,13 @@ class HostileServer:
                 self._send(401, json.dumps({"error": {"message": msg, "code": "invalid_api_key"}}).encode())
                 return True
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 outer.requests.append(("GET", self.path))
                 if self._hostile():
                     return
                 self._send(200, json.dumps(outer.models).encode())
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 n = int(self.headers.get("Content-Length", "0"))
                 self.rfile.read(n)
                 outer.requests.append(("POST", self.path))
