@@ -196,9 +196,12 @@ def test_torn_ledger_tail_is_dropped_and_appends_stay_parseable(tmp_path: Path) 
     raw = path.read_bytes()
     assert raw.endswith(b"\n")
     lines = raw.splitlines()
-    # the torn fragment stays on disk (append-only), terminated; every other line parses
+    # the torn fragment stays on disk (append-only), terminated and named by a torn_tail record
     assert lines[1] == b'{"kind": "b", "i"'
-    assert [json.loads(x)["i"] for x in (lines[0], lines[2])] == [1, 3]
+    assert json.loads(lines[2]) == {"kind": "torn_tail", "line": 2}
+    assert [json.loads(x)["i"] for x in (lines[0], lines[3])] == [1, 3]
+    with Ledger(path) as led:  # and it reopens cleanly again
+        assert [r["i"] for r in led.records] == [1, 3]
 
 
 from hypothesis import given, settings  # noqa: E402

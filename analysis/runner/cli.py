@@ -6,7 +6,10 @@ in the ledger; every later session with the same --out reuses those verdicts (th
 must not change mid-sweep) and refuses to continue if the sweep's identity (endpoint, model, pin,
 fixture, arms, repeats, design, group, seed, temperature) differs.  The evidence package is
 rebuilt from the ledger at the end of every session.  API keys are read from the environment
-variable named by --api-key-env and never written anywhere.
+variable named by --api-key-env and redacted from everything written (analysis.runner.secrets).
+Every argument is checked, and the pre-run notices printed (configurations outside the recency
+window, repeats that will be copies), before a server starts or a request is sent
+(analysis.runner.preflight).
 """
 
 from __future__ import annotations
@@ -23,17 +26,41 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from analysis.runner.client import EndpointClient, EndpointConfig
+from analysis.escape import terminal
+from analysis.runner.client import ClientConfigError, EndpointClient, EndpointConfig
 from analysis.runner.design import DESIGNS, arm_order
 from analysis.runner.ledger import Ledger, evidence_rows, write_evidence
-from analysis.runner.pinning import (Pin, Provenance, configuration_key, git_commit, package_versions,
-                                     study_runner_toml)
+from analysis.runner.pinning import (
+    Pin,
+    Provenance,
+    configuration_key,
+    git_commit,
+    package_versions,
+    study_runner_toml,
+)
+from analysis.runner.preflight import (
+    PreflightError,
+    notices,
+    resolve_cutoff,
+    run_date_of,
+    validate,
+)
 from analysis.runner.probe import ProbeReport, apply, probe
-from analysis.runner.sweep import RetryPolicy, SweepSpec, plan_slots, protocol_trajectory, run_sweep
+from analysis.runner.secrets import api_key_env_problem, redact, redact_text, write_text
+from analysis.runner.sweep import (
+    RetryPolicy,
+    SweepSpec,
+    plan_slots,
+    protocol_trajectory,
+    run_sweep,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = {"small": "s5-small", "default": "s5-150k", "small-s1": "s1-small", "default-s1": "s1-150k"}
 SMOLLM2_PUBLISHED = dt.date(2024, 11, 1)  # SmolLM2 public release (Hugging Face, 1 Nov 2024)
+EMBEDDED_TEMPERATURE = 0.7
+"""The embedded default temperature: with --seed-per-repeat (also the default there) repeats of a
+deterministic llama.cpp server are different samples, while both arms of a repeat share one seed."""
 
 
 class CliError(RuntimeError):
@@ -129,7 +156,7 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
     from analysis.runner.arms import load_arms
     from analysis.runner.protocol import RunSettings
 
-    fixture = load_fixture_arg(args.fixture)
+    fixture = getattr(args, "fixture_obj", None) or load_fixture_arg(args.fixture)
     arms_all = load_arms()
     codes = _csv(args.arms)
     unknown = [c for c in codes if c not in arms_all]
@@ -149,6 +176,8 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
                            f"this command {ident[:12]}); rerun the original command or choose a new --out")
         if args.package_only and not sessions:
             raise CliError(f"--package-only needs an existing sweep in {out}; run the sweep first")
+        if getattr(args, "window", None) is None:
+            announce_window(args, targets, ledger.records)
         reports = sessions[0]["probes"] if sessions else {t.endpoint_id + "|" + t.cfg.model: _probe_target(t, args, arms)
                                                           for t in targets}
         # provenance of the run itself (not of a later --package-only rebuild): first session, else the
@@ -229,6 +258,8 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
                                and (r.get("valid") or r.get("invalid_reason") != "infrastructure")}),
         "configurations": {key: {**prov.manifest(), "configuration": key, "endpoint_id": t.endpoint_id,
                                  "execution_group": t.execution_group} for t, _, _, prov, key in shaped},
+        "recency": {"cutoff": args.window[0].isoformat(),
+                    **{k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in args.window[1].items()}},
         **(extra_runner or {}),
     }
     if args.package_only:
@@ -258,18 +289,40 @@ def write_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any]
                  "execution_group": t.execution_group,
                  **{k: v for k, v in (extra_runner or {}).items() if isinstance(v, (str, int, float, bool))}}
         runner.append(study_runner_toml(prov, extra).replace(json.dumps(configuration_key(pin)), json.dumps(key), 1))
-    study = Study(name=args.study_name, recency_cutoff=dt.date.fromisoformat(args.recency_cutoff),
+    cutoff, recency = args.window
+    runner.insert(0, "[runner]\n" + "\n".join(f"{k} = {v.isoformat() if isinstance(v, dt.date) else json.dumps(v)}"
+                                               for k, v in recency.items()) + "\n")
+    study = Study(name=args.study_name, recency_cutoff=cutoff,
                   control=args.control, treatment=args.treatment, scenario=scenario,
                   configurations=confs, partition_runs=tuple(runs))
     pkg = out / "evidence"
     text = json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n"
-    (out / "run_manifest.json").write_text(text, encoding="utf-8")
+    write_text(out / "run_manifest.json", text)
     from analysis.plan.sweep_hook import package_extras  # issue 13: [preregistration] + preregistration.json
     prereg_toml, prereg_json = package_extras(args, records, list(confs))
     write_evidence(pkg, study, ev, study_appendix="\n".join([*runner, *([prereg_toml] if prereg_toml else [])]),
                    extra_json={"run_manifest.json": json.loads(text),
                                "arms.json": {c: arm_record(a) for c, a in arms.items()}, **prereg_json})
     return pkg
+
+
+def announce_window(args: argparse.Namespace, targets: Sequence[tuple[str, dt.date]] | Sequence[Target],
+                    records: Sequence[dict[str, Any]]) -> None:
+    """Fix the study's recency window (args.window) and print the pre-run notices on stderr."""
+    cutoff, recency = resolve_cutoff(args.recency_cutoff, run_date_of(records))
+    args.window = (cutoff, recency)
+    pairs = [(t.key or configuration_key(Pin.from_config(t.cfg)), t.published) if isinstance(t, Target) else t
+             for t in targets]
+    if args.package_only:
+        return
+    for line in notices(pairs, cutoff, recency, temperature=args.temperature, repeats=args.repeats,
+                        seed=args.seed, seed_per_repeat=args.seed_per_repeat):
+        say(line)
+
+
+def say(message: str) -> None:
+    """One message on stderr, redacted and with control characters made visible."""
+    print(terminal(redact_text(message)), file=sys.stderr)
 
 
 def load_plan(path: str, args: argparse.Namespace) -> list[Target]:
@@ -285,6 +338,11 @@ def load_plan(path: str, args: argparse.Namespace) -> list[Target]:
         raise CliError(f"--plan {path}: no [[configurations]] tables; add one per served configuration")
     targets = []
     for i, e in enumerate(entries, start=1):
+        if not isinstance(e, dict):
+            raise CliError(f"--plan {path}: configuration {i} is not a table; write [[configurations]] tables")
+        problem = api_key_env_problem(e.get("api_key_env"), option=f"configuration {i} api_key_env")
+        if problem:
+            raise CliError(f"--plan {path}: {problem}")
         missing = [k for k in ("base_url", "model", "published") if k not in e]
         if missing:
             raise CliError(f"--plan {path}: configuration {i} lacks {missing}; add them")
@@ -317,9 +375,12 @@ def _add_endpoint_args(p: argparse.ArgumentParser, *, remote: bool) -> None:
                    help="gateway fallback setting sent with the pin (use false to pin strictly)")
     p.add_argument("--quantization", default=None, help="pinned/declared quantization, e.g. bf16")
     p.add_argument("--accept-served-model", default="", help="served model ids accepted besides --model")
-    p.add_argument("--temperature", type=float, default=0.0, help="fixed sampling temperature (default 0)")
+    temp = 0.0 if remote else EMBEDDED_TEMPERATURE
+    p.add_argument("--temperature", type=float, default=temp,
+                   help=f"fixed sampling temperature, the same for every arm (default {temp:g})")
     p.add_argument("--seed", type=int, default=0, help="seed sent where the endpoint accepts one (recorded either way)")
-    p.add_argument("--timeout", type=float, default=600.0, help="per-call timeout in seconds")
+    p.add_argument("--timeout", type=float, default=600.0,
+                   help="total deadline of one request in seconds, connect to last byte (default 600)")
     p.add_argument("--structured-mode", choices=("json_schema", "json_object_schema", "none"), default=None,
                    help="request shape for schema arms when --no-probe is given")
     p.add_argument("--reasoning-off", choices=("none", "openrouter", "effort", "chat_template"), default=None,
@@ -327,7 +388,8 @@ def _add_endpoint_args(p: argparse.ArgumentParser, *, remote: bool) -> None:
     p.add_argument("--context-length", type=int, default=None, help="declared context length if /models lacks it")
 
 
-def _add_sweep_args(p: argparse.ArgumentParser, *, arms: str, repeats: int, concurrency: int) -> None:
+def _add_sweep_args(p: argparse.ArgumentParser, *, arms: str, repeats: int, concurrency: int,
+                    seed_per_repeat: bool = False) -> None:
     p.add_argument("--arms", default=arms, help=f"arm codes, comma-separated (default {arms})")
     p.add_argument("--repeats", type=int, default=repeats, help=f"planned repeats (default {repeats})")
     p.add_argument("--concurrency", type=int, default=concurrency, help="trajectories in flight at once")
@@ -340,7 +402,9 @@ def _add_sweep_args(p: argparse.ArgumentParser, *, arms: str, repeats: int, conc
     p.add_argument("--published", default=None, help="configuration publication date YYYY-MM-DD (required remotely)")
     p.add_argument("--price", default=None, help="price as given by the provider (free text, recorded)")
     p.add_argument("--study-name", default="v2 sweep", help="study name in study.toml")
-    p.add_argument("--recency-cutoff", default="2026-01-28", help="study recency cutoff")
+    p.add_argument("--recency-cutoff", default=None,
+                   help="study recency cutoff YYYY-MM-DD: configurations published on or after it form the primary "
+                        "panel (default: six months before the run date, the paper's rule; recorded in study.toml)")
     p.add_argument("--control", default="j", help="control arm of the primary contrast")
     p.add_argument("--treatment", default="q", help="treatment arm of the primary contrast")
     p.add_argument("--max-attempts", type=int, default=4, help="attempts per slot ending in infrastructure faults")
@@ -348,8 +412,9 @@ def _add_sweep_args(p: argparse.ArgumentParser, *, arms: str, repeats: int, conc
     p.add_argument("--backoff-cap", type=float, default=60.0, help="largest backoff (Retry-After included)")
     p.add_argument("--no-probe", action="store_true", help="skip the capability probe (use --structured-mode)")
     p.add_argument("--quiet", action="store_true", help="no progress line on stderr")
-    p.add_argument("--seed-per-repeat", action="store_true",
-                   help="derive one seed per repeat block from --seed (for --temperature > 0 sampling)")
+    p.add_argument("--seed-per-repeat", action=argparse.BooleanOptionalAction, default=seed_per_repeat,
+                   help="derive one seed per repeat block from --seed, shared by the block's arms, so sampled "
+                        f"repeats differ while arms stay paired (default {'on' if seed_per_repeat else 'off'})")
     p.add_argument("--package-only", action="store_true",
                    help="rebuild OUT/evidence from the ledger without running the remaining slots")
 
@@ -361,8 +426,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "evidence package. Re-running the same sweep command resumes it from its ledger.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="""examples:
-  # no endpoint: llama.cpp + SmolLM2-135M on loopback, small fixture, arms j,q,m
-  python -m analysis.runner embedded --out runs/embedded --repeats 4
+  # no endpoint: llama.cpp + SmolLM2-135M on loopback, small fixture, arms j,q, 2 repeats sampled at
+  # temperature 0.7 with one seed per repeat (the embedded defaults)
+  python -m analysis.runner embedded --out runs/embedded
   # your vLLM server
   python -m analysis.runner sweep --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-8B \\
       --published 2025-04-29 --api-key-env '' --arms j,q,m --repeats 4 --concurrency 8 --out runs/qwen3-8b
@@ -390,7 +456,7 @@ The evidence package is OUT/evidence; analyse it with: python generate.py --evid
                         "x repeats in one sweep and one evidence package; replaces --base-url/--model")
     e = sub.add_parser("embedded", help="no endpoint needed: start llama.cpp with SmolLM2-135M, sweep, stop it")
     _add_endpoint_args(e, remote=False)
-    _add_sweep_args(e, arms="j,q,m", repeats=1, concurrency=1)
+    _add_sweep_args(e, arms="j,q", repeats=2, concurrency=1, seed_per_repeat=True)
     e.add_argument("--n-threads", type=int, default=None, help="llama.cpp threads (default: its own choice)")
     return ap
 
@@ -409,8 +475,11 @@ def _published(args: argparse.Namespace, default: dt.date | None) -> dt.date:
 
 def cmd_embedded(args: argparse.Namespace) -> dict:
     from analysis.runner.embedded import MODEL_ALIAS, EmbeddedServer, file_sha256
+    from analysis.runner.ledger import read_records
 
     out = Path(args.out)
+    key = args.configuration or configuration_key(Pin.from_config(endpoint_config(args, "loopback", MODEL_ALIAS)))
+    announce_window(args, [(key, _published(args, SMOLLM2_PUBLISHED))], read_records(out / "ledger.jsonl"))
     server = EmbeddedServer(out / "llama_server.log", n_threads=args.n_threads)
     if args.context_length is None:
         args.context_length = server.n_ctx  # llama_cpp.server's /models does not report it
@@ -446,6 +515,7 @@ def cmd_embedded(args: argparse.Namespace) -> dict:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.after_probe = None
+    args.window = None
     # SIGTERM behaves like Ctrl-C so context managers stop the embedded server
     previous = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
@@ -454,46 +524,61 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _targets(args: argparse.Namespace) -> list[Target]:
+    if args.plan:
+        return load_plan(args.plan, args)
+    if args.base_url and args.model:
+        return [Target(endpoint_config(args, args.base_url, args.model), args.base_url,
+                       args.family or _family(args.model), _published(args, None), args.execution_group,
+                       args.configuration, args.price, args.context_length)]
+    raise CliError("give --base-url and --model (one configuration) or --plan FILE (several)")
+
+
 def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
+    from analysis.runner.embedded import EmbeddedError
+    from analysis.runner.ledger import LedgerError
+    from analysis.plan.prereg import PlanError
+
     try:
+        if args.command == "sweep":
+            from analysis.plan.sweep_hook import is_plan_dir, prepare_sweep
+            if is_plan_dir(args.plan):  # issue 13: a sealed preregistration directory
+                plan_toml = prepare_sweep(args, sys.argv[1:] if argv is None else argv)
+                args.plan = str(plan_toml) if plan_toml else None
+        validate(args)  # every argument, before a server starts or a request is sent
         if args.command == "probe":
             if not (args.base_url and args.model):
                 raise CliError("probe needs --base-url and --model")
             cfg = endpoint_config(args, args.base_url, args.model)
             report: ProbeReport = asyncio.run(probe(cfg, declared_context=args.context_length,
                                                     max_declared=args.max_declared))
-            print(json.dumps(report.to_json(), indent=2, default=str))
-            print(json.dumps({"request_shape": dataclasses.asdict(apply(cfg, report))}, default=str), file=sys.stderr)
+            print(redact_text(json.dumps(redact(report.to_json()), indent=2, default=str)))
+            say(json.dumps({"request_shape": dataclasses.asdict(apply(cfg, report))}, default=str))
+            if not report.usable:
+                last = report.verdicts[-1] if report.verdicts else None
+                say(f"error: the endpoint is not usable for these parameters: "
+                    f"{last.verdict if last else 'no verdict'} ({(last.detail if last else '')[:300]})")
+                return 1
         elif args.command == "sweep":
-            from analysis.plan.sweep_hook import is_plan_dir, prepare_sweep
-            if is_plan_dir(args.plan):  # issue 13: a sealed preregistration directory
-                plan_toml = prepare_sweep(args, sys.argv[1:] if argv is None else argv)
-                args.plan = str(plan_toml) if plan_toml else None
-            if args.plan:
-                targets = load_plan(args.plan, args)
-            elif args.base_url and args.model:
-                targets = [Target(endpoint_config(args, args.base_url, args.model), args.base_url,
-                                  args.family or _family(args.model), _published(args, None), args.execution_group,
-                                  args.configuration, args.price, args.context_length)]
-            else:
-                raise CliError("give --base-url and --model (one configuration) or --plan FILE (several)")
-            m = run_sweep_command(args, targets)
+            m = run_sweep_command(args, _targets(args))
             print(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
             if not getattr(args, "prereg", None):
-                print("not preregistered: no sealed --plan PLAN_DIR (see docs/PREREGISTRATION.md)", file=sys.stderr)
+                say("not preregistered: no sealed --plan PLAN_DIR (see docs/PREREGISTRATION.md)")
         else:
             m = cmd_embedded(args)
             print(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
     except KeyboardInterrupt:
-        print("interrupted; re-run the same command to resume from the ledger", file=sys.stderr)
+        say("interrupted; re-run the same command to resume from the ledger")
         return 130
-    except Exception as exc:  # named errors carry their fix; print them plainly
-        from analysis.runner.embedded import EmbeddedError
+    except (CliError, PreflightError, ClientConfigError, EmbeddedError, PlanError) as exc:  # named: their message says the fix
+        say(f"error: {type(exc).__name__}: {exc}")
+        return 2
+    except LedgerError as exc:
+        say(f"error: {type(exc).__name__}: {exc}")
+        return 1
+    except Exception:  # noqa: BLE001 - a bug: keep the traceback, but never print a key
+        import traceback
 
-        from analysis.plan.prereg import PlanError
-
-        if isinstance(exc, (CliError, EmbeddedError, PlanError)):
-            print(f"error: {type(exc).__name__}: {exc}", file=sys.stderr)
-            return 2
-        raise
+        say(traceback.format_exc())
+        return 1
     return 0

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
 from analysis.runner.protocol import InfrastructureFault
+from analysis.runner.secrets import read_api_key, redact_text
 
 STRUCTURED_MODES = ("json_schema", "json_object_schema", "none")
 REASONING_OFF = ("none", "openrouter", "effort", "chat_template")
@@ -65,7 +65,7 @@ class EndpointConfig:
     send_seed: bool = True
     """Whether the endpoint accepts a seed (probe verdict); recorded on every call."""
     timeout_s: float = 300.0
-    """Per-call timeout; a call exceeding it is an infrastructure fault."""
+    """Total deadline of one call (connect to last byte); a call exceeding it is an infrastructure fault."""
     structured_mode: str = "json_schema"
     """How schema arms ask for structure: json_schema, json_object_schema (llama.cpp) or none."""
     reasoning_off: str = "none"
@@ -89,6 +89,8 @@ class EndpointConfig:
             raise ClientConfigError(f"structured_mode {self.structured_mode!r}; use one of {STRUCTURED_MODES}")
         if self.max_length_mode not in ("schema", "describe"):
             raise ClientConfigError(f"max_length_mode {self.max_length_mode!r}; use schema or describe")
+        if not (self.timeout_s > 0 and self.timeout_s < float("inf")):
+            raise ClientConfigError(f"timeout_s {self.timeout_s!r}; use a finite number of seconds > 0")
         if self.reasoning_off not in REASONING_OFF:
             raise ClientConfigError(f"reasoning_off {self.reasoning_off!r}; use one of {REASONING_OFF}")
 
@@ -184,9 +186,7 @@ class EndpointClient:
 
     def __init__(self, config: EndpointConfig, *, max_connections: int | None = None) -> None:
         self.config = config
-        key: str | None = None
-        if config.api_key_env:
-            key = os.environ.get(config.api_key_env)
+        key = read_api_key(config.api_key_env)  # registered for redaction from every written artefact
         # Local servers need no key; the openai client insists on a non-empty string.
         self._client = AsyncOpenAI(
             api_key=key or "unused-local",
@@ -240,8 +240,13 @@ class EndpointClient:
         t0 = time.perf_counter()
         try:
             # the documented low-level call of the official client: the body is already the exact JSON we
-            # record, so the SDK's per-parameter transformation (about 2 ms per request) is skipped
-            resp = await self._client.post("/chat/completions", body=dict(body), cast_to=ChatCompletion)
+            # record, so the SDK's per-parameter transformation (about 2 ms per request) is skipped.
+            # httpx's timeout bounds each socket read only (a server dripping a byte a second never trips
+            # it), so the whole call also runs under one total deadline.
+            async with asyncio.timeout(self.config.timeout_s):
+                resp = await self._client.post("/chat/completions", body=dict(body), cast_to=ChatCompletion)
+        except TimeoutError as exc:
+            raise InfraFault("timeout", f"no complete reply within {self.config.timeout_s}s (total deadline)") from exc
         except openai.APITimeoutError as exc:
             raise InfraFault("timeout", f"no reply within {self.config.timeout_s}s") from exc
         except openai.APIConnectionError as exc:
@@ -282,7 +287,7 @@ def _status_message(exc: openai.APIStatusError) -> str:
         text = exc.response.text
     except Exception:  # pragma: no cover - body unreadable
         text = ""
-    return f"HTTP {exc.status_code}: {text[:300]}"
+    return redact_text(f"HTTP {exc.status_code}: {text[:300]}")
 
 
 def _to_result(resp: Any, *, seed_sent: bool, latency: float) -> CallResult:

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from analysis.runner.secrets import redact, write_text
+
 LEDGER_VERSION = 1
 
 
@@ -33,27 +35,79 @@ class LedgerError(RuntimeError):
 
 
 def _encode(record: dict[str, Any]) -> bytes:
+    record = redact(record)  # a key echoed by a server never reaches the file
     return (json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
 
 
+TORN = "torn_tail"
+"""Kind of the record a reopening writer appends after terminating a torn fragment (names its line)."""
+
+_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "session": {"identity": str, "probes": dict},
+    "attempt_start": {"slot": str, "attempt": int, "scenario": str, "configuration": str,
+                      "execution_group": str, "repeat": int, "arm": str, "position": int},
+    "attempt_end": {"slot": str, "attempt": int, "valid": bool},
+    "request": {"slot": str, "attempt": int},
+    "response": {"slot": str, "attempt": int},
+    TORN: {"line": int},
+}
+"""Fields every record of a kind must carry, with their JSON types (what the resume logic reads)."""
+
+
+def _record_problem(rec: Any) -> str | None:
+    if not isinstance(rec, dict):
+        return f"is a JSON {type(rec).__name__}, not an object"
+    need = _FIELDS.get(rec.get("kind"), {}) if isinstance(rec.get("kind"), str) else {}
+    for name, typ in need.items():
+        val = rec.get(name)
+        if not isinstance(val, typ) or (typ is int and isinstance(val, bool)):
+            return f"{rec['kind']} record lacks {name!r} of type {getattr(typ, '__name__', typ)}"
+    if rec.get("kind") == "attempt_end" and not isinstance(rec.get("row", {}), dict):
+        return "attempt_end record has a `row` that is not an object"
+    return None
+
+
 def read_records(path: Path) -> list[dict[str, Any]]:
-    """All complete records of a ledger file, in order; a torn final fragment is skipped."""
+    """All complete records of a ledger file, in order.
+
+    A torn final fragment (no newline: a killed writer, never acknowledged) is skipped, and so is
+    an old fragment that a later writer terminated and named in a `torn_tail` record.  Any other
+    line that is not a well-formed record raises LedgerError naming its line number: the ledger
+    is the sweep's only record, so a damaged one stops the run rather than being half-read.
+    """
     if not path.exists():
         return []
-    out: list[dict[str, Any]] = []
+    lines: list[tuple[int, bytes]] = []
     with path.open("rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
             if not raw.endswith(b"\n"):
                 break  # torn tail from a killed writer: never acknowledged
-            text = raw.strip()
-            if not text:
-                continue
-            try:
-                out.append(json.loads(text))
-            except json.JSONDecodeError:
-                # a torn fragment followed by our newline terminator on reopen
-                continue
-    return out
+            lines.append((lineno, raw))
+    parsed: dict[int, Any] = {}
+    bad: dict[int, str] = {}
+    for lineno, raw in lines:
+        text = raw.strip()
+        if not text:
+            continue
+        try:
+            rec = json.loads(text)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            bad[lineno] = f"is not JSON ({type(exc).__name__})"
+            continue
+        problem = _record_problem(rec)
+        if problem:
+            bad[lineno] = problem
+            continue
+        parsed[lineno] = rec
+    torn = {r["line"] for r in parsed.values() if r.get("kind") == TORN}
+    unexplained = sorted(n for n in bad if n not in torn)
+    if unexplained:
+        first = unexplained[0]
+        more = f" (and {len(unexplained) - 1} more line(s): {unexplained[1:6]})" if len(unexplained) > 1 else ""
+        raise LedgerError(f"{path}: line {first} {bad[first]}{more}; the ledger was damaged or edited. "
+                          "Restore it from a backup, or move the damaged line(s) out and re-run "
+                          "(their attempts then run again), or start a new --out")
+    return [r for _, r in sorted(parsed.items()) if r.get("kind") != TORN]
 
 
 class Ledger:
@@ -69,10 +123,12 @@ class Ledger:
         size = self.path.stat().st_size
         if size:
             with self.path.open("rb") as fh:
+                lines = sum(1 for _ in fh)
                 fh.seek(size - 1)
-                if fh.read(1) != b"\n":
-                    self._fh.write(b"\n")  # terminate a torn fragment so new records start clean
-                    self._fsync()
+                torn = fh.read(1) != b"\n"
+            if torn:  # terminate the fragment so new records start clean, and name it as torn
+                self._fh.write(b"\n" + _encode({"kind": TORN, "line": lines}))
+                self._fsync()
         self._queue: queue.SimpleQueue[tuple[bytes, Any] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._writer, name="ledger-writer", daemon=True)
         self._closed = False
@@ -283,6 +339,6 @@ def write_evidence(out: Path, study: Any, ev: LedgerEvidence, *, extra_json: dic
                           extra_json=extra_json)
     if study_appendix:
         path = Path(out) / "study.toml"
-        path.write_text(path.read_text(encoding="utf-8").rstrip("\n") + "\n\n" + study_appendix, encoding="utf-8")
+        write_text(path, path.read_text(encoding="utf-8").rstrip("\n") + "\n\n" + study_appendix)
         lock_files(out, names)
     return names

@@ -28,6 +28,7 @@ from typing import Any
 from analysis.evidence.writer import csv_text
 from analysis.runner.arms import arm_record
 from analysis.runner.protocol import TrajectoryResult
+from analysis.runner.secrets import write_text
 
 __all__ = [
     "PackageError",
@@ -262,7 +263,7 @@ def write_records(
     for name, doc in (extra_json or {}).items():
         files[name] = json.dumps(doc, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
     for name, text in files.items():
-        (root / name).write_text(text, encoding="utf-8", newline="")
+        write_text(root / name, text)  # every byte of the package passes the key redaction
     lock_files(root, sorted(files))
     return sorted(files)
 

@@ -20,14 +20,16 @@ Steps, each a real request through `EndpointClient` with the sweep's pin, temper
    may drop the connection), `schema_max_length_rejected` and ceilings are moved into the field
    descriptions (`max_length_mode = describe`), disclosed in the manifest and study.toml;
 5. context length from GET /models (`context_length`, vLLM's `max_model_len`, llama.cpp's
-   `meta.n_ctx_train`), else the declared value.
+   `meta.n_ctx_train`), else the declared value.  A /models reply that is not the OpenAI list
+   shape is the verdict `models_malformed` (what was usable is kept), never an error; /models is
+   informative only, the chat requests decide `usable`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +38,7 @@ import httpx
 import jsonschema
 
 from analysis.runner.client import EndpointClient, EndpointConfig, InfraFault
+from analysis.runner.secrets import read_api_key, redact_text
 
 PROBE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -124,27 +127,58 @@ def _conforms(text: str) -> tuple[bool, str]:
     return True, "reply validates"
 
 
+def _listed_models(doc: Any) -> tuple[list[dict[str, Any]], str | None]:
+    """The model entries of a /models reply, or why the reply is not the OpenAI list shape.
+
+    OpenAI's shape is {"data": [{"id": ...}, ...]}; a bare list of entries is accepted too.
+    Entries that are not objects are ignored and named in the problem.
+    """
+    data = doc.get("data") if isinstance(doc, dict) else doc
+    if not isinstance(data, list):
+        return [], f"reply is {type(doc).__name__} without a `data` list of models"
+    entries = [d for d in data if isinstance(d, dict)]
+    if len(entries) != len(data):
+        return entries, f"{len(data) - len(entries)} of {len(data)} entries in `data` are not objects"
+    return entries, None
+
+
+def _context_from(entry: dict[str, Any]) -> int | None:
+    meta = entry.get("meta")
+    meta = meta if isinstance(meta, dict) else {}
+    for val in (entry.get("context_length"), entry.get("max_model_len"), meta.get("n_ctx_train")):
+        if isinstance(val, int) and not isinstance(val, bool) and val > 0:
+            return val
+    return None
+
+
 async def _models(cfg: EndpointConfig) -> tuple[tuple[str, ...], int | None, Verdict]:
     headers = {}
-    key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+    key = read_api_key(cfg.api_key_env)
     if key:
         headers["Authorization"] = f"Bearer {key}"
     url = cfg.base_url.rstrip("/") + "/models"
+    limit = min(30.0, cfg.timeout_s)
     try:
-        async with httpx.AsyncClient(timeout=30) as hc:
+        async with asyncio.timeout(limit), httpx.AsyncClient(timeout=limit) as hc:
             r = await hc.get(url, headers=headers)
-        data = r.json().get("data", []) if r.status_code == 200 else []
+        doc = r.json() if r.status_code == 200 else None
+    except TimeoutError:
+        return (), None, Verdict("models", "models_unavailable", None, f"no reply within {limit:g}s", {"url": url})
     except (httpx.HTTPError, ValueError) as exc:
-        return (), None, Verdict("models", "models_unavailable", None, str(exc)[:200], {"url": url})
-    ids = tuple(str(d.get("id")) for d in data if isinstance(d, dict))
+        return (), None, Verdict("models", "models_unavailable", None, redact_text(str(exc))[:200], {"url": url})
+    if r.status_code != 200:
+        return (), None, Verdict("models", "models_unavailable", r.status_code,
+                                 redact_text(r.text)[:200], {"url": url})
+    data, problem = _listed_models(doc)
+    ids = tuple(str(d.get("id")) for d in data if d.get("id") is not None)
     ctx = None
     for d in data:
-        if isinstance(d, dict) and d.get("id") == cfg.model or len(data) == 1:
-            meta = d.get("meta") or {}
-            for val in (d.get("context_length"), d.get("max_model_len"), meta.get("n_ctx_train")):
-                if isinstance(val, int):
-                    ctx = val
-                    break
+        if d.get("id") == cfg.model or len(data) == 1:
+            ctx = _context_from(d)
+            if ctx is not None:
+                break
+    if problem is not None:
+        return ids, ctx, Verdict("models", "models_malformed", r.status_code, redact_text(problem)[:200], {"url": url})
     return ids, ctx, Verdict("models", "models_listed", r.status_code, ", ".join(ids)[:200], {"url": url})
 
 

@@ -14,6 +14,7 @@ TABLE_ORDER: tuple[tuple[str, str], ...] = (
     ("analysis.tables.paper", "reduced_ceiling_by_model"),
     ("analysis.tables.paper", "fill_examples"),
     ("analysis.tables.panel", "table3"),
+    ("analysis.tables.panel", "out_of_window"),
     ("analysis.tables.panel", "panel_summary"),
     ("analysis.tables.panel", "sparse_cells"),
     ("analysis.tables.panel", "sensitivity"),

@@ -1,8 +1,11 @@
-"""Builders of the panel tables (paper section 4.7): Table 3, panel summary, sparse-cell sensitivity.
+"""Builders of the panel tables (paper section 4.7): Table 3, panel summary, sparse-cell sensitivity,
+and the partition runs outside the recency window.
 
 Methods note: every statistic is read from results.json (analysis.results.build_results,
 keys documented in docs/RESULTS_KEYS.md); only j fill, which results.json does not carry
-per configuration, comes from analysis.estimators.fill over the partition runs.
+per configuration, comes from analysis.estimators.fill over the partition runs, and the paired
+effects of the out-of-window runs (not part of the panel, hence not in results.json) come from
+the panel's own estimator, analysis.estimators.paired.effects_frame, applied to those runs.
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ from typing import Any
 
 import polars as pl
 
+from analysis.estimators.common import Contrast, runs_frame
 from analysis.estimators.fill import fill_fractions
+from analysis.estimators.paired import effects_frame as paired_effects
 from analysis.tables.context import ReportContext, section, sparse_block
 from analysis.tables.spec import (
     TableSpec,
@@ -71,6 +76,42 @@ def table3(ctx: ReportContext) -> TableSpec:
                      note=f"Means count every valid row of the arm in the partition run ({c} rows, {t} "
                           "rows are their denominators); the paired effect averages complete "
                           f"within-repeat pairs. {c} fill is the share of the declared ceiling used.")
+
+
+def out_of_window(ctx: ReportContext) -> TableSpec:
+    """Partition runs published before the recency cutoff: their paired effects, outside the panel.
+
+    The paper excludes its three out-of-window configurations from the panel but keeps them in the
+    evidence; a new study whose only model is older than its window (the embedded SmolLM2) has an
+    empty panel, and this table is where its paired effect is read.
+    """
+    s = ctx.study
+    c, t = s.control, s.treatment
+    title = f"Outside the recency window: paired effect {t}−{c} on {s.scenario} (not in the panel)"
+    cols = ["Model", "Published", f"{c} mean", f"{t} mean", "Complete pairs", f"Paired {t}-{c}",
+            f"{c} rows", f"{t} rows"]
+    runs = runs_frame(s).filter(pl.col("published") < s.recency_cutoff)
+    if runs.height == 0:
+        return empty_table("t3_out_of_window", title, cols,
+                           "no partition run was published before the recency cutoff")
+    if c == t:
+        return empty_table("t3_out_of_window", title, cols, "control and treatment are the same arm")
+    eff, _ = paired_effects(ctx.rows, runs, Contrast(c, t, s.scenario), runs.get_column("published").min())
+    frame = (runs.select("configuration", "published")
+             .join(eff.select("configuration", "pairs", "effect", "control_mean", "treatment_mean",
+                              "control_rows", "treatment_rows"), on="configuration", how="left")
+             .sort("configuration"))
+    out = [{"Model": r["configuration"], "Published": str(r["published"]),
+            cols[2]: fmt_num(r["control_mean"]), cols[3]: fmt_num(r["treatment_mean"]),
+            "Complete pairs": fmt_int(r["pairs"] or 0), cols[5]: fmt_signed(r["effect"]),
+            cols[6]: fmt_int(r["control_rows"]), cols[7]: fmt_int(r["treatment_rows"])}
+           for r in frame.iter_rows(named=True)]
+    return TableSpec("t3_out_of_window", title, frame, display_frame(out, cols),
+                     note=f"Configurations published before the study's recency cutoff ({s.recency_cutoff}) "
+                          "are not in the primary panel; their effects are computed exactly as the panel's "
+                          "(complete within-repeat pairs of the partition run) and shown for reference. "
+                          "Means and row counts cover configurations with at least one complete pair; "
+                          "— marks a value that is not defined.")
 
 
 def panel_summary(ctx: ReportContext) -> TableSpec:
