@@ -7,9 +7,12 @@ invalid reason, carrier text) is hostile: it may hold HTML, Markdown or Quarto s
 
 - :func:`html`: text content or a quoted attribute value in HTML (``& < > " '``).
 - :func:`markdown`: inline text in Pandoc/Quarto Markdown, including a pipe-table cell.
-  Every ASCII punctuation character is backslash-escaped (Pandoc's ``all_symbols_escapable``),
-  braces become character references so no ``{{<`` shortcode or ``{#id}`` attribute can
-  form, line breaks become spaces, control characters are dropped.
+  Inline syntax characters are backslash-escaped (Pandoc's ``all_symbols_escapable``), and so
+  are the block markers that only act at the start of a line (``-``, ``+``, ``1.``, ``:``) when
+  the text opens with one, and doubled ``-``/``.`` (smart dashes, ellipses); ordinary text
+  such as ``qwen/qwen3.5-9b`` or ``2026-01-28`` stays readable. Braces become character
+  references so no ``{{<`` shortcode or ``{#id}`` attribute can form, line breaks become
+  spaces, control characters are dropped.
 - :func:`markdown_code`: an inline code span when the text can be one safely (no backtick,
   brace or control character), else :func:`markdown`.
 - :func:`markdown_attribute`: a double-quoted attribute value in Pandoc/Quarto Markdown
@@ -27,7 +30,13 @@ import re
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
-_MD_BACKSLASH = frozenset("\\`*_[]<>#|!$@~^=+-.:;,\"'()&%/?")
+_MD_BACKSLASH = frozenset("\\`*_[]<>#|!$@~^&\"'")
+"""Inline Markdown syntax anywhere in a line: always backslash-escaped."""
+_MD_LINE_START = frozenset("-+:%(=")
+"""Block syntax when it opens a line (lists, definition lists, title block, example lists)."""
+_MD_REPEAT = frozenset("-.")
+"""Smart punctuation when doubled (``--`` en dash, ``...`` ellipsis)."""
+_MD_ORDERED = re.compile(r"[0-9]+[.)]")
 _MD_ENTITY = {"{": "&#123;", "}": "&#125;"}
 _FORMULA_LEAD = ("=", "+", "-", "@", "\t", "\r")
 
@@ -40,11 +49,14 @@ def html(text: str) -> str:
 def markdown(text: str) -> str:
     """Escape ``text`` as literal inline text in Pandoc/Quarto Markdown (also in a table cell)."""
     text = _CONTROL.sub("", str(text).replace("\r\n", " ").replace("\n", " ").replace("\r", " "))
+    ordered = _MD_ORDERED.match(text)
+    list_mark = ordered.end() - 1 if ordered else -1  # "2026." opening a line is an ordered list
     out: list[str] = []
-    for ch in text:
+    for i, ch in enumerate(text):
         if ch in _MD_ENTITY:
             out.append(_MD_ENTITY[ch])
-        elif ch in _MD_BACKSLASH:
+        elif (ch in _MD_BACKSLASH or (i == 0 and ch in _MD_LINE_START) or i == list_mark
+              or (ch in _MD_REPEAT and ch in (text[i - 1:i] + text[i + 1:i + 2]))):
             out.append("\\" + ch)
         else:
             out.append(ch)

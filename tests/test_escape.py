@@ -18,9 +18,12 @@ def test_markdown_breaks_shortcodes_html_and_table_cells() -> None:
     out = escape.markdown("{{< include /etc/passwd >}}")
     assert "{{<" not in out and "{" not in out
     assert escape.markdown("a|b") == "a\\|b"
-    assert escape.markdown("<b>x</b>") == "\\<b\\>x\\<\\/b\\>"
+    assert escape.markdown("<b>x</b>") == "\\<b\\>x\\</b\\>"
     assert escape.markdown("line1\nline2") == "line1 line2"
-    assert escape.markdown("@fig-x") == "\\@fig\\-x"
+    assert escape.markdown("@fig-x") == "\\@fig-x"
+    assert escape.markdown("2026-01-28 qwen/qwen3.5-9b") == "2026-01-28 qwen/qwen3.5-9b"
+    assert escape.markdown("- item") == "\\- item" and escape.markdown("1. x") == "1\\. x"
+    assert escape.markdown("a--b...") == "a\\-\\-b\\.\\.\\."
     assert escape.markdown("plain text 123") == "plain text 123"
 
 
