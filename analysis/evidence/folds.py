@@ -29,6 +29,7 @@ from typing import Any
 import polars as pl
 
 from .errors import Problem, SchemaError
+from .files import UnsafeFileError, read_evidence_file
 
 FOLDS_FILE = "folds.jsonl"
 NOT_IN_EVIDENCE = "not in this evidence: the package has no folds.jsonl"
@@ -207,7 +208,11 @@ def fixture_placements(root: Path, locked: Mapping[str, str], digests: Iterable[
     found: set[str] = set()
     for name, digest in sorted(locked.items()):
         if digest in want and digest not in found:
-            got = _placement_rows(digest, (Path(root) / name).read_bytes())
+            try:
+                data = read_evidence_file(root, name)
+            except (OSError, UnsafeFileError):  # verified before; a file changed since is skipped
+                continue
+            got = _placement_rows(digest, data)
             if got is not None:
                 rows += got
                 found.add(digest)
