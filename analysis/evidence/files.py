@@ -22,7 +22,7 @@ import stat
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
-from .errors import EvidenceError, Problem
+from .errors import Problem, ProvenanceError
 
 MiB = 1 << 20
 LOCK_LIMIT = 4 * MiB
@@ -35,8 +35,11 @@ LIMITS: dict[str, int] = {"provenance.lock": LOCK_LIMIT, "study.toml": STUDY_LIM
 _CHUNK = 8 * MiB
 
 
-class UnsafeFileError(EvidenceError):
-    """A file of the package is not a regular file inside it, or is too large to read."""
+class UnsafeFileError(ProvenanceError):
+    """A file of the package is not a regular file inside it, or is too large to read.
+
+    A :class:`ProvenanceError` (an EvidenceError): the package cannot be verified, nothing is parsed.
+    """
 
     summary = "an evidence file cannot be read safely, nothing was read"
     fix = ("keep only regular files inside the package directory (copy linked files in, "

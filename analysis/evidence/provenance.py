@@ -174,7 +174,7 @@ def verify_files(root: str | Path, required: Sequence[str] = REQUIRED_FILES) -> 
                 f"actual {actual or 'missing file'}"))
             mismatches.append(Mismatch(name, None, actual))
     if unsafe:
-        raise UnsafeFileError(unsafe + problems)
+        raise UnsafeFileError(unsafe + problems, mismatches)
     if problems:
         raise ProvenanceError(problems, mismatches)
     return VerifiedFiles(digests=dict(sorted(expected.items())), contents=contents)
