@@ -47,9 +47,11 @@ def runner_table(root: Path) -> dict[str, Any] | None:
     """
     import tomllib
 
-    try:
-        doc = tomllib.loads((Path(root) / "study.toml").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    from analysis.evidence import EvidenceError, read_evidence_file
+
+    try:  # the evidence file rules again: the file could have been swapped since it was verified
+        doc = tomllib.loads(read_evidence_file(root, "study.toml").decode("utf-8"))
+    except (OSError, ValueError, RecursionError, EvidenceError):
         return None
     runner = doc.get("runner")
     if not isinstance(runner, dict) or not runner:
