@@ -191,8 +191,8 @@ def test_fill_margin_of_exactly_zero_does_not_separate() -> None:
 # ============================================================================ part 2: second, independent tests
 
 # ---------------------------------------------------------------------------- mid-p McNemar
-@pytest.mark.parametrize("b", range(0, 13))
-@pytest.mark.parametrize("c", range(0, 13))
+@pytest.mark.parametrize("b", range(13))
+@pytest.mark.parametrize("c", range(13))
 def test_exact_p_and_mid_p_match_scipy(b: int, c: int) -> None:
     # Oracle: scipy. p = scipy.stats.binomtest(min(b, c), b + c, 1/2).pvalue (two-sided; symmetric at
     # 1/2, so it is the doubled tail capped at 1). mid-p = 2 P(X < m) + P(X = m) with scipy's binom,
