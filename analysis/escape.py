@@ -36,7 +36,7 @@ _MD_LINE_START = frozenset("-+:%(=")
 """Block syntax when it opens a line (lists, definition lists, title block, example lists)."""
 _MD_REPEAT = frozenset("-.")
 """Smart punctuation when doubled (``--`` en dash, ``...`` ellipsis)."""
-_MD_ORDERED = re.compile(r"[0-9]+[.)]")
+_MD_ORDERED = re.compile(r"[0-9]+[.)](?=\s|$)")
 _MD_ENTITY = {"{": "&#123;", "}": "&#125;"}
 _FORMULA_LEAD = ("=", "+", "-", "@", "\t", "\r")
 

@@ -165,7 +165,7 @@ def test_sealed_plan_round_trips_into_a_report_with_a_deviation(tmp_path: Path) 
     assert "configurations" not in devs and "recency cutoff" not in devs
     qmd = (report / "report" / "index.qmd").read_text()
     assert "The plan is present and intact" in qmd and lock["plan_digest"] in qmd
-    assert "Deviations from the plan" in qmd and "repeats of scripted\\/one" in qmd
+    assert "Deviations from the plan" in qmd and "| repeats of scripted/one | 1 | 2 |" in qmd
     assert "published elsewhere before the run" in qmd
 
 

@@ -119,7 +119,7 @@ def test_every_include_and_figure_path_exists(built: Path) -> None:
         assert (built / "report" / rel).resolve().is_file(), rel
     html = (built / "report" / "index.html").read_text(encoding="utf-8")
     sources = re.findall(r'<img [^>]*src="([^"]+)"', html)
-    assert len(sources) == 6 and all(s.startswith("data:image/png;base64,") for s in sources)
+    assert len(sources) == len(images) and all(s.startswith("data:image/png;base64,") for s in sources)
 
 
 def test_no_template_marker_survives(built: Path) -> None:
@@ -172,7 +172,7 @@ def test_v2_pilot_section_when_the_pilot_exists(tmp_path: Path, monkeypatch: pyt
     assert "result is null" not in section and "copies of each other" not in section  # it recalled
     assert "154 of 224 graded checks passed" in section  # 16 valid S5 rows x 14 checks; passed: README rows
     table = (out / "tables" / "t_v2_pilot.md").read_text(encoding="utf-8")
-    assert "| acme\\/alpha\\-1 | j \\(one opaque field\\) | 3 (3) | 0.500 (n=3) |" in table
+    assert "| acme/alpha-1 | j (one opaque field) | 3 (3) | 0.500 (n=3) |" in table
     # A changed pilot reruns every stage after verify, and the pilot table follows it.
     rows = pilot / "rows.csv"
     rows.write_text(rows.read_text().replace("a1-j,S5,acme/alpha-1,g1,1,j,1,true,,14,14,0,5,8200,",
