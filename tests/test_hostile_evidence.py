@@ -18,6 +18,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from evidence_support import HANDMADE, REPO, copy_handmade, edit, run_cli, where
 
 from analysis.evidence import (
@@ -34,7 +36,7 @@ from analysis.evidence import (
 )
 from analysis.evidence.folds import FOLDS_FILE
 from analysis.evidence.provenance import canonical_lock_bytes, sha256_bytes
-from analysis.evidence.schema import MAX_COUNT, charset_problem, extra_column
+from analysis.evidence.schema import ARM_PATTERN, IDENTIFIER_PATTERN, MAX_COUNT, charset_problem, extra_column
 
 CLI_TIMEOUT_S = 120
 
@@ -219,6 +221,27 @@ def test_identifiers_outside_their_character_set_are_refused(pkg: Path, column: 
     with pytest.raises(EvidenceError) as info:
         load_package(pkg)
     assert ("rows.csv", _row_line(pkg, "a1-q"), column) in where(info.value)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(arm=st.text(min_size=1, max_size=20), scenario=st.text(min_size=1, max_size=20))
+def test_any_arm_or_scenario_is_loaded_only_if_it_is_in_its_character_set(tmp_path_factory, arm: str,
+                                                                           scenario: str) -> None:
+    """Property: a row's arm and scenario either load unchanged and in their set, or fail verify."""
+    import re
+
+    root = copy_handmade(tmp_path_factory.mktemp("cs"))
+    rows = pl.read_csv(root / "rows.csv", infer_schema=False)
+    rows.with_columns(pl.when(pl.col("row_id") == "a1-q").then(pl.lit(arm)).otherwise(pl.col("arm")).alias("arm"),
+                      pl.when(pl.col("row_id") == "b1-j").then(pl.lit(scenario)).otherwise(pl.col("scenario"))
+                      .alias("scenario")).write_csv(root / "rows.csv")
+    write_lock(root)
+    try:
+        package = load_package(root)
+    except EvidenceError:
+        return
+    assert package.rows.filter(pl.col("row_id") == "a1-q").item(0, "arm") == arm
+    assert re.fullmatch(ARM_PATTERN, arm) and re.fullmatch(IDENTIFIER_PATTERN, scenario)
 
 
 def test_configuration_keys_and_contrast_arms_follow_the_character_sets(pkg: Path) -> None:
