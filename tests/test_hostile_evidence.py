@@ -372,6 +372,16 @@ def test_a_deeply_nested_folds_line_is_a_folds_error(pkg: Path) -> None:
     assert (FOLDS_FILE, 1, None) in where(info.value) and "nested deeper" in str(info.value)
 
 
+@pytest.mark.parametrize("chunks", [str(2**64), str(2**63), str(MAX_COUNT + 1), "-1"])
+def test_fold_indices_past_their_range_are_folds_errors(pkg: Path, chunks: str) -> None:
+    line = {"row_id": "a1-j", "fold": 0, "carrier": "", "parse_ok": None, "clipped": False}
+    (pkg / FOLDS_FILE).write_text(json.dumps(line)[:-1] + f', "chunks": [{chunks}]}}\n')
+    write_lock(pkg, [FOLDS_FILE])
+    with pytest.raises(SchemaError) as info:
+        load_package(pkg)
+    assert where(info.value) == {(FOLDS_FILE, 1, "chunks")}
+
+
 def test_strings_with_brackets_do_not_count_as_nesting(pkg: Path) -> None:
     edit(pkg, "study.toml", 'name = "hand-made oracle package"',
          'name = "' + "[{" * 100 + '"  # ' + "[" * 100)

@@ -31,7 +31,7 @@ import polars as pl
 from .depth import MAX_DEPTH, json_depth
 from .errors import Problem, SchemaError
 from .files import UnsafeFileError, read_evidence_file
-from .schema import extra_column
+from .schema import MAX_COUNT, extra_column
 
 FOLDS_FILE = "folds.jsonl"
 NOT_IN_EVIDENCE = "not in this evidence: the package has no folds.jsonl"
@@ -89,13 +89,13 @@ def _type_ok(kind: str, value: Any) -> bool:
     if kind == "bool":
         return isinstance(value, bool)
     if kind == "int":
-        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-    return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
-                                           for v in value)
+        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
+    return isinstance(value, list) and len(value) <= MAX_COUNT and all(
+        isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_COUNT for v in value)
 
 
-_KIND_WORDS = {"text": "a string", "bool": "true or false", "int": "an integer >= 0",
-               "int_list": "a list of integers >= 0"}
+_KIND_WORDS = {"text": "a string", "bool": "true or false", "int": f"an integer in 0..{MAX_COUNT}",
+               "int_list": f"a list of integers in 0..{MAX_COUNT}"}
 
 
 def parse_folds(data: bytes | None, row_ids: Iterable[str] | None,
