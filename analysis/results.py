@@ -115,9 +115,9 @@ def _output_library_versions() -> dict[str, str | None]:
 
 
 def _headings_block(package: Any, params: Params) -> dict[str, Any] | None:
-    """The RESULTS.md `headings` block from estimators-explore's code, or None if absent."""
-    if importlib.util.find_spec("analysis.estimators.explore_results") is not None:
-        module = importlib.import_module("analysis.estimators.explore_results")
+    """The RESULTS.md `headings` block (analysis.estimators.secondary_results), or None if absent."""
+    if importlib.util.find_spec("analysis.estimators.secondary_results") is not None:
+        module = importlib.import_module("analysis.estimators.secondary_results")
         if hasattr(module, "headings_block"):
             return dict(module.headings_block(package, params))
     if importlib.util.find_spec("analysis.estimators.headings") is None:
@@ -130,11 +130,11 @@ def _headings_block(package: Any, params: Params) -> dict[str, Any] | None:
             "within_cell": {"cells": w.cells, "rows": w.rows, "slope": w.slope, "r": w.r}}
 
 
-def _explore_block(package: Any, params: Params) -> dict[str, Any]:
-    if importlib.util.find_spec("analysis.estimators.explore_results") is None:
+def _secondary_block(package: Any, params: Params) -> dict[str, Any]:
+    if importlib.util.find_spec("analysis.estimators.secondary_results") is None:
         return {}
-    module = importlib.import_module("analysis.estimators.explore_results")
-    return dict(module.explore_results(package, params))
+    module = importlib.import_module("analysis.estimators.secondary_results")
+    return dict(module.secondary_results(package, params))
 
 
 def build_results(package: Any, params: Params) -> dict[str, Any]:
@@ -169,13 +169,13 @@ def build_results(package: Any, params: Params) -> dict[str, Any]:
     if headings is not None:
         results["headings"] = headings
     results.update(_extras(package, params, p, bnd, fam, dep))
-    explore = _explore_block(package, params)
-    clash = sorted(set(explore) & set(results))
+    secondary = _secondary_block(package, params)
+    clash = sorted(set(secondary) & set(results))
     if clash:
         raise ResultsKeyCollisionError(
-            f"explore_results returned key(s) {clash} that build_results already writes; "
-            "rename them in analysis/estimators/explore_results.py")
-    results.update(explore)
+            f"secondary_results returned key(s) {clash} that build_results already writes; "
+            "rename them in analysis/estimators/secondary_results.py")
+    results.update(secondary)
     results["fact_survival"] = survival_results.survival_block(package, params)  # folds.jsonl (issue 14)
     return json_ready(results)
 

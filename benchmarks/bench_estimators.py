@@ -127,10 +127,10 @@ def main() -> None:
         data.rows, "j", "q", scenario="S5", threshold=t, runs=p.frame) for t in (0.5, 1.0)])
     timed("cell summaries", lambda: cells.cell_summary(data.rows, params))
     core = len(timings)
-    timed("build_results end to end (incl. explore keys)", lambda: build_results(data.package, params))
-    if importlib.util.find_spec("analysis.estimators.explore_results") is not None:
-        explore = importlib.import_module("analysis.estimators.explore_results")
-        timed("  of which: explore_results alone", lambda: explore.explore_results(data.package, params))
+    timed("build_results end to end (incl. secondary keys)", lambda: build_results(data.package, params))
+    if importlib.util.find_spec("analysis.estimators.secondary_results") is not None:
+        secondary = importlib.import_module("analysis.estimators.secondary_results")
+        timed("  of which: secondary_results alone", lambda: secondary.secondary_results(data.package, params))
     width = max(len(k) for k, _, _ in timings)
     print(f"  {'':<{width}}  {'first':>9}  {'best of ' + str(args.runs):>10}")
     for i, (label, first, best) in enumerate(timings):

@@ -10,7 +10,7 @@ import pytest
 
 from analysis.figures import FIGURE_ORDER
 from analysis.figures.common import style
-from analysis.figures.explore import residual_slope
+from analysis.figures.headings import residual_slope
 from analysis.figures.registry import build_figures, write_figures
 from analysis.style import MATPLOTLIBRC, OKABE_ITO
 from report_support import context, handmade

@@ -28,7 +28,7 @@ from analysis.evidence import LockFormatError, SchemaError, load_package
 from analysis.params import DEFAULT_PARAMS
 from analysis.reconstruct.claims import matches_printed
 from analysis.runner.graders import GradedCheck, contains_token, grade_answer, line_identifies
-from est_explore_support import rows_frame
+from est_handmade_support import rows_frame
 from evidence_support import copy_handmade, edit, where
 
 # ============================================================================ part 1: the six mutants

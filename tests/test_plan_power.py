@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from analysis.estimators.beyond import sign_flip_test
+from analysis.estimators.randomization import sign_flip_test
 from analysis.estimators.common import Contrast
 from analysis.estimators.paired import panel
 from analysis.params import DEFAULT_PARAMS
@@ -31,7 +31,7 @@ V1_LIKE = SimModel(tau2=0.0757, sigma2_within=0.0659, checks_total=14, missing_c
 
 @pytest.mark.parametrize("seed", [3, 4, 5])
 def test_vectorised_analysis_equals_package_estimator(seed: int) -> None:
-    """Each simulated study through analysis.estimators.paired + beyond.sign_flip_test gives the same numbers."""
+    """Each simulated study through analysis.estimators.paired + randomization.sign_flip_test gives the same numbers."""
     rng = np.random.Generator(np.random.PCG64(seed))
     k, r, sims = 7, 3, 4
     model = SimModel(0.05, 0.08, 14, missing_control=0.0, missing_treatment=0.3)

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.tables import TABLE_ORDER
-from analysis.tables import explore, failures, panel, paper, pilot
+from analysis.tables import cells, failures, fill, headings, panel, paper, pilot
 from analysis.tables.registry import build_tables
 from analysis.tables.render import to_csv, to_html, to_markdown
 from analysis.tables.spec import fmt_mean_n, fmt_signed
@@ -99,14 +99,14 @@ def test_parse_failures_and_fabrication_hand_derived() -> None:
 
 def test_headings_levels_hand_derived() -> None:
     # valid j rows (headings, recall): (5,1) (0,0) (1,.5) (2,.5) (3,1) (0,0) (4,.5)
-    t = explore.headings(context())
+    t = headings.headings(context())
     assert t.data["rows"].to_list() == [2, 1, 1, 1, 1, 1]
     assert t.data["mean"].to_list() == pytest.approx([0.0, 0.5, 0.5, 1.0, 0.5, 1.0])
 
 
 def test_validity_counts() -> None:
     # S5 j: 9 rows, b3-j infrastructure and c2-j catchup invalid.
-    t = explore.validity(context())
+    t = cells.validity(context())
     row = t.display.filter((pl.col("scenario") == "S5") & (pl.col("arm") == "j")).row(0, named=True)
     assert row["valid"] == "7/9" and row["invalid reasons"] == "catchup 1, infrastructure 1"
 
@@ -171,7 +171,7 @@ def test_reduced_ceiling_tables_hand_derived() -> None:
 
 def test_threshold_classes_hand_derived() -> None:
     # Only beta-1 fails (j mean 0.25 < 0.5) and q rescues it (1.0); its fill is 800/9600.
-    t = explore.threshold_classes(context())
+    t = fill.threshold_classes(context())
     assert t.display.row(0)[1:] == ("8%", "1", "1/1")
     assert t.display.row(1)[1:] == ("—", "0", "—")
 
@@ -183,7 +183,7 @@ def test_deeper_repeats_hand_derived() -> None:
     runs = tuple(dataclasses.replace(r, planned_repeats=4) if r.configuration == "acme/alpha-1" else r
                  for r in pkg.study.partition_runs)
     deep_pkg = dataclasses.replace(pkg, study=dataclasses.replace(pkg.study, partition_runs=runs))
-    t = explore.deeper_repeats(context(deep_pkg, res))
+    t = cells.deeper_repeats(context(deep_pkg, res))
     assert t.display.rows() == [
         ("acme/alpha-1", "j", "3", "0.500", "2", "93%", "0 on 1 rows, 1 on 1, 5 on 1"),
         ("acme/alpha-1", "q", "2", "1.000", "2", "63%", "5 on all 2")]  # fill (6100+6000)/2/9600

@@ -4,7 +4,8 @@ Methods note. Each entry is a function of an AuditContext returning a number. Ta
 cell claims go through ``cells.cell_summary`` (pooled over the execution groups the
 reconstruction assigns to that table), panel claims through ``build_results`` (paired,
 bounds, families), McNemar p-values through ``exact.paired_mcnemar`` on the reconstructed
-pairs, exploratory claims through the explore estimators' keys of results.json.
+pairs, exploratory claims through the secondary-analysis keys of results.json
+(analysis.estimators.secondary_results).
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analysis.estimators._explore_common import require_columns, valid_outcome_rows
+from analysis.estimators.common import require_columns, valid_outcome_rows
 
 
 def carrier_rows(rows: pl.DataFrame, checks: pl.DataFrame, scenario: str | None) -> pl.DataFrame:

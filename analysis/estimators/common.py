@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from fractions import Fraction
 from types import MappingProxyType
@@ -33,9 +33,16 @@ FEWER_THAN_TWO = "fewer than two units: no spread or leave-one-out is defined"
 NO_PAIRS = "no complete pairs"
 ZERO_VARIANCE = "zero variance"
 
+OURS_LABEL = "ours, not the paper's"
+"""Label of every statistic the paper does not report (model-based and resampling sensitivities)."""
+
 
 class EstimatorError(ValueError):
     """Input that an estimator cannot use; the message says what to fix."""
+
+
+class EstimatorInputError(EstimatorError):
+    """An argument an estimator cannot use (unknown method, NaN effect, duplicate unit); the message names the fix."""
 
 
 class MissingColumnError(EstimatorError):
@@ -55,7 +62,7 @@ def frozen_reasons(reasons: Mapping[str, str] | None = None) -> Mapping[str, str
     return MappingProxyType(dict(reasons or {}))
 
 
-def require_columns(frame: pl.DataFrame, columns: tuple[str, ...], what: str) -> None:
+def require_columns(frame: pl.DataFrame, columns: Sequence[str], what: str) -> None:
     """Raise MissingColumnError naming every absent column of `frame`."""
     missing = [c for c in columns if c not in frame.columns]
     if missing:
@@ -72,6 +79,30 @@ def outcomes(rows: pl.DataFrame, scenario: str | None = None) -> pl.DataFrame:
         keep = keep & (pl.col("scenario") == scenario)
     return rows.filter(keep).with_columns(
         recall=pl.col("checks_passed").cast(pl.Float64) / pl.col("checks_total").cast(pl.Float64))
+
+
+def valid_outcome_rows(rows: pl.DataFrame, scenario: str | None, arms: Sequence[str] | None = None) -> pl.DataFrame:
+    """Valid rows of `scenario` (all scenarios when None) with an outcome, plus `recall`
+    (the population filter of `outcomes`), optionally only `arms`."""
+    out = outcomes(rows, scenario)
+    if arms is not None:
+        out = out.filter(pl.col("arm").is_in(list(arms)))
+    return out
+
+
+def recall_expr() -> pl.Expr:
+    """Exact recall of a row: checks_passed / checks_total (null without an outcome)."""
+    return (pl.col("checks_passed").cast(pl.Float64) / pl.col("checks_total").cast(pl.Float64)).alias(
+        "recall"
+    )
+
+
+def finite_effects(values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Configuration effects as a flat float array; EstimatorInputError on NaN or inf."""
+    arr = np.asarray(values, dtype=float).ravel()
+    if not np.all(np.isfinite(arr)):
+        raise EstimatorInputError("effects contain NaN or inf; drop undefined configurations before resampling.")
+    return arr
 
 
 def scenario_total(scenario_rows: pl.DataFrame, scenario: str) -> int | None:
@@ -101,6 +132,11 @@ def at_least(passed: pl.Expr, total: pl.Expr, threshold: float) -> pl.Expr:
     """Exact `passed / total >= threshold` in integers (threshold read as a decimal)."""
     frac = Fraction(str(threshold))
     return passed * frac.denominator >= total * frac.numerator
+
+
+def recall_at_least(threshold: float) -> pl.Expr:
+    """Exact `checks_passed / checks_total >= threshold` (integer arithmetic, no float slack)."""
+    return at_least(pl.col("checks_passed"), pl.col("checks_total"), threshold)
 
 
 def t_interval(values: np.ndarray, alpha: float) -> tuple[float, float, str | None]:

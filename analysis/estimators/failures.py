@@ -19,12 +19,7 @@ import polars as pl
 
 from analysis.evidence.schema import extra_column
 
-from analysis.estimators._explore_common import (
-    recall_at_least,
-    recall_expr,
-    require_columns,
-    valid_outcome_rows,
-)
+from analysis.estimators.common import recall_at_least, recall_expr, require_columns, valid_outcome_rows
 from analysis.params import DEFAULT_PARAMS, Params
 
 

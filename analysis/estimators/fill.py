@@ -20,12 +20,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analysis.estimators._explore_common import (
-    Correlation,
-    ExploreInputError,
-    correlation,
-    require_columns,
-)
+from analysis.estimators.common import EstimatorInputError, require_columns
+from analysis.estimators.correlation import Correlation, correlation
 from analysis.params import DEFAULT_PARAMS, Params
 
 EFFECT_COLUMNS = ("configuration", "effect", "control_mean", "treatment_mean", "pairs")
@@ -217,7 +213,7 @@ def fill_analysis(
     require_columns(effects, EFFECT_COLUMNS, "effects")
     require_columns(fills, ("configuration", "fill"), "fills")
     if effects["configuration"].n_unique() != effects.height:
-        raise ExploreInputError("effects has a configuration more than once; pass one row per configuration.")
+        raise EstimatorInputError("effects has a configuration more than once; pass one row per configuration.")
     keep = [c for c in fills.columns if c in ("configuration", "fill", "fill_rows")]
     joined = effects.select(EFFECT_COLUMNS).join(fills.select(keep), on="configuration", how="left")
     missing = tuple(sorted(joined.filter(pl.col("fill").is_null() | pl.col("fill").is_nan())["configuration"]))

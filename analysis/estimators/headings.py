@@ -21,12 +21,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analysis.estimators._explore_common import (
-    pearson,
-    recall_at_least,
-    require_columns,
-    valid_outcome_rows,
-)
+from analysis.estimators.common import recall_at_least, require_columns, valid_outcome_rows
+from analysis.estimators.correlation import pearson
 from analysis.params import DEFAULT_PARAMS, Params
 
 CELL = ("configuration", "arm", "execution_group")

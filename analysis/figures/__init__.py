@@ -6,9 +6,9 @@ from __future__ import annotations
 FIGURE_ORDER: tuple[tuple[str, str], ...] = (
     ("analysis.figures.panel", "forest"),
     ("analysis.figures.panel", "ladder"),
-    ("analysis.figures.explore", "fill_vs_effect"),
-    ("analysis.figures.explore", "headings"),
-    ("analysis.figures.explore", "recall_distribution"),
+    ("analysis.figures.fill", "fill_vs_effect"),
+    ("analysis.figures.headings", "headings"),
+    ("analysis.figures.recall", "recall_distribution"),
     ("analysis.figures.panel", "sensitivity"),
     ("analysis.figures.survival", "fact_survival"),
 )

@@ -24,7 +24,7 @@ from analysis.estimators.headings import (
     within_cell,
 )
 from analysis.params import DEFAULT_PARAMS
-from est_explore_support import handmade, rows_frame
+from est_handmade_support import handmade, rows_frame
 
 
 @pytest.fixture(scope="module")

@@ -25,9 +25,8 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from analysis.estimators._explore_common import EXPLORE_LABEL, ExploreInputError
+from analysis.estimators.common import OURS_LABEL, EstimatorInputError
 
-LABEL = EXPLORE_LABEL
 _COV_TYPES = ("bias_reduced", "robust", "naive")
 
 
@@ -63,7 +62,7 @@ class GeeArmEffect:
     """Why the fit (or its interval) is undefined, else None."""
     engine: str = "vectorised"
     """'vectorised' (cluster sums; tested equal to statsmodels) or 'statsmodels' (GEE itself)."""
-    label: str = LABEL
+    label: str = OURS_LABEL
     """Provenance label: ours, not the paper's."""
 
 
@@ -188,9 +187,9 @@ def gee_arm_effect(
     partition runs. Rows of other arms are dropped.
     """
     if cov_type not in _COV_TYPES:
-        raise ExploreInputError(f"GEE cov_type {cov_type!r} is unknown; use one of {', '.join(_COV_TYPES)}.")
+        raise EstimatorInputError(f"GEE cov_type {cov_type!r} is unknown; use one of {', '.join(_COV_TYPES)}.")
     if engine not in ("vectorised", "statsmodels"):
-        raise ExploreInputError(f"GEE engine {engine!r} is unknown; use 'vectorised' or 'statsmodels'.")
+        raise EstimatorInputError(f"GEE engine {engine!r} is unknown; use 'vectorised' or 'statsmodels'.")
     method = gee_method(cov_type)
     df = rows.filter(pl.col("arm").is_in([control, treatment]) & pl.col("recall").is_not_null())
     df = df.sort("configuration", maintain_order=True)

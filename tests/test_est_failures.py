@@ -17,7 +17,7 @@ from analysis.estimators.failures import (
 )
 from analysis.evidence.schema import extra_column
 from analysis.params import DEFAULT_PARAMS
-from est_explore_support import handmade, rows_frame
+from est_handmade_support import handmade, rows_frame
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""Test support for the estimators-explore tests.
+"""Test support for the estimator tests on the hand-made package (fill, headings, carrier,
+failures, secondary results).
 
 `handmade()` returns the hand-made oracle package: through `analysis.evidence.load_package`
 once the foundation loader is importable, else read here with polars under the explicit

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis.estimators.carrier import carrier_audit
-from est_explore_support import CHECKS_SCHEMA, handmade, rows_frame
+from est_handmade_support import CHECKS_SCHEMA, handmade, rows_frame
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""explore_results / headings_block (analysis/estimators/explore_results.py) on the hand-made package."""
+"""secondary_results / headings_block (analysis/estimators/secondary_results.py) on the hand-made package."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from analysis.estimators.explore_results import explore_results, headings_block
+from analysis.estimators.secondary_results import headings_block, secondary_results
 from analysis.params import DEFAULT_PARAMS
-from est_explore_support import handmade
+from est_handmade_support import handmade
 
 KEYS = {"fill", "headings_detail", "carrier_audit", "failure_modes", "beyond_paper"}
 
@@ -21,11 +21,11 @@ def pkg():
 
 @pytest.fixture(scope="module")
 def out(pkg):
-    return explore_results(pkg, DEFAULT_PARAMS)
+    return secondary_results(pkg, DEFAULT_PARAMS)
 
 
 def test_headings_block_is_the_results_contract(pkg):
-    # RESULTS.md shape exactly; values from the hand derivation in test_est_explore_headings.py:
+    # RESULTS.md shape exactly; values from the hand derivation in test_est_headings.py:
     # 16 rows, 3 informative cells, 7 rows, slope 3.75 / 22.5, r 3.75 / sqrt(22.5 * 0.75).
     h = headings_block(pkg, DEFAULT_PARAMS)
     assert set(h) == {"pooled_r", "rows", "within_cell"}
@@ -36,7 +36,7 @@ def test_headings_block_is_the_results_contract(pkg):
     assert isinstance(h["rows"], int) and isinstance(h["pooled_r"], float)
 
 
-def test_explore_results_is_json_ready_with_null_for_undefined(out):
+def test_secondary_results_is_json_ready_with_null_for_undefined(out):
     assert set(out) == KEYS
     text = json.dumps(out, allow_nan=False)          # no NaN tokens anywhere
     assert json.loads(text) == out
@@ -46,7 +46,7 @@ def test_explore_results_is_json_ready_with_null_for_undefined(out):
     assert out["failure_modes"]["graders"]["share_rows"] is None
 
 
-def test_explore_results_values(out):
+def test_secondary_results_values(out):
     fill = out["fill"]
     assert fill["per_configuration"]["acme/alpha-2"] == {"fill": 0.75, "fill_rows": 2}
     assert fill["correlations"]["all"]["pearson"] == pytest.approx(-0.491125, abs=1e-6)
@@ -60,7 +60,7 @@ def test_explore_results_values(out):
     assert b["label"] == "ours, not the paper's"
     assert b["bootstrap"]["seed"] == DEFAULT_PARAMS.bootstrap_seed
     assert b["bootstrap"]["estimate"] == pytest.approx(0.25)
-    # sign flip of (0.5, -0.5, 0.75): 6 of 8 patterns -> 0.75 (hand count in test_est_explore_beyond.py)
+    # sign flip of (0.5, -0.5, 0.75): 6 of 8 patterns -> 0.75 (hand count in test_est_randomization.py)
     assert b["sign_flip"]["p_value"] == 0.75 and b["sign_flip"]["exact"] is True
     # GEE rows: valid S5 j/q rows with an outcome inside the three partition runs: 3+2, 2+2, 2+3 = 14
     assert (b["gee"]["rows"], b["gee"]["clusters"], b["gee"]["df"]) == (14, 3, 2)
@@ -84,7 +84,7 @@ def _with_out_of_window(pkg):
 
     import polars as pl
 
-    from est_explore_support import ROWS_SCHEMA
+    from est_handmade_support import ROWS_SCHEMA
 
     study = pkg.study
     old_cfg = dataclasses.replace(next(iter(study.configurations.values())), key="old/model",
@@ -113,7 +113,7 @@ def test_out_of_window_configuration_changes_no_panel_based_key(pkg, out):
     # Property from the issue: a configuration outside the recency window enters no panel statistic.
     # (headings, carrier and failure modes read every valid row by their definitions, so only the
     # panel-based keys are compared.)
-    other = explore_results(_with_out_of_window(pkg), DEFAULT_PARAMS)
+    other = secondary_results(_with_out_of_window(pkg), DEFAULT_PARAMS)
     for key in ("correlations", "rescue", "sweep", "gains", "per_configuration", "borderline"):
         assert other["fill"][key] == out["fill"][key]
     for key in ("bootstrap", "sign_flip", "gee"):

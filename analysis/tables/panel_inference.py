@@ -1,12 +1,13 @@
-"""Builders of the beyond-the-paper tables (ours, not the paper's): panel-level inference and
-design-effect-aware cell intervals, read from results.json ``beyond_paper``."""
+"""Builder of the panel-inference table (ours, not the paper's): configuration bootstrap,
+sign-flip randomisation test and row-level GEE of the paired effect, read from results.json
+``beyond_paper``."""
 
 from __future__ import annotations
 
 import polars as pl
 
 from analysis.tables.context import ReportContext, section
-from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_int, fmt_mean_n, fmt_num, fmt_signed
+from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_int, fmt_num, fmt_signed
 
 
 def panel_inference(ctx: ReportContext) -> TableSpec:
@@ -38,22 +39,3 @@ def panel_inference(ctx: ReportContext) -> TableSpec:
     return TableSpec("t_beyond_inference", title, data, display_frame(out, cols),
                      note="Ours, not the paper's. The bootstrap and sign flip treat configurations as the "
                           "units; the GEE uses rows with a bias-reduced sandwich and a t(G−1) reference.")
-
-
-def cell_intervals(ctx: ReportContext) -> TableSpec:
-    """Design-effect-aware Wilson intervals of the control and treatment cells of the primary scenario."""
-    s = ctx.study
-    title = (f"Beyond the paper: {s.control} and {s.treatment} cell means with design-effect-aware "
-             "intervals (ours)")
-    cols = ["configuration", "execution group", "arm", "recall", "effective n", "interval"]
-    d = section(ctx.results, "beyond_paper", "design_effect_intervals") or {}
-    cells = [c for c in d.get("cells") or [] if c.get("arm") in (s.control, s.treatment)]
-    if not cells:
-        return empty_table("t_beyond_cells", title, cols, "no design-effect intervals in results.json")
-    data = pl.DataFrame(cells).sort("configuration", "execution_group", "arm")
-    out = [{"configuration": r["configuration"], "execution group": r["execution_group"], "arm": r["arm"],
-            "recall": fmt_mean_n(r["mean"], r["rows"]), "effective n": fmt_num(r["effective_n"], 1),
-            "interval": f"[{fmt_num(r['lo'])}, {fmt_num(r['hi'])}]"} for r in data.iter_rows(named=True)]
-    return TableSpec("t_beyond_cells", title, data, display_frame(out, cols),
-                     note=f"{d.get('method', '')}; design effect {fmt_num(d.get('design_effect'))} from the "
-                          "within-row dependence of the checks. Ours, not the paper's.")

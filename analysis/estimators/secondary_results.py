@@ -1,8 +1,9 @@
-"""results.json keys of the exploratory estimators (fill, headings, carrier, failures, beyond).
+"""results.json blocks of the secondary analyses: fill, headings, carrier audit, failure modes
+and the panel inference the paper does not report (bootstrap, sign flip, GEE, Wilson cells).
 
 `headings_block(package, params)` is the RESULTS.md `headings` block exactly;
-`explore_results(package, params)` returns the further keys (documented in
-docs/RESULTS_KEYS.md by estimators-core), JSON-ready: NaN -> null, tuples -> lists.
+`secondary_results(package, params)` returns the further keys (documented in
+docs/RESULTS_KEYS.md), JSON-ready: NaN -> null, tuples -> lists.
 
 Keys: `fill`, `headings_detail`, `carrier_audit`, `failure_modes`, `beyond_paper`
 (the last labelled "ours, not the paper's").
@@ -14,11 +15,12 @@ from typing import Any
 
 import polars as pl
 
-from analysis.estimators import beyond, carrier, failures, fill, headings, paired
-from analysis.estimators._explore_common import EXPLORE_LABEL, Correlation
+from analysis.estimators import bootstrap, carrier, failures, fill, headings, paired, randomization, wilson
 from analysis.estimators.cells import cell_summary
-from analysis.estimators.common import contrast_of, json_ready, runs_frame
+from analysis.estimators.common import OURS_LABEL, contrast_of, json_ready, runs_frame
+from analysis.estimators.correlation import Correlation
 from analysis.estimators.dependence import within_row_dependence
+from analysis.estimators.gee import gee_arm_effect
 from analysis.params import Params
 
 
@@ -130,29 +132,29 @@ def _failures_block(fm: failures.FailureModes) -> dict[str, Any]:
     }
 
 
-def _beyond_block(package: Any, params: Params, p: paired.Panel) -> dict[str, Any]:
+def _panel_inference_block(package: Any, params: Params, p: paired.Panel) -> dict[str, Any]:
     study = package.study
     effects = p.frame.get_column("effect").to_numpy()
-    boot = beyond.bootstrap_mean(effects, resamples=params.bootstrap_resamples, seed=params.bootstrap_seed,
-                                 alpha=params.alpha, method=params.bootstrap_method)
-    flip = beyond.sign_flip_test(effects, exact_max_n=params.signflip_exact_max,
-                                 draws=params.signflip_draws, seed=params.signflip_seed)
+    boot = bootstrap.bootstrap_mean(effects, resamples=params.bootstrap_resamples, seed=params.bootstrap_seed,
+                                   alpha=params.alpha, method=params.bootstrap_method)
+    flip = randomization.sign_flip_test(effects, exact_max_n=params.signflip_exact_max,
+                                        draws=params.signflip_draws, seed=params.signflip_seed)
     runs = runs_frame(study).filter(pl.col("published") >= study.recency_cutoff)
     run_rows = paired.run_outcomes(package.rows, runs, p.contrast).join(
         p.frame.select("configuration", "execution_group"), on=["configuration", "execution_group"], how="semi")
-    gee = beyond.gee_arm_effect(run_rows, control=study.control, treatment=study.treatment,
-                                alpha=params.alpha, cov_type=params.gee_cov_type)
+    gee = gee_arm_effect(run_rows, control=study.control, treatment=study.treatment,
+                         alpha=params.alpha, cov_type=params.gee_cov_type)
     dep = within_row_dependence(package.rows, package.checks, study.scenario)
     cells = cell_summary(package.rows, params, scenario=study.scenario).table.select(
         "scenario", "configuration", "execution_group", "arm", "rows", pl.col("mean_recall").alias("mean"))
-    deff_cells = beyond.design_effect_intervals(cells, dep.checks_per_row, dep.design_effect, params.alpha)
+    deff_cells = wilson.design_effect_intervals(cells, dep.checks_per_row, dep.design_effect, params.alpha)
     return {
-        "label": EXPLORE_LABEL,
+        "label": OURS_LABEL,
         "bootstrap": json_ready(boot),
         "sign_flip": json_ready(flip),
         "gee": json_ready(gee),
         "design_effect_intervals": {
-            "label": EXPLORE_LABEL,
+            "label": OURS_LABEL,
             "method": "wilson score interval at n_eff = rows * k / deff",
             "scenario": study.scenario, "checks_per_row": dep.checks_per_row,
             "design_effect": dep.design_effect,
@@ -161,8 +163,8 @@ def _beyond_block(package: Any, params: Params, p: paired.Panel) -> dict[str, An
     }
 
 
-def explore_results(package: Any, params: Params) -> dict[str, Any]:
-    """Extra results.json keys of the exploratory and beyond-the-paper estimators (JSON-ready)."""
+def secondary_results(package: Any, params: Params) -> dict[str, Any]:
+    """results.json keys of the secondary analyses (JSON-ready); see the module docstring."""
     study = package.study
     p = _panel(package, params)
     effects = effects_from_panel(p)
@@ -186,7 +188,7 @@ def explore_results(package: Any, params: Params) -> dict[str, Any]:
             "ceiling_adherence": {"tolerance": ceiling.tolerance, "per_arm": _frame(ceiling.per_arm)},
         },
         "failure_modes": _failures_block(fm),
-        "beyond_paper": _beyond_block(package, params, p),
+        "beyond_paper": _panel_inference_block(package, params, p),
     }
     cells = out["beyond_paper"]["design_effect_intervals"].pop("cells")
     ready = json_ready(out)

@@ -1,8 +1,7 @@
-"""Shared pieces of the exploratory estimators (fill, headings, carrier, failures, beyond).
+"""Pearson and Spearman correlation with undefined values as NaN and a reason, never 0.
 
-Holds the row filters they share (built on analysis.estimators.common) and one correlation
-helper, so every module defines "valid row with an outcome" and "undefined correlation" the
-same way: NaN with a reason, never 0.
+Shared by the fill and headings estimators, so every module defines "undefined correlation"
+the same way (fewer than two units or zero variance).
 """
 
 from __future__ import annotations
@@ -13,41 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-
-from analysis.estimators.common import EstimatorError, at_least, outcomes
-from analysis.estimators.common import require_columns as _require
-
-EXPLORE_LABEL = "ours, not the paper's"
-
-
-class ExploreInputError(EstimatorError):
-    """An exploratory estimator got input it cannot use; the message names the fix."""
-
-
-def require_columns(df: pl.DataFrame, columns: Sequence[str], what: str) -> None:
-    """Raise MissingColumnError naming every missing column."""
-    _require(df, tuple(columns), what)
-
-
-def valid_outcome_rows(rows: pl.DataFrame, scenario: str | None, arms: Sequence[str] | None = None) -> pl.DataFrame:
-    """Valid rows of `scenario` (all scenarios when None) with an outcome, plus `recall`
-    (the shared population filter of analysis.estimators.common.outcomes), optionally only `arms`."""
-    out = outcomes(rows, scenario)
-    if arms is not None:
-        out = out.filter(pl.col("arm").is_in(list(arms)))
-    return out
-
-
-def recall_at_least(threshold: float) -> pl.Expr:
-    """Exact `checks_passed / checks_total >= threshold` (integer arithmetic, no float slack)."""
-    return at_least(pl.col("checks_passed"), pl.col("checks_total"), threshold)
-
-
-def recall_expr() -> pl.Expr:
-    """Exact recall of a row: checks_passed / checks_total (null without an outcome)."""
-    return (pl.col("checks_passed").cast(pl.Float64) / pl.col("checks_total").cast(pl.Float64)).alias(
-        "recall"
-    )
 
 
 @dataclass(frozen=True, slots=True)

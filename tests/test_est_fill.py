@@ -19,7 +19,7 @@ from scipy import stats
 from analysis.estimators.common import runs_frame
 from analysis.estimators.fill import effects_frame, fill_analysis, fill_fractions
 from analysis.params import DEFAULT_PARAMS
-from est_explore_support import handmade, rows_frame
+from est_handmade_support import handmade, rows_frame
 
 # ----------------------------------------------------------------------------- hand-made package
 

@@ -1,0 +1,107 @@
+"""Builders of the cell tables: row validity, every cell mean with its row count, the deeper-repeat
+runs (paper 4.7.1) and design-effect-aware Wilson intervals of the primary cells (ours, read from
+results.json ``beyond_paper.design_effect_intervals``).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from analysis.tables.context import ReportContext, cell_stats, scored_rows, section
+from analysis.tables.panel import partition_runs_frame
+from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_count_of, fmt_mean_n, fmt_num, fmt_pct
+
+
+def deeper_repeats(ctx: ReportContext) -> TableSpec:
+    """Paper 4.7.1: partition runs planned deeper than the usual depth, per arm."""
+    s = ctx.study
+    title = "Deeper repeats: partition runs planned with more repeats than the usual depth"
+    cols = ["model", "arm", "n", "mean", f"rows ≥ {ctx.threshold:g}", "fill", "headings carried"]
+    runs = partition_runs_frame(s)
+    if runs.height == 0:
+        return empty_table("t_deep", title, cols, "no partition runs")
+    usual = int(runs["planned_repeats"].median())  # type: ignore[arg-type]
+    deep = runs.filter(pl.col("planned_repeats") > usual)
+    if deep.height == 0:
+        return empty_table("t_deep", title, cols, f"every partition run is planned at {usual} repeats")
+    rows = scored_rows(ctx.rows, scenario=s.scenario, arms=[s.control, s.treatment]).join(
+        deep, on=["configuration", "execution_group"], how="semi")
+    fill = (pl.col("carried_chars").cast(pl.Float64) / pl.col("declared_chars").cast(pl.Float64))
+    frame = rows.group_by("configuration", "arm").agg(
+        pl.len().alias("rows"), pl.col("recall").mean().alias("mean"),
+        (pl.col("recall") >= ctx.threshold).sum().cast(pl.Int64).alias("rows_at_threshold"),
+        fill.mean().alias("fill"),
+        pl.col("headings_carried").drop_nulls().value_counts(sort=True).alias("headings")
+    ).sort("configuration", "arm")
+    out = []
+    for r in frame.iter_rows(named=True):
+        hs = sorted((int(v["headings_carried"]), int(v["count"])) for v in r["headings"])
+        text = (f"{hs[0][0]} on all {hs[0][1]}" if len(hs) == 1
+                else ", ".join(f"{h} on {n} rows" if i == 0 else f"{h} on {n}" for i, (h, n) in enumerate(hs)))
+        out.append({"model": r["configuration"], "arm": r["arm"], "n": str(r["rows"]),
+                    "mean": fmt_num(r["mean"]), cols[4]: str(r["rows_at_threshold"]),
+                    "fill": fmt_pct(r["fill"]), "headings carried": text or "not recorded"})
+    data = frame.with_columns(pl.col("headings").list.eval(
+        pl.format("{}:{}", pl.element().struct.field("headings_carried"),
+                  pl.element().struct.field("count"))).list.join(";"))
+    return TableSpec("t_deep", title, data, display_frame(out, cols),
+                     note=f"Usual depth is the median planned repeats of the partition runs ({usual}).")
+
+
+def validity(ctx: ReportContext) -> TableSpec:
+    """Validity summary: rows, valid rows and invalid reasons per scenario and arm."""
+    title = "Validity: rows, valid rows and invalid reasons by scenario and arm"
+    cols = ["scenario", "arm", "rows", "valid", "invalid reasons"]
+    r = ctx.rows
+    if r.height == 0:
+        return empty_table("t_validity", title, cols, "no rows")
+    frame = r.group_by("scenario", "arm").agg(
+        pl.len().alias("rows"), pl.col("valid").sum().cast(pl.Int64).alias("valid"),
+        pl.col("invalid_reason").drop_nulls().value_counts(sort=True).alias("reasons"),
+    ).sort("scenario", "arm")
+    out = []
+    for row in frame.iter_rows(named=True):
+        rs = sorted((v["invalid_reason"], int(v["count"])) for v in row["reasons"])
+        out.append({"scenario": row["scenario"], "arm": row["arm"], "rows": str(row["rows"]),
+                    "valid": fmt_count_of(row["valid"], row["rows"]),
+                    "invalid reasons": ", ".join(f"{k} {n}" for k, n in rs) or "none"})
+    data = frame.with_columns(pl.col("reasons").list.eval(
+        pl.format("{}:{}", pl.element().struct.field("invalid_reason"),
+                  pl.element().struct.field("count"))).list.join(";"))
+    return TableSpec("t_validity", title, data, display_frame(out, cols),
+                     note="Only valid rows enter any aggregate; infrastructure retries leave the failed "
+                          "attempt as an invalid row.")
+
+
+def recall_cells(ctx: ReportContext) -> TableSpec:
+    """Per-cell denominators of every (scenario, configuration, execution group, arm) mean."""
+    title = "Every cell mean with its row count (all scenarios)"
+    cols = ["scenario", "configuration", "execution group", "arm", "recall", f"rows ≥ {ctx.threshold:g}"]
+    rows = scored_rows(ctx.rows)
+    if rows.height == 0:
+        return empty_table("t_cells", title, cols, "no valid row with an outcome")
+    frame = cell_stats(rows, ["scenario", "configuration", "execution_group", "arm"], ctx.threshold)
+    out = [{"scenario": r["scenario"], "configuration": r["configuration"],
+            "execution group": r["execution_group"], "arm": r["arm"],
+            "recall": fmt_mean_n(r["mean"], r["rows"]), cols[5]: str(r["rows_at_threshold"])}
+           for r in frame.iter_rows(named=True)]
+    return TableSpec("t_cells", title, frame, display_frame(out, cols))
+
+
+def cell_intervals(ctx: ReportContext) -> TableSpec:
+    """Design-effect-aware Wilson intervals of the control and treatment cells of the primary scenario."""
+    s = ctx.study
+    title = (f"Beyond the paper: {s.control} and {s.treatment} cell means with design-effect-aware "
+             "intervals (ours)")
+    cols = ["configuration", "execution group", "arm", "recall", "effective n", "interval"]
+    d = section(ctx.results, "beyond_paper", "design_effect_intervals") or {}
+    cells = [c for c in d.get("cells") or [] if c.get("arm") in (s.control, s.treatment)]
+    if not cells:
+        return empty_table("t_beyond_cells", title, cols, "no design-effect intervals in results.json")
+    data = pl.DataFrame(cells).sort("configuration", "execution_group", "arm")
+    out = [{"configuration": r["configuration"], "execution group": r["execution_group"], "arm": r["arm"],
+            "recall": fmt_mean_n(r["mean"], r["rows"]), "effective n": fmt_num(r["effective_n"], 1),
+            "interval": f"[{fmt_num(r['lo'])}, {fmt_num(r['hi'])}]"} for r in data.iter_rows(named=True)]
+    return TableSpec("t_beyond_cells", title, data, display_frame(out, cols),
+                     note=f"{d.get('method', '')}; design effect {fmt_num(d.get('design_effect'))} from the "
+                          "within-row dependence of the checks. Ours, not the paper's.")
