@@ -34,7 +34,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 from support.scripted_server import MemorizingModel, ScriptedServer  # noqa: E402
 
 from analysis.runner.arms import load_arms  # noqa: E402
-from analysis.runner.cli import load_fixture_arg  # noqa: E402
+from analysis.runner.named_fixtures import load_fixture_arg  # noqa: E402
 from analysis.runner.client import EndpointClient, EndpointConfig  # noqa: E402
 from analysis.runner.design import arm_order  # noqa: E402
 from analysis.runner.ledger import Ledger, read_records  # noqa: E402

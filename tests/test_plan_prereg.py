@@ -22,7 +22,7 @@ from analysis.plan.prereg import (
     params_digest,
     seal_plan,
 )
-from analysis.runner.cli import load_fixture_arg
+from analysis.runner.named_fixtures import load_fixture_arg
 from analysis.runner.cli import main as runner_main
 
 

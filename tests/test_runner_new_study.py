@@ -58,7 +58,7 @@ def test_embedded_defaults_make_repeats_informative() -> None:
 @pytest.fixture(scope="module")
 def embedded_like(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, list[dict]]:
     """A sweep with the embedded defaults on the scripted server; returns (out, stderr, request bodies)."""
-    from analysis.runner.cli import load_fixture_arg
+    from analysis.runner.named_fixtures import load_fixture_arg
 
     d = build_parser().parse_args(["embedded", "--out", "x"])
     out = tmp_path_factory.mktemp("e") / "run"

@@ -180,16 +180,19 @@ def verify_files(root: str | Path, required: Sequence[str] = REQUIRED_FILES) -> 
     return VerifiedFiles(digests=dict(sorted(expected.items())), contents=contents)
 
 
-def write_lock(root: str | Path, files: Sequence[str] | None = None) -> dict:
+def write_lock(root: str | Path, files: Sequence[str] | None = None, *,
+               required: Sequence[str] = REQUIRED_FILES) -> dict:
     """Hash the package's files and write ``provenance.lock``.
 
     ``files`` are extra file names (relative, '/' separators) to pin besides the
-    required ones. Returns the lock document that was written.
+    ``required`` ones (an evidence package's; a directory that is not a package, such
+    as the runner's fixture set, passes ``required=()``). Returns the lock document
+    that was written.
     """
     root = Path(root)
     if not root.is_dir():
         raise PackageNotFoundError([Problem(str(root), None, None, "is not a directory")])
-    names = sorted(set(REQUIRED_FILES) | set(files or ()))
+    names = sorted(set(required) | set(files or ()))
     problems: list[Problem] = []
     unsafe: list[Problem] = []
     digests: dict[str, str] = {}

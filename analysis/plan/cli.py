@@ -143,12 +143,11 @@ def _design(args: argparse.Namespace) -> int:
     prices = load_price_table(args.price_table) if args.price_table else None
     fixture = None
     if prices:
-        from analysis.runner.cli import CliError as RunnerCliError
-        from analysis.runner.cli import load_fixture_arg
+        from analysis.runner.named_fixtures import FixtureArgError, load_fixture_arg
 
         try:
             fixture = load_fixture_arg(args.fixture)
-        except RunnerCliError as exc:
+        except FixtureArgError as exc:
             from analysis.plan.prereg import PlanError
             raise PlanError(str(exc)) from None
     _say(f"plan: fitting variance components to {evidence} and simulating "

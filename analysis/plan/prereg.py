@@ -126,11 +126,11 @@ def code_digest(root: Path = _ANALYSIS) -> str:
 
 def fixture_digest(name: str) -> str:
     """Digest of the fixture the runner would load for `name`."""
-    from analysis.runner.cli import CliError, load_fixture_arg
+    from analysis.runner.named_fixtures import FixtureArgError, load_fixture_arg
 
     try:
         return load_fixture_arg(name).digest
-    except CliError as exc:
+    except FixtureArgError as exc:
         raise PlanError(f"plan fixture: {exc}") from None
 
 

@@ -61,11 +61,11 @@ def prepare_sweep(args: argparse.Namespace, argv: Sequence[str]) -> Path | None:
     for dest, flag in _OPTIONS.items():
         if not _typed(argv, flag):
             setattr(args, dest, values[dest])
-    from analysis.runner.cli import CliError, load_fixture_arg
+    from analysis.runner.named_fixtures import FixtureArgError, load_fixture_arg
 
     try:
         fixture = load_fixture_arg(args.fixture)
-    except CliError as exc:
+    except FixtureArgError as exc:
         raise PlanError(str(exc)) from None
     codes = [c.strip() for c in str(args.arms).split(",") if c.strip()]
     actual = {"fixture": fixture.digest, "arms": arms_digest(codes), "params": params_digest(plan.params())}

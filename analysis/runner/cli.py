@@ -30,6 +30,7 @@ from analysis.escape import terminal
 from analysis.runner.client import ClientConfigError, EndpointClient, EndpointConfig
 from analysis.runner.design import DESIGNS, arm_order
 from analysis.runner.ledger import Ledger, evidence_rows, write_evidence
+from analysis.runner.named_fixtures import FixtureArgError, load_fixture_arg
 from analysis.runner.pinning import (
     Pin,
     Provenance,
@@ -56,8 +57,6 @@ from analysis.runner.sweep import (
     run_sweep,
 )
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = {"small": "s5-small", "default": "s5-150k", "small-s1": "s1-small", "default-s1": "s1-150k"}
 SMOLLM2_PUBLISHED = dt.date(2024, 11, 1)  # SmolLM2 public release (Hugging Face, 1 Nov 2024)
 EMBEDDED_TEMPERATURE = 0.7
 """The embedded default temperature: with --seed-per-repeat (also the default there) repeats of a
@@ -66,22 +65,6 @@ deterministic llama.cpp server are different samples, while both arms of a repea
 
 class CliError(RuntimeError):
     """A command-line problem; the message says the fix."""
-
-
-def load_fixture_arg(name: str) -> Any:
-    """The fixture named small/default/... (committed file if present, else rebuilt) or a JSON path."""
-    from analysis.runner.fixture import DEFAULT_SPECS, build_fixture, load_fixture
-
-    if name in FIXTURES:
-        stem = FIXTURES[name]
-        path = REPO / "data" / "v2" / "fixture" / f"{stem}.json"
-        if path.exists():
-            return load_fixture(path)
-        return build_fixture(next(s for s in DEFAULT_SPECS if s.name == stem))
-    path = Path(name)
-    if not path.exists():
-        raise CliError(f"--fixture {name!r} is neither {'/'.join(FIXTURES)} nor an existing fixture JSON file")
-    return load_fixture(path)
 
 
 def _csv(text: str | None) -> tuple[str, ...]:
@@ -578,7 +561,8 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
     except KeyboardInterrupt:
         say("interrupted; re-run the same command to resume from the ledger")
         return 130
-    except (CliError, PreflightError, ClientConfigError, EmbeddedError, PlanError) as exc:  # named: their message says the fix
+    except (CliError, FixtureArgError, PreflightError, ClientConfigError, EmbeddedError,
+            PlanError) as exc:  # named: their message says the fix
         say(f"error: {type(exc).__name__}: {exc}")
         return 2
     except LedgerError as exc:

@@ -492,9 +492,9 @@ def write_fixture_set(out_dir: str | Path, specs: Sequence[FixtureSpec] = DEFAUL
         name = f"{spec.name}.json"
         (out / name).write_text(build_fixture(spec).to_json(), encoding="utf-8")
         names.append(name)
-    from analysis.runner.package import lock_files
+    from analysis.evidence import write_lock
 
-    lock_files(out, names)
+    write_lock(out, names, required=())  # the fixture set is not an evidence package
     return names
 
 

@@ -333,12 +333,13 @@ def write_evidence(out: Path, study: Any, ev: LedgerEvidence, *, extra_json: dic
     `study_appendix` (e.g. the runner's pin table) is appended to study.toml and the lock rewritten
     over the same files, so it is pinned like everything else.
     """
-    from analysis.runner.package import lock_files, write_records
+    from analysis.evidence import write_lock
+    from analysis.runner.package import write_records
 
     names = write_records(out, study, ev.rows, ev.checks, folds=ev.folds, answers=ev.answers,
                           extra_json=extra_json)
     if study_appendix:
         path = Path(out) / "study.toml"
         write_text(path, path.read_text(encoding="utf-8").rstrip("\n") + "\n\n" + study_appendix)
-        lock_files(out, names)
+        write_lock(out, names)
     return names

@@ -16,7 +16,6 @@ before anything is written.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import io
 import json
 from collections import Counter
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis.evidence import write_lock
 from analysis.evidence.writer import csv_text
 from analysis.runner.arms import arm_record
 from analysis.runner.protocol import TrajectoryResult
@@ -42,7 +42,6 @@ __all__ = [
     "study_toml",
     "write_records",
     "write_package",
-    "lock_files",
 ]
 
 #: Required rows.csv columns, in the contract's order.
@@ -215,29 +214,6 @@ def _check_invariants(rows: Sequence[Mapping[str, Any]], checks: Sequence[Mappin
         raise PackageError(f"checks_total varies within scenario {varying}; one scenario, one grader")
 
 
-def lock_files(root: str | Path, files: Sequence[str]) -> dict[str, Any]:
-    """Write ``provenance.lock`` pinning ``files`` (relative names).
-
-    An evidence package goes through the foundation's ``write_lock`` (which also
-    pins the required files); a directory that is not a package (the fixture
-    set) gets the same canonical lock bytes for exactly ``files``.
-    """
-    root = Path(root)
-    digests = {f: hashlib.sha256((root / f).read_bytes()).hexdigest() for f in sorted(files)}
-    try:
-        from analysis.evidence import write_lock
-        from analysis.evidence.provenance import REQUIRED_FILES, canonical_lock_bytes
-    except ImportError:  # foundation not installed: identical format, written here
-        (root / "provenance.lock").write_text(
-            json.dumps({"algorithm": "sha256", "files": digests}, sort_keys=True, indent=2, ensure_ascii=False)
-            + "\n", encoding="utf-8")
-        return {"algorithm": "sha256", "files": digests}
-    if set(REQUIRED_FILES) <= set(files):
-        return write_lock(root, list(files))
-    (root / "provenance.lock").write_bytes(canonical_lock_bytes(digests))
-    return {"algorithm": "sha256", "files": digests}
-
-
 def write_records(
     root: str | Path,
     study: Any,
@@ -264,7 +240,7 @@ def write_records(
         files[name] = json.dumps(doc, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
     for name, text in files.items():
         write_text(root / name, text)  # every byte of the package passes the key redaction
-    lock_files(root, sorted(files))
+    write_lock(root, sorted(files))
     return sorted(files)
 
 

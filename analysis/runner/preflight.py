@@ -166,11 +166,11 @@ def validate(args: argparse.Namespace) -> None:
 
 def load_fixture_checked(name: str) -> Any:
     """The fixture named by --fixture, or PreflightError saying what is wrong with the file."""
-    from analysis.runner.cli import CliError, load_fixture_arg
+    from analysis.runner.named_fixtures import FixtureArgError, load_fixture_arg
 
     try:
         return load_fixture_arg(name)
-    except CliError as exc:
+    except FixtureArgError as exc:
         raise PreflightError(str(exc)) from exc
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise PreflightError(f"--fixture {name}: not a fixture JSON file ({type(exc).__name__}: {str(exc)[:200]}); "
