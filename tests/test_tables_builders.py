@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.tables import TABLE_ORDER
-from analysis.tables import cells, failures, fill, headings, panel, paper, pilot
+from analysis.tables import arm_means, cells, failures, fill, headings, panel, pilot
 from analysis.tables.registry import build_tables
 from analysis.tables.render import to_csv, to_html, to_markdown
 from analysis.tables.spec import fmt_mean_n, fmt_signed
@@ -22,7 +22,7 @@ from report_support import ROOT, context, handmade
 
 def test_supporting_arms_need_a_supporting_sweep() -> None:
     # The fixture's m rows ran beside j and q only (no f, n, k, l): not a supporting sweep.
-    t = paper.supporting_arms(context())
+    t = arm_means.supporting_arms(context())
     assert t.is_empty and "no supporting sweep" in t.empty_reason
 
 
@@ -32,7 +32,7 @@ def test_supporting_arms_cells_have_their_denominators() -> None:
     pkg, _ = handmade()
     extra = pkg.rows.filter(pl.col("row_id") == "a1-m").with_columns(
         pl.lit("a1-l").alias("row_id"), pl.lit("l").alias("arm"), pl.lit(7, dtype=pl.Int64).alias("checks_passed"))
-    t = paper.supporting_arms(context(dataclasses.replace(pkg, rows=pl.concat([pkg.rows, extra]))))
+    t = arm_means.supporting_arms(context(dataclasses.replace(pkg, rows=pl.concat([pkg.rows, extra]))))
     assert t.display.columns == ["Model", "l (plain headings at the deployed fold budget)",
                                  "m (plain text, five headings)"]
     assert t.display.row(0) == ("acme/alpha-1", "0.500 (n=1)", "1.000 (n=2)")
@@ -40,7 +40,7 @@ def test_supporting_arms_cells_have_their_denominators() -> None:
 
 def test_ladder_rungs_hand_derived() -> None:
     # alpha-1/g1: j rows 14, 0, 7 -> (1 + 0 + 0.5)/3 = 0.5; q rows 14, 14 -> 1.0; m 1.0.
-    t = paper.ladder(context())
+    t = arm_means.ladder(context())
     d = t.data
     assert d["arm"].to_list() == ["j", "q", "m"]
     assert d["rows"].to_list() == [3, 2, 2]
@@ -52,7 +52,7 @@ def test_ladder_rungs_hand_derived() -> None:
 
 def test_scenario_comparison_includes_s1_pair() -> None:
     # S1 pair of alpha-1: j 2/7 = 0.286, q 7/7 = 1.000.
-    t = paper.scenario_comparison(context())
+    t = arm_means.scenario_comparison(context())
     row = t.display.filter(pl.col("Arm").str.starts_with("j")).row(0, named=True)
     assert row["S1"] == "0.286 (n=1)" and row["S5"] == "0.500 (n=3)"
 
@@ -60,7 +60,7 @@ def test_scenario_comparison_includes_s1_pair() -> None:
 def test_fill_examples_hand_derived() -> None:
     # valid j rows: alpha-1 carried 8200, 9500, 9000 of 9600 -> 26700/3/9600 = 0.927083;
     # alpha-2 7000, 7400 -> 0.75; beta-1 600, 1000 -> 800/9600 = 0.083333 (c2-j invalid).
-    t = paper.fill_examples(context())
+    t = arm_means.fill_examples(context())
     fills = dict(zip(t.data["configuration"], t.data["fill"]))
     assert fills["acme/alpha-1"] == pytest.approx(26700 / 3 / 9600)
     assert fills["acme/alpha-2"] == pytest.approx(0.75)
@@ -162,10 +162,10 @@ def test_reduced_ceiling_tables_hand_derived() -> None:
     # g1 (the only group with t): j rows 14, 0, 7 of 14 -> n 3, two at >= 0.5, mean 0.5;
     # t rows 14, 0 -> n 2, one at >= 0.5, mean 0.5; m rows 14, 14 -> n 2, mean 1.0.
     ctx = context(_with_reduced_ceiling_rows())
-    t = paper.reduced_ceiling(ctx)
+    t = arm_means.reduced_ceiling(ctx)
     got = {r["arm"]: (r["rows"], r["rows_at_threshold"], r["mean"]) for r in t.data.iter_rows(named=True)}
     assert got == {"j": (3, 2, 0.5), "t": (2, 1, 0.5), "m": (2, 2, 1.0)}
-    by_model = paper.reduced_ceiling_by_model(ctx)
+    by_model = arm_means.reduced_ceiling_by_model(ctx)
     assert by_model.display.row(0) == ("acme/alpha-1", "2/3", "1/2", "2/3", "93%")
 
 

@@ -59,7 +59,7 @@ def forest(ctx: ReportContext) -> FigureSpec:
 
 def ladder(ctx: ReportContext) -> FigureSpec:
     """Mean recall of the three ladder rungs on every ladder endpoint, with row counts."""
-    from analysis.tables.paper import ladder as ladder_table
+    from analysis.tables.arm_means import ladder as ladder_table
 
     title = "Assigned-policy ladder: mean exact recall per rung"
     with style():

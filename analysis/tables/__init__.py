@@ -7,12 +7,12 @@ by ``analysis.tables.registry`` only when a table is built.
 from __future__ import annotations
 
 TABLE_ORDER: tuple[tuple[str, str], ...] = (
-    ("analysis.tables.paper", "supporting_arms"),
-    ("analysis.tables.paper", "ladder"),
-    ("analysis.tables.paper", "scenario_comparison"),
-    ("analysis.tables.paper", "reduced_ceiling"),
-    ("analysis.tables.paper", "reduced_ceiling_by_model"),
-    ("analysis.tables.paper", "fill_examples"),
+    ("analysis.tables.arm_means", "supporting_arms"),
+    ("analysis.tables.arm_means", "ladder"),
+    ("analysis.tables.arm_means", "scenario_comparison"),
+    ("analysis.tables.arm_means", "reduced_ceiling"),
+    ("analysis.tables.arm_means", "reduced_ceiling_by_model"),
+    ("analysis.tables.arm_means", "fill_examples"),
     ("analysis.tables.panel", "table3"),
     ("analysis.tables.panel", "out_of_window"),
     ("analysis.tables.panel", "panel_summary"),

@@ -1,4 +1,4 @@
-"""Builders of the paper's descriptive tables (sections 4.1 to 4.6): cell means with denominators.
+"""Builders of the arm-mean tables (the paper's sections 4.1 to 4.6): cell means with denominators.
 
 Methods note: every cell is a mean of exact recall over valid rows with an outcome, shown as
 ``mean (n=rows)`` because rows are effectively binary (a mean of four rows is a count of
