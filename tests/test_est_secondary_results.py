@@ -69,7 +69,7 @@ def test_secondary_results_values(out):
 
 
 def test_no_clash_with_build_results(pkg):
-    # build_results (estimators-core) merges these keys and raises on a collision.
+    # build_results merges these keys and raises on a collision.
     from analysis.results import build_results
 
     res = build_results(pkg, DEFAULT_PARAMS)

@@ -196,7 +196,7 @@ def test_fill_margin_of_exactly_zero_does_not_separate() -> None:
 def test_exact_p_and_mid_p_match_scipy(b: int, c: int) -> None:
     # Oracle: scipy. p = scipy.stats.binomtest(min(b, c), b + c, 1/2).pvalue (two-sided; symmetric at
     # 1/2, so it is the doubled tail capped at 1). mid-p = 2 P(X < m) + P(X = m) with scipy's binom,
-    # capped at 1 (Fagerland, Lydersen & Laake 2013). The first test (test_est_core_exact) checks
+    # capped at 1 (Fagerland, Lydersen & Laake 2013). The first test (test_est_exact) checks
     # one hand value, b = 0, c = 7.
     n, m = b + c, min(b, c)
     p, mid = exact.exact_p(b, c)

@@ -23,7 +23,7 @@ import pytest
 from analysis.estimators import families, paired
 from analysis.estimators.common import Contrast
 from analysis.params import DEFAULT_PARAMS
-from est_core_support import ROWS_SCHEMA
+from est_loader_support import ROWS_SCHEMA
 
 # configuration, complete pairs, paired q - j, j rows, q rows (paper Table 3)
 TABLE3 = """\

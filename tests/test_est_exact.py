@@ -12,7 +12,7 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
 from analysis.estimators import exact
-from est_core_support import ROWS_SCHEMA, load_handmade
+from est_loader_support import ROWS_SCHEMA, load_handmade
 
 
 def block_rows(blocks: list[tuple[str, int | None, int | None]], first: str, second: str,

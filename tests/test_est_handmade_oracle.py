@@ -25,7 +25,7 @@ from analysis.estimators.common import (
     EstimatorError, InconsistentTotalsError, contrast_of, runs_frame,
 )
 from analysis.params import DEFAULT_PARAMS
-from est_core_support import load_handmade
+from est_loader_support import load_handmade
 
 
 @pytest.fixture(scope="module")

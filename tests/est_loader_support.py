@@ -1,4 +1,4 @@
-"""Test support for the estimators-core tests: the hand-made package and the rows schema.
+"""Test support for the estimator tests: the hand-made package through the loader and the rows schema.
 
 The package is loaded by the foundation loader (`analysis.evidence.load_package`,
 lock verified first); synthetic rows in property tests use the loader's own

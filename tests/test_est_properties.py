@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from analysis.estimators import bounds, cells, dependence, exact, families, paired
 from analysis.estimators.common import Contrast
 from analysis.params import DEFAULT_PARAMS
-from est_core_support import ROWS_SCHEMA
+from est_loader_support import ROWS_SCHEMA
 
 CUTOFF = datetime.date(2026, 1, 28)
 T = 4                                       # checks per row in these synthetic packages
