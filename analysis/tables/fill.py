@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from analysis.estimators.fill import FillAnalysis, effects_frame as fill_effects_frame, fill_analysis
+from analysis.estimators.fill import FillAnalysis, fill_analysis
+from analysis.estimators.fill import effects_frame as fill_effects_frame
 from analysis.tables.context import ReportContext
 from analysis.tables.panel import effects_frame, panel_fills
 from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_count_of, fmt_pct, fmt_signed
