@@ -73,7 +73,7 @@ def table3_package() -> tuple[pl.DataFrame, pl.DataFrame]:
         planned = pairs + (jr - pairs) + (qr - pairs)
         runs.append((name, f"g{i}", planned, name.split("/")[0], CUTOFF))
 
-        def add(rep, arm, passed, valid=True):
+        def add(rep, arm, passed, valid=True, name=name, i=i):
             rows.append({"row_id": f"{name}-{rep}-{arm}", "scenario": "S5", "configuration": name,
                          "execution_group": f"g{i}", "repeat": rep, "arm": arm, "valid": valid,
                          "checks_total": K, "checks_passed": passed})

@@ -8,12 +8,12 @@ import warnings
 from pathlib import Path
 
 import pytest
-from support.fault_proxy import EchoUpstream
 
 from analysis.evidence import load_package
 from analysis.runner.cli import main
 from analysis.runner.client import CallResult
 from analysis.runner.pinning import Pin, audit_call, configuration_key
+from support.fault_proxy import EchoUpstream
 
 
 def _res(model: str | None, provider: str | None) -> CallResult:

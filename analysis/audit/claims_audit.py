@@ -28,7 +28,7 @@ from analysis.reconstruct.rules import resolve_rules
 
 SCHEMA = {"id": pl.String, "section": pl.String, "role": pl.String, "published": pl.String,
           "recomputed": pl.String, "status": pl.String, "rules": pl.String, "note": pl.String}
-__all__ = ["STATUSES", "LEGEND", "AuditResult", "audit_claims"]
+__all__ = ["LEGEND", "STATUSES", "AuditResult", "audit_claims"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +60,7 @@ def _fmt(x: Any, decimals: int | None) -> str:
     if isinstance(x, str):
         return x
     d = decimals if decimals is not None else 3
-    return f"{float(x):.{d}f}" if d > 0 else str(int(round(float(x))))
+    return f"{float(x):.{d}f}" if d > 0 else str(round(float(x)))
 
 
 def _published(c: Claim) -> str:
@@ -86,7 +86,7 @@ def _package_findings(package: Any) -> dict[str, str]:
     if "findings.csv" not in getattr(package, "digests", {}):
         return {}
     df = pl.read_csv(package.root / "findings.csv", infer_schema=False)
-    return dict(zip(df["id"].to_list(), df["note"].to_list()))
+    return dict(zip(df["id"].to_list(), df["note"].to_list(), strict=True))
 
 
 def _readings(claims: Claims, package: Any) -> dict[str, tuple[list[Reading], str]]:

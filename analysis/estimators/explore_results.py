@@ -14,10 +14,10 @@ from typing import Any
 
 import polars as pl
 
-from analysis.estimators import beyond, carrier, failures, fill, headings, paired
+from analysis.estimators import beyond, beyond_gee, carrier, failures, fill, headings, paired
 from analysis.estimators._explore_common import EXPLORE_LABEL, Correlation
 from analysis.estimators.cells import cell_summary
-from analysis.estimators.common import contrast_of, json_ready, runs_frame
+from analysis.estimators.common import contrast_of, json_ready, json_ready_block, runs_frame
 from analysis.estimators.dependence import within_row_dependence
 from analysis.params import Params
 
@@ -44,7 +44,7 @@ def headings_block(package: Any, params: Params) -> dict[str, Any]:
     study = package.study
     pooled = headings.pooled_correlation(package.rows, study.scenario)
     w = headings.within_cell(package.rows, study.scenario)
-    return json_ready({"pooled_r": pooled.r, "rows": pooled.rows,
+    return json_ready_block({"pooled_r": pooled.r, "rows": pooled.rows,
                        "within_cell": {"cells": w.cells, "rows": w.rows, "slope": w.slope, "r": w.r}})
 
 
@@ -140,7 +140,7 @@ def _beyond_block(package: Any, params: Params, p: paired.Panel) -> dict[str, An
     runs = runs_frame(study).filter(pl.col("published") >= study.recency_cutoff)
     run_rows = paired.run_outcomes(package.rows, runs, p.contrast).join(
         p.frame.select("configuration", "execution_group"), on=["configuration", "execution_group"], how="semi")
-    gee = beyond.gee_arm_effect(run_rows, control=study.control, treatment=study.treatment,
+    gee = beyond_gee.gee_arm_effect(run_rows, control=study.control, treatment=study.treatment,
                                 alpha=params.alpha, cov_type=params.gee_cov_type)
     dep = within_row_dependence(package.rows, package.checks, study.scenario)
     cells = cell_summary(package.rows, params, scenario=study.scenario).table.select(
@@ -189,6 +189,6 @@ def explore_results(package: Any, params: Params) -> dict[str, Any]:
         "beyond_paper": _beyond_block(package, params, p),
     }
     cells = out["beyond_paper"]["design_effect_intervals"].pop("cells")
-    ready = json_ready(out)
+    ready = json_ready_block(out)
     ready["beyond_paper"]["design_effect_intervals"]["cells"] = _frame(cells)  # large: converted vectorised
     return ready

@@ -23,6 +23,7 @@ from analysis.estimators._explore_common import (
     require_columns,
     valid_outcome_rows,
 )
+from analysis.estimators.common import as_float
 from analysis.params import DEFAULT_PARAMS, Params
 
 
@@ -114,9 +115,9 @@ def parse_failures(
                 failure_rows=failing.height,
                 failure_valid=fv.height,
                 failure_invalid=failing.height - fv.height,
-                failure_mean=float(fv["recall"].mean()) if fv.height else math.nan,
+                failure_mean=as_float(fv["recall"].mean()) if fv.height else math.nan,
                 clean_rows=clean.height,
-                clean_mean=float(clean["recall"].mean()) if clean.height else math.nan,
+                clean_mean=as_float(clean["recall"].mean()) if clean.height else math.nan,
             )
         )
     return tuple(out)
