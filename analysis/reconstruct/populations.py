@@ -243,7 +243,8 @@ def ceiling(b: Builder, c: Claims) -> None:
                              j_only - (len(gj) - glm_both), t_only, neither)
     unpartnered_t = tv[-1]
     slots = [("ceiling-anchor-a", r) for r in range(1, 9)] + [("ceiling-anchor-b", r) for r in range(1, 5)]
-    for (g, r), (x, y) in zip(slots, a_pairs, strict=True):
+    # a_pairs fills the slots in order and leaves the last one to the unpartnered t row below
+    for (g, r), (x, y) in zip(slots, a_pairs, strict=False):
         b.add(group=g, config=ANCHOR, arm="j", repeat=r, passed=x, cell="ceiling.j")
         b.add(group=g, config=ANCHOR, arm="t", repeat=r, passed=y, cell="ceiling.t")
     g, r = slots[-1]
