@@ -81,7 +81,8 @@ def test_each_fold_sends_the_previous_carrier_and_exactly_one_chunk():
 
 def test_prompt_token_estimates_are_additive_and_close_to_a_direct_estimate():
     result, requests = run(S5, "j", MemorizingModel(S5))
-    for fold, body in zip(result.folds, requests, strict=True):
+    assert len(requests) == len(result.folds) + 1  # one request per fold, then the recall
+    for fold, body in zip(result.folds, requests[:-1], strict=True):
         direct = sum(estimate_tokens(m["content"]) for m in body["messages"]) + 2 * MESSAGE_OVERHEAD_TOKENS
         direct += estimate_tokens(json.dumps(body["response_format"], ensure_ascii=False))
         assert abs(fold.prompt_tokens_est - direct) <= max(3, 0.01 * direct)
