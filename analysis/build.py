@@ -106,20 +106,21 @@ def _file_sha(path: Path) -> str:
     return h.hexdigest()
 
 
-def evidence_key(evidence_dir: Path) -> str | None:
-    """SHA-256 over the lock and every file it names (actual bytes), or None if unreadable.
+def evidence_key(evidence_dir: Path, *, strict: bool = True) -> str | None:
+    """The package's content key (analysis.evidence.package_key: the lock is validated first).
 
-    None forces the verify stage, which then reports the real problem (missing file, bad lock).
+    A package whose lock cannot be used raises its EvidenceError (an unsafe file named in
+    the lock is never opened, a FIFO never read); with ``strict=False`` it keys as None,
+    which forces the verify stage.
     """
-    lock = evidence_dir / "provenance.lock"
+    from analysis.evidence import EvidenceError, package_key
+
     try:
-        lock_bytes = lock.read_bytes()
-        names = sorted(json.loads(lock_bytes)["files"])
-        parts = [f"provenance.lock:{_sha(lock_bytes)}"]
-        parts += [f"{n}:{_file_sha(evidence_dir / n)}" for n in names]
-    except (OSError, ValueError, KeyError, TypeError):
+        return package_key(evidence_dir)
+    except EvidenceError:
+        if strict:
+            raise
         return None
-    return _sha("\n".join(parts).encode())
 
 
 def _source_files(names: Iterable[str]) -> list[Path]:
@@ -178,7 +179,7 @@ def stage_keys(evidence_dir: Path, params: Any) -> dict[str, str] | None:
         if stage in ("results", "tables") and _CLAIMS.is_file():
             h.update(f"claims:{_file_sha(_CLAIMS)}\n".encode())
         if stage == "results":  # the v2 pilot's bytes; later stages chain this key, so they rerun too
-            h.update(f"pilot:{evidence_key(PILOT_DIR)}\n".encode())
+            h.update(f"pilot:{evidence_key(PILOT_DIR, strict=False)}\n".encode())
         h.update(_lib_versions(_STAGE_LIBS[stage]).encode())
         keys[stage] = prev = h.hexdigest()
     return keys

@@ -141,10 +141,16 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 
 def _previously_locked(root: Path) -> list[str]:
     """Names in an existing lock (best effort), so re-locking keeps extra pinned files."""
-    try:
-        files = json.loads((root / LOCK_NAME).read_text(encoding="utf-8")).get("files", {})
-    except (OSError, ValueError, AttributeError):
-        return []
+    from analysis.evidence.depth import MAX_DEPTH, json_depth
+    from analysis.evidence.files import LOCK_LIMIT, read_evidence_file
+
+    try:  # read under the evidence file rules: a FIFO, a device or a huge lock is never read
+        raw = read_evidence_file(root, LOCK_NAME, LOCK_LIMIT)
+        if json_depth(raw) > MAX_DEPTH:
+            return []
+        files = json.loads(raw.decode("utf-8")).get("files", {})
+    except (OSError, ValueError, AttributeError, RecursionError, EvidenceError):
+        return []  # the lock is rewritten whole (atomically) anyway
     return [name for name in files if isinstance(name, str)] if isinstance(files, dict) else []
 
 

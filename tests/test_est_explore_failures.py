@@ -15,6 +15,7 @@ from analysis.estimators.failures import (
     invalid_rows,
     parse_failures,
 )
+from analysis.evidence.schema import extra_column
 from analysis.params import DEFAULT_PARAMS
 from est_explore_support import handmade, rows_frame
 
@@ -121,7 +122,7 @@ def test_grader_agreement(pkg):
     # b2-q's 'rollback deadline' (presence finds it) -> row counts differ on b2-q only.
     checks = pkg.checks.with_columns(
         pl.when((pl.col("row_id") == "b2-q") & (pl.col("check") == "rollback deadline"))
-        .then(pl.lit("true")).otherwise(pl.col("passed").cast(pl.String)).alias("passed_presence"))
+        .then(pl.lit("true")).otherwise(pl.col("passed").cast(pl.String)).alias(extra_column("passed_presence")))
     g = grader_agreement(pkg.rows, checks, "S5")
     # 16 valid S5 rows with an outcome, 15 agree; 224 checks, 223 agree.
     assert (g.rows, g.agree_rows, g.checks, g.agree_checks) == (16, 15, 224, 223)

@@ -89,8 +89,9 @@ def test_columns_in_any_order_and_extra_columns_kept_as_text(tmp_path: Path, han
     rows.write_csv(root / "rows.csv")
     write_lock(root)
     package = load_package(root)
-    assert package.rows.columns[-1] == "note" and package.rows.schema["note"] == pl.String
-    assert package.rows.drop("note").equals(handmade.rows)
+    # extra columns are kept as text in their own namespace (schema.extra_column)
+    assert package.rows.columns[-1] == "extra:note" and package.rows.schema["extra:note"] == pl.String
+    assert package.rows.drop("extra:note").equals(handmade.rows)
 
 
 def test_quoted_multiline_fields_keep_physical_line_numbers(tmp_path: Path) -> None:
@@ -188,13 +189,15 @@ def test_fuzz_study_toml(tmp_path_factory, data: str) -> None:
 @FUZZ
 @given(cell=st.one_of(st.from_regex(r"\A-?[0-9]{1,18}\Z"), st.text(max_size=8)))
 def test_integer_cells_are_exactly_decimal_digits(tmp_path_factory, cell: str) -> None:
-    """Property: an int cell loads iff it is an optional '-' and 1-18 ASCII digits."""
+    """Property: an int cell loads iff it is an optional '-' and 1-18 ASCII digits, in range."""
     import re
+
+    from analysis.evidence.schema import MAX_AMOUNT
 
     root = copy_handmade(tmp_path_factory.mktemp("fi"))
     quoted = '"' + cell.replace('"', '""') + '"'
     edit(root, "rows.csv", ",21000,all recalled", f",{quoted},all recalled")
-    ok = re.fullmatch(r"-?[0-9]{1,18}", cell) is not None and int(cell) >= 0
+    ok = re.fullmatch(r"-?[0-9]{1,18}", cell) is not None and 0 <= int(cell) <= MAX_AMOUNT
     try:
         value = load_package(root).rows.filter(pl.col("row_id") == "a1-j").item(0, "prompt_tokens_est")
     except SchemaError as err:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -182,8 +183,15 @@ def test_files_not_in_the_lock_are_never_read(tmp_path: Path, monkeypatch) -> No
         opened.append(self.name)
         return real_open(self, *a, **k)
 
+    real_os_open = os.open
+
+    def os_open(path, *a, **k):  # analysis.evidence.files opens every evidence file this way
+        opened.append(os.path.basename(path))
+        return real_os_open(path, *a, **k)
+
     monkeypatch.setattr(Path, "read_bytes", read_bytes)
     monkeypatch.setattr(Path, "open", path_open)
+    monkeypatch.setattr(os, "open", os_open)
     package = load_package(root)
     assert "extra.csv" not in opened and "notes.toml" not in opened
     assert set(opened) == set(PACKAGE_FILES)

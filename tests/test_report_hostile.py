@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import HealthCheck, assume, event, example, given, settings
 from hypothesis import strategies as st
 
 from analysis.build import build
@@ -170,6 +170,11 @@ NAMES = st.text(min_size=1, max_size=24)
 @pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(study=NAMES, configuration=NAMES, arm=NAMES)
+@example(
+    study='0',
+    configuration='0',
+    arm='0\r',
+).via('discovered failure')
 def test_any_name_is_escaped_or_rejected_at_verify(study: str, configuration: str, arm: str) -> None:
     from analysis.evidence import load_package
 

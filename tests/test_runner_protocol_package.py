@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 
 from analysis.evidence import Configuration, PartitionRun, Study, load_package, verify_package
+from analysis.evidence.schema import extra_column
 from analysis.runner.arms import load_arms
 from analysis.runner.fixture import DEFAULT_SPECS, build_fixture
 from analysis.runner.package import PackageError, RowMeta, row_record, write_package, write_records
@@ -92,11 +93,11 @@ def test_loader_accepts_the_package_unchanged(package):
     assert rows["parse_failures"].to_list()[4] == 1 and rows["position"].to_list()[:2] == [1, 2]
     assert rows["declared_chars"].to_list()[0] == 9600 and rows["declared_chars"].to_list()[7] is None
     assert rows.schema["repeat"] == pl.Int64 and rows.schema["valid"] == pl.Boolean
-    assert rows["fixture_digest"].unique().to_list() == [S5.digest]
+    assert rows[extra_column("fixture_digest")].unique().to_list() == [S5.digest]
     checks = pkg.checks
     assert checks.filter(pl.col("row_id") == "row-02").height == 0
     assert checks.height == 7 * 14
-    assert "passed_presence" in checks.columns and checks.schema["in_carrier"] == pl.Boolean
+    assert extra_column("passed_presence") in checks.columns and checks.schema["in_carrier"] == pl.Boolean
     per_row = checks.group_by("row_id").agg(pl.col("passed").sum().alias("p")).sort("row_id")
     expected = rows.filter(pl.col("checks_passed").is_not_null()).select("row_id", "checks_passed").sort("row_id")
     assert per_row["p"].to_list() == expected["checks_passed"].to_list()

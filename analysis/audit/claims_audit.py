@@ -10,6 +10,7 @@ legend of the eight statuses is ``derive.LEGEND``; every row names the rules beh
 """
 from __future__ import annotations
 
+import io
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -85,7 +86,13 @@ def _package_findings(package: Any) -> dict[str, str]:
     """Inconsistencies the reconstruction engine recorded in the package's findings.csv (if locked)."""
     if "findings.csv" not in getattr(package, "digests", {}):
         return {}
-    df = pl.read_csv(package.root / "findings.csv", infer_schema=False)
+    from analysis.evidence import EvidenceError, read_evidence_file
+
+    try:  # a locked file of a verified package, read under the evidence file rules
+        data = read_evidence_file(package.root, "findings.csv")
+        df = pl.read_csv(io.BytesIO(data), infer_schema=False)
+    except (OSError, EvidenceError, pl.exceptions.PolarsError):
+        return {}
     return dict(zip(df["id"].to_list(), df["note"].to_list(), strict=True))
 
 

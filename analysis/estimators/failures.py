@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analysis.evidence.schema import extra_column
+
 from analysis.estimators._explore_common import (
     recall_at_least,
     recall_expr,
@@ -237,10 +239,11 @@ class GraderAgreement:
 
 def grader_agreement(rows: pl.DataFrame, checks: pl.DataFrame, scenario: str | None) -> GraderAgreement:
     """Agreement of the two graders where checks has a `passed_presence` column (else NaN + reason)."""
-    if "passed_presence" not in checks.columns:
+    presence = extra_column("passed_presence")  # an extra column of checks.csv, loaded as text
+    if presence not in checks.columns:
         return GraderAgreement(0, 0, 0, 0, math.nan, "checks has no passed_presence column")
-    pres = pl.col("passed_presence")
-    if checks.schema["passed_presence"] != pl.Boolean:
+    pres = pl.col(presence)
+    if checks.schema[presence] != pl.Boolean:
         low = pres.cast(pl.String).str.strip_chars().str.to_lowercase()
         pres = pl.when(low == "true").then(True).when(low == "false").then(False).otherwise(None)
     base = valid_outcome_rows(rows, scenario).select("row_id")

@@ -14,13 +14,15 @@ from .errors import (
     StudyError,
     StudyWarning,
 )
+from .files import UnsafeFileError, read_evidence_file
 from .model import Configuration, EvidencePackage, PackageSummary, PartitionRun, Study
 from .package import load_package, verify_package
-from .provenance import LOCK_NAME, REQUIRED_FILES, verify_files, write_lock
+from .provenance import LOCK_NAME, REQUIRED_FILES, package_key, verify_files, write_lock
 
 __all__ = [
     "ConsistencyError", "Configuration", "EvidenceError", "EvidencePackage", "LOCK_NAME",
     "LockFormatError", "Mismatch", "PackageNotFoundError", "PackageSummary", "PartitionRun",
     "Problem", "ProvenanceError", "REQUIRED_FILES", "SchemaError", "Study", "StudyError",
-    "StudyWarning", "load_package", "verify_files", "verify_package", "write_lock",
+    "StudyWarning", "UnsafeFileError", "load_package", "package_key", "read_evidence_file",
+    "verify_files", "verify_package", "write_lock",
 ]

@@ -56,6 +56,12 @@ def check_rows(rows: ParsedCsv, study: ParsedStudy, problems: list[Problem]) -> 
     _emit(problems, varies, lines, ROWS_FILE, "checks_total", "varying checks_total",
           lambda h: f"checks_total {h['checks_total']} differs from {h['usual']} used by the other "
                     f"rows of scenario {h['scenario']!r}; one scenario has one number of checks")
+    arms = None if study.study is None else study.study.arms
+    if arms is not None:
+        undeclared = df.filter(pl.col("arm").is_not_null() & ~pl.col("arm").is_in(list(arms))).sort(_I)
+        _emit(problems, undeclared, lines, ROWS_FILE, "arm", "undeclared arm",
+              lambda h: f"arm {h['arm']!r} is not declared in study.toml [study] arms {list(arms)!r}; "
+                        "declare it or fix the row")
     if study.configuration_keys is None:
         return
     known = sorted(study.configuration_keys)

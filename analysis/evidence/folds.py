@@ -28,7 +28,10 @@ from typing import Any
 
 import polars as pl
 
+from .depth import MAX_DEPTH, json_depth
 from .errors import Problem, SchemaError
+from .files import UnsafeFileError, read_evidence_file
+from .schema import MAX_COUNT, extra_column
 
 FOLDS_FILE = "folds.jsonl"
 NOT_IN_EVIDENCE = "not in this evidence: the package has no folds.jsonl"
@@ -86,13 +89,13 @@ def _type_ok(kind: str, value: Any) -> bool:
     if kind == "bool":
         return isinstance(value, bool)
     if kind == "int":
-        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-    return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
-                                           for v in value)
+        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT
+    return isinstance(value, list) and len(value) <= MAX_COUNT and all(
+        isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_COUNT for v in value)
 
 
-_KIND_WORDS = {"text": "a string", "bool": "true or false", "int": "an integer >= 0",
-               "int_list": "a list of integers >= 0"}
+_KIND_WORDS = {"text": "a string", "bool": "true or false", "int": f"an integer in 0..{MAX_COUNT}",
+               "int_list": f"a list of integers in 0..{MAX_COUNT}"}
 
 
 def parse_folds(data: bytes | None, row_ids: Iterable[str] | None,
@@ -113,6 +116,9 @@ def parse_folds(data: bytes | None, row_ids: Iterable[str] | None,
     for number, raw in enumerate(lines, 1):
         def bad(key: str | None, message: str, _n: int = number) -> None:
             problems.append(Problem(FOLDS_FILE, _n, key, message))
+        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and json_depth(raw) > MAX_DEPTH:
+            bad(None, f"nested deeper than {MAX_DEPTH} levels; write one flat JSON object per line")
+            continue
         try:
             doc = json.loads(raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
@@ -121,7 +127,7 @@ def parse_folds(data: bytes | None, row_ids: Iterable[str] | None,
         except json.JSONDecodeError as exc:
             bad(None, f"not JSON ({exc.msg} at character {exc.pos + 1}); write one JSON object per line")
             continue
-        except RecursionError:
+        except (RecursionError, ValueError):  # ValueError: e.g. an integer of over 4300 digits
             bad(None, "not JSON: nested too deeply; write one flat JSON object per line")
             continue
         if not isinstance(doc, dict):
@@ -207,7 +213,11 @@ def fixture_placements(root: Path, locked: Mapping[str, str], digests: Iterable[
     found: set[str] = set()
     for name, digest in sorted(locked.items()):
         if digest in want and digest not in found:
-            got = _placement_rows(digest, (Path(root) / name).read_bytes())
+            try:
+                data = read_evidence_file(root, name)
+            except (OSError, UnsafeFileError):  # verified before; a file changed since is skipped
+                continue
+            got = _placement_rows(digest, data)
             if got is not None:
                 rows += got
                 found.add(digest)
@@ -244,9 +254,9 @@ def graded_facts(package: Any, search: Iterable[Path] = FIXTURE_DIRS) -> tuple[p
     if package.folds is None:
         return empty, {"folds": NOT_IN_EVIDENCE}
     rows = package.rows
-    if "fixture_digest" not in rows.columns:
+    if extra_column("fixture_digest") not in rows.columns:  # a runner extra column of rows.csv
         return empty, {"fixture": "rows.csv has no fixture_digest column, so entry folds are unknown"}
-    digest = rows.select("row_id", pl.col("fixture_digest").cast(pl.String))
+    digest = rows.select("row_id", pl.col(extra_column("fixture_digest")).cast(pl.String).alias("fixture_digest"))
     checks = package.checks.select("row_id", "check", "expected").join(digest, on="row_id", how="inner")
     placements, missing = fixture_placements(package.root, package.digests,
                                              checks.get_column("fixture_digest").drop_nulls().unique().to_list(),

@@ -16,7 +16,7 @@ import polars as pl
 from . import csvscan
 from .csvscan import capped
 from .errors import Problem
-from .schema import BOOL, INT, RULES, SCHEMAS, TEXT, Column, RowRule
+from .schema import BOOL, CHARSETS, INT, RULES, SCHEMAS, TEXT, Column, RowRule, charset_problem, extra_column
 
 _INT_RE = r"^-?[0-9]{1,18}$"
 _RAW = "__raw__"
@@ -27,7 +27,8 @@ class ParsedCsv:
     """A CSV file converted per its schema (bad cells are null)."""
 
     frame: pl.DataFrame
-    """Schema columns in schema order with their dtypes, then extra columns as text."""
+    """Schema columns in schema order with their dtypes, then extra columns as text named
+    ``extra:<name>`` (schema.extra_column), so they never collide with internal names."""
     lines: np.ndarray
     """Physical 1-based start line of every row of ``frame``."""
     bad_cells: frozenset[str]
@@ -79,7 +80,7 @@ def _convert(file: str, raw: pl.DataFrame, lines: np.ndarray, schema: tuple[Colu
         else:
             conv.append(s)
     known = {c.name for c in schema}
-    conv += [pl.col(c).cast(pl.String) for c in raw.columns if c not in known]
+    conv += [pl.col(c).cast(pl.String).alias(extra_column(c)) for c in raw.columns if c not in known]
     typed = raw.select(conv)
     typed_cols = [c.name for c in schema if c.kind != TEXT]
     both = pl.concat([typed, raw.select(pl.col(typed_cols).name.prefix(_RAW))], how="horizontal")
@@ -90,6 +91,10 @@ def _convert(file: str, raw: pl.DataFrame, lines: np.ndarray, schema: tuple[Colu
             masks.append((col, "empty", r.is_null()))
         if col.kind != TEXT:
             masks.append((col, "type", r.is_not_null() & s.is_null()))
+        if col.charset is not None:
+            pattern = CHARSETS[col.charset][0]
+            masks.append((col, "charset", (r.is_not_null() & ~s.str.contains(f"^(?:{pattern})$"))
+                          .fill_null(False)))
         if col.minimum is not None or col.maximum is not None:
             lo = s < col.minimum if col.minimum is not None else pl.lit(False)
             hi = s > col.maximum if col.maximum is not None else pl.lit(False)
@@ -101,7 +106,7 @@ def _convert(file: str, raw: pl.DataFrame, lines: np.ndarray, schema: tuple[Colu
         if not flagged:
             continue
         bad_cols.add(col.name)
-        if what == "range":
+        if what in ("range", "charset"):
             out_of_range.append(pl.when(mask).then(None).otherwise(pl.col(col.name)).alias(col.name))
         idx = both.select(mask.alias("m")).get_column("m").arg_true()
         picked = idx.head(csvscan.MAX_PER_RULE + 1).to_list()
@@ -112,11 +117,13 @@ def _convert(file: str, raw: pl.DataFrame, lines: np.ndarray, schema: tuple[Colu
                 msg = f"empty, but {col.name} is required ({_describe(col)})"
             elif what == "type":
                 msg = f"{value!r} is not {_describe(col)}"
+            elif what == "charset":
+                msg = f"{charset_problem(col.charset, value)}; rename it (docs/EVIDENCE_FORMAT.md)"
             else:
                 msg = f"{value} is out of range: must be {_describe(col)}"
             found.append(Problem(file, int(lines[row]), col.name, msg))
         capped(problems, found, file, f"{col.name} {what}", idx.len())
-    if out_of_range:  # a value out of range is not kept: the cross-file rules see it as empty
+    if out_of_range:  # a value out of range or charset is not kept: the cross-file rules see it as empty
         typed = typed.with_columns(out_of_range)
     return typed, bad_cols
 

@@ -55,6 +55,8 @@ class Study:
     """Every configuration by key."""
     partition_runs: tuple[PartitionRun, ...]
     """The panel's runs, in file order."""
+    arms: tuple[str, ...] | None = None
+    """Declared arms (``[study] arms``), or None when study.toml does not declare them."""
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Mapping, Sequence
 
+from .depth import MAX_DEPTH, json_depth
 from .errors import LockFormatError, Mismatch, PackageNotFoundError, Problem, ProvenanceError
+from .files import LOCK_LIMIT, UnsafeFileError, read_evidence_file, sha256_evidence_file
 
 LOCK_NAME = "provenance.lock"
 REQUIRED_FILES: tuple[str, ...] = ("study.toml", "rows.csv", "checks.csv")
@@ -64,15 +68,20 @@ def _lock_problem(msg: str, line: int | None = None, col: str | None = None) -> 
 
 def read_lock(root: Path) -> dict[str, str]:
     """Parse and check the lock file; return name -> expected digest."""
-    path = root / LOCK_NAME
     try:
-        raw = path.read_bytes()
+        raw = read_evidence_file(root, LOCK_NAME, LOCK_LIMIT)
+    except IsADirectoryError:
+        raise _lock_problem(f"{LOCK_NAME} is a directory; write a lock file with "
+                            "`python generate.py lock DIR`") from None
     except FileNotFoundError:
         raise ProvenanceError(
             [Problem(LOCK_NAME, None, None, f"{LOCK_NAME} is missing from {root}; "
                      "write one with `python generate.py lock DIR`")],
             [Mismatch(LOCK_NAME, None, None)],
         ) from None
+    if json_depth(raw) > MAX_DEPTH:
+        raise _lock_problem(f"nested deeper than {MAX_DEPTH} levels; a lock is one flat object of "
+                            "file name -> digest")
     try:
         text = raw.decode("utf-8")
         doc = json.loads(text)
@@ -80,6 +89,8 @@ def read_lock(root: Path) -> dict[str, str]:
         raise _lock_problem(f"not UTF-8 (byte {exc.start}): {exc.reason}") from None
     except json.JSONDecodeError as exc:
         raise _lock_problem(f"not JSON: {exc.msg}", exc.lineno, str(exc.colno)) from None
+    except (RecursionError, ValueError) as exc:  # ValueError: e.g. an integer with too many digits
+        raise _lock_problem(f"not usable JSON ({type(exc).__name__}); write a fresh lock") from None
     if not isinstance(doc, dict) or set(doc) != {"algorithm", "files"}:
         raise _lock_problem('must be a JSON object with exactly the keys "algorithm" and "files"')
     if doc["algorithm"] != ALGORITHM:
@@ -112,9 +123,10 @@ def read_lock(root: Path) -> dict[str, str]:
 
 
 def _digest_if_present(root: Path, name: str) -> str | None:
+    """SHA-256 of a safe file of the package (for messages); None when absent or unsafe."""
     try:
-        return sha256_bytes((root / name).read_bytes())
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return sha256_bytes(read_evidence_file(root, name))
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, UnsafeFileError):
         return None
 
 
@@ -131,16 +143,15 @@ def verify_files(root: str | Path, required: Sequence[str] = REQUIRED_FILES) -> 
     problems: list[Problem] = []
     mismatches: list[Mismatch] = []
     contents: dict[str, bytes] = {}
-    inside = root.resolve()
+    unsafe: list[Problem] = []
     for name in sorted(expected):
         want = expected[name]
-        if not (root / name).resolve().is_relative_to(inside):
-            problems.append(Problem(name, None, None, "is a link that leads outside the package; "
-                                    "copy the file into the package instead"))
+        try:
+            data = read_evidence_file(root, name)
+        except UnsafeFileError as exc:
+            unsafe.extend(exc.problems)
             mismatches.append(Mismatch(name, want, None))
             continue
-        try:
-            data = (root / name).read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             problems.append(Problem(name, None, None,
                                     f"missing: the lock expects sha256 {want}, actual: no such file"))
@@ -162,6 +173,8 @@ def verify_files(root: str | Path, required: Sequence[str] = REQUIRED_FILES) -> 
                 f"required file {name} is not named in the lock: expected (none in lock), "
                 f"actual {actual or 'missing file'}"))
             mismatches.append(Mismatch(name, None, actual))
+    if unsafe:
+        raise UnsafeFileError(unsafe + problems, mismatches)
     if problems:
         raise ProvenanceError(problems, mismatches)
     return VerifiedFiles(digests=dict(sorted(expected.items())), contents=contents)
@@ -178,18 +191,67 @@ def write_lock(root: str | Path, files: Sequence[str] | None = None) -> dict:
         raise PackageNotFoundError([Problem(str(root), None, None, "is not a directory")])
     names = sorted(set(REQUIRED_FILES) | set(files or ()))
     problems: list[Problem] = []
+    unsafe: list[Problem] = []
     digests: dict[str, str] = {}
     for name in names:
         why = _bad_name(name)
         if why:
             problems.append(Problem(name, None, None, f"cannot be locked: {why}"))
             continue
-        digest = _digest_if_present(root, name)
-        if digest is None:
+        try:
+            digests[name] = sha256_bytes(read_evidence_file(root, name))
+        except UnsafeFileError as exc:
+            unsafe.extend(Problem(p.file, p.line, p.column, f"cannot be locked: {p.message}")
+                          for p in exc.problems)
+        except (FileNotFoundError, NotADirectoryError):
             problems.append(Problem(name, None, None, "cannot be locked: no such file"))
-        else:
-            digests[name] = digest
+        except IsADirectoryError:
+            problems.append(Problem(name, None, None, "cannot be locked: is a directory, not a file"))
+    if unsafe:
+        raise UnsafeFileError(unsafe + problems, summary="cannot write the lock")
     if problems:
         raise ProvenanceError(problems, summary="cannot write the lock")
-    (root / LOCK_NAME).write_bytes(canonical_lock_bytes(digests))
+    _write_atomic(root / LOCK_NAME, canonical_lock_bytes(digests))
     return {"algorithm": ALGORITHM, "files": digests}
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary sibling, then rename it over ``path`` (never half a lock).
+
+    A symbolic link at ``path`` is replaced by the file, never written through.
+    """
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def package_key(root: str | Path) -> str:
+    """A content key of a package: the lock's digest and every locked file's actual digest.
+
+    The lock is read and validated first (names inside the package, canonical form), so
+    nothing it names is opened before that; each named file is then hashed in chunks under
+    the checks of :mod:`analysis.evidence.files`. A key says nothing about whether the
+    digests match (``verify_files`` does); it changes whenever a byte of a locked file does.
+    Raises :class:`EvidenceError` subclasses (no package, bad lock, an unsafe file);
+    a missing locked file keys as ``missing``.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise PackageNotFoundError([Problem(str(root), None, None, "is not a directory")])
+    expected = read_lock(root)
+    parts = [f"{LOCK_NAME}:{sha256_bytes(canonical_lock_bytes(expected))}"]
+    for name in sorted(expected):
+        try:
+            got = sha256_evidence_file(root, name)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            got = "missing"
+        parts.append(f"{name}:{got}")
+    return sha256_bytes("\n".join(parts).encode("utf-8"))

@@ -7,12 +7,52 @@ these tables (a test checks every column is documented).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import polars as pl
 
 TEXT, INT, BOOL = "text", "int", "bool"
 DTYPES: dict[str, pl.DataType] = {TEXT: pl.String(), INT: pl.Int64(), BOOL: pl.Boolean()}
+
+MAX_COUNT = 10**6
+"""Largest count anywhere in a package (repeats, folds, checks, positions, planned_repeats)."""
+MAX_AMOUNT = 10**12
+"""Largest character or token amount (carried_chars, declared_chars, prompt_tokens_est)."""
+MAX_PLANNED_SLOTS = 10**6
+"""Largest sum of planned_repeats over all partition runs (the bounds enumerate every slot)."""
+MAX_TEXT = 1024
+"""Longest free-text value of study.toml (study name, family, provider, quantization)."""
+
+IDENTIFIER, ARM = "identifier", "arm"
+IDENTIFIER_PATTERN = r"[A-Za-z0-9._\-/:+@#]{1,256}"
+"""Identifiers (scenario, configuration, execution_group): ASCII letters, digits and ``. _ - / : + @ #``, 1-256."""
+ARM_PATTERN = r"[a-z][a-z0-9_]{0,15}"
+"""Arm codes: a lowercase ASCII letter, then up to 15 lowercase letters, digits or ``_``."""
+CHARSETS: dict[str, tuple[str, str]] = {
+    IDENTIFIER: (IDENTIFIER_PATTERN, "an identifier: 1-256 ASCII letters, digits and . _ - / : + @ #"),
+    ARM: (ARM_PATTERN, "an arm code: a lowercase ASCII letter, then up to 15 of a-z, 0-9, _"),
+}
+"""Character set name -> (full-match regular expression, description for messages and docs)."""
+EXTRA_PREFIX = "extra:"
+
+
+def charset_problem(charset: str, value: object) -> str | None:
+    """Why ``value`` is not in the named character set (for a message), or None when it is."""
+    pattern, words = CHARSETS[charset]
+    if isinstance(value, str) and re.fullmatch(pattern, value):
+        return None
+    shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+    return f"{shown} is not {words}"
+
+
+def extra_column(name: str) -> str:
+    """The loaded name of an extra (not in the schema) CSV column ``name``.
+
+    Extra columns are kept as text under ``extra:<name>``, a namespace no internal column of the
+    analysis uses, so a user's column can never collide with one (``__index``, ``first``, ...).
+    """
+    return EXTRA_PREFIX + name
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +71,8 @@ class Column:
     """Largest allowed integer (ints only)."""
     allowed: tuple[str, ...] | None = None
     """Allowed text values, or None for any."""
+    charset: str | None = None
+    """Character set of a text value (a key of CHARSETS), or None for any text."""
     doc: str = ""
     """One-line meaning, as in docs/EVIDENCE_FORMAT.md."""
 
@@ -60,25 +102,25 @@ ROWS_FILE, CHECKS_FILE, STUDY_FILE = "rows.csv", "checks.csv", "study.toml"
 
 ROWS_COLUMNS: tuple[Column, ...] = (
     Column("row_id", TEXT, True, doc="unique within the package"),
-    Column("scenario", TEXT, True, doc="scenario code, e.g. S5"),
-    Column("configuration", TEXT, True, doc="a key of [configurations] in study.toml"),
-    Column("execution_group", TEXT, True, doc="the sweep the row ran in"),
-    Column("repeat", INT, True, minimum=1, doc="planned repeat index, >= 1"),
-    Column("arm", TEXT, True, doc="arm code"),
-    Column("position", INT, False, minimum=1, doc="execution order inside the repeat block, 1-based"),
+    Column("scenario", TEXT, True, charset=IDENTIFIER, doc="scenario code, e.g. S5"),
+    Column("configuration", TEXT, True, charset=IDENTIFIER, doc="a key of [configurations] in study.toml"),
+    Column("execution_group", TEXT, True, charset=IDENTIFIER, doc="the sweep the row ran in"),
+    Column("repeat", INT, True, minimum=1, maximum=MAX_COUNT, doc="planned repeat index, >= 1"),
+    Column("arm", TEXT, True, charset=ARM, doc="arm code"),
+    Column("position", INT, False, minimum=1, maximum=MAX_COUNT, doc="execution order inside the repeat block, 1-based"),
     Column("valid", BOOL, True, doc="validity verdict"),
     Column("invalid_reason", TEXT, False, doc="empty when valid, else why"),
-    Column("checks_total", INT, True, minimum=1, doc="graded checks in the scenario"),
-    Column("checks_passed", INT, False, minimum=0, doc="checks passed; empty = no outcome"),
-    Column("parse_failures", INT, True, minimum=0, doc="folds whose reply did not parse"),
+    Column("checks_total", INT, True, minimum=1, maximum=MAX_COUNT, doc="graded checks in the scenario"),
+    Column("checks_passed", INT, False, minimum=0, maximum=MAX_COUNT, doc="checks passed; empty = no outcome"),
+    Column("parse_failures", INT, True, minimum=0, maximum=MAX_COUNT, doc="folds whose reply did not parse"),
     Column("headings_carried", INT, False, minimum=0, maximum=5, doc="fixed headings carried (0-5)"),
-    Column("carried_chars", INT, False, minimum=0, doc="characters in the final carrier"),
-    Column("declared_chars", INT, False, minimum=0, doc="declared character allowance"),
-    Column("folds", INT, True, minimum=0, doc="fold calls made"),
-    Column("folds_clipped", INT, True, minimum=0, doc="folds clipped at the carry cap"),
-    Column("finish_stop", INT, True, minimum=0, doc="fold calls finished with stop"),
-    Column("finish_length", INT, True, minimum=0, doc="fold calls finished with length"),
-    Column("prompt_tokens_est", INT, True, minimum=0, doc="estimated prompt tokens"),
+    Column("carried_chars", INT, False, minimum=0, maximum=MAX_AMOUNT, doc="characters in the final carrier"),
+    Column("declared_chars", INT, False, minimum=0, maximum=MAX_AMOUNT, doc="declared character allowance"),
+    Column("folds", INT, True, minimum=0, maximum=MAX_COUNT, doc="fold calls made"),
+    Column("folds_clipped", INT, True, minimum=0, maximum=MAX_COUNT, doc="folds clipped at the carry cap"),
+    Column("finish_stop", INT, True, minimum=0, maximum=MAX_COUNT, doc="fold calls finished with stop"),
+    Column("finish_length", INT, True, minimum=0, maximum=MAX_COUNT, doc="fold calls finished with length"),
+    Column("prompt_tokens_est", INT, True, minimum=0, maximum=MAX_AMOUNT, doc="estimated prompt tokens"),
     Column("answer", TEXT, False, doc="recall answer as retained"),
 )
 
@@ -106,13 +148,15 @@ ROWS_RULES: tuple[RowRule, ...] = (
 SCHEMAS: dict[str, tuple[Column, ...]] = {ROWS_FILE: ROWS_COLUMNS, CHECKS_FILE: CHECKS_COLUMNS}
 RULES: dict[str, tuple[RowRule, ...]] = {ROWS_FILE: ROWS_RULES, CHECKS_FILE: ()}
 
-# study.toml: key -> (python type name, required, doc)
+# study.toml: key -> (kind, required, doc). Kinds: text (free text, 1..MAX_TEXT characters, no
+# control characters), identifier / arm (CHARSETS), date, count>=1 (1..MAX_COUNT), arm_list.
 STUDY_KEYS: dict[str, tuple[str, bool, str]] = {
     "name": ("text", True, "name of the study"),
     "recency_cutoff": ("date", True, "configurations published on/after it are in the panel"),
-    "control": ("text", True, "control arm of the primary contrast"),
-    "treatment": ("text", True, "treatment arm of the primary contrast"),
-    "scenario": ("text", True, "scenario the primary contrast is read on"),
+    "control": (ARM, True, "control arm of the primary contrast"),
+    "treatment": (ARM, True, "treatment arm of the primary contrast (differs from control)"),
+    "scenario": (IDENTIFIER, True, "scenario the primary contrast is read on"),
+    "arms": ("arm_list", False, "every arm of rows.csv; when given, a row with another arm is an error"),
 }
 CONFIGURATION_KEYS: dict[str, tuple[str, bool, str]] = {
     "family": ("text", True, "model family"),
@@ -121,7 +165,7 @@ CONFIGURATION_KEYS: dict[str, tuple[str, bool, str]] = {
     "quantization": ("text", False, "weight quantization"),
 }
 PARTITION_RUN_KEYS: dict[str, tuple[str, bool, str]] = {
-    "configuration": ("text", True, "a key of [configurations]"),
-    "execution_group": ("text", True, "the execution group of the run"),
-    "planned_repeats": ("int>=1", True, "repeats planned for the run"),
+    "configuration": (IDENTIFIER, True, "a key of [configurations]"),
+    "execution_group": (IDENTIFIER, True, "the execution group of the run"),
+    "planned_repeats": ("count>=1", True, "repeats planned for the run (1..MAX_COUNT)"),
 }

@@ -17,7 +17,9 @@ from typing import Any
 
 from .errors import Problem, StudyWarning
 from .model import Configuration, PartitionRun, Study
-from .schema import CONFIGURATION_KEYS, PARTITION_RUN_KEYS, STUDY_FILE, STUDY_KEYS
+from .depth import MAX_DEPTH, MAX_KEY_PARTS, toml_depth
+from .schema import (ARM, CHARSETS, CONFIGURATION_KEYS, IDENTIFIER, MAX_COUNT, MAX_PLANNED_SLOTS, MAX_TEXT,
+                     PARTITION_RUN_KEYS, STUDY_FILE, STUDY_KEYS, charset_problem)
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*\]\]?\s*(?:#.*)?$")
 _KEY = re.compile(r"""^\s*((?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)"""
@@ -30,8 +32,26 @@ EXTENSION_KEYS = ("runner", "preregistration")
 known, kept out of the analysis, and not warned about."""
 
 
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _parts(dotted: str) -> tuple[str, ...]:
     return tuple(a or b or c for a, b, c in _PART.findall(dotted))
+
+
+def _long_key(text: str) -> int | None:
+    """1-based line of the first key or table name with more than MAX_KEY_PARTS dotted parts."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.count(".") < MAX_KEY_PARTS:
+            continue
+        m = _HEADER.match(line)
+        k = _KEY.match(line)
+        name = k.group(1) if k else m.group(2) if m else None
+        if name is not None and len(_parts(name)) > MAX_KEY_PARTS:
+            return number
+    return None
 
 
 def key_lines(text: str) -> dict[tuple[Any, ...], int]:
@@ -110,12 +130,23 @@ class _Checker:
             if kind == "text":
                 if not isinstance(value, str) or not value:
                     err = "must be a non-empty string"
+                elif len(value) > MAX_TEXT:
+                    err = f"is {len(value)} characters long; keep it to {MAX_TEXT}"
             elif kind == "date":
                 if isinstance(value, datetime.datetime) or not isinstance(value, datetime.date):
                     err = f"must be a TOML date written unquoted like 2026-01-28, not {value!r}"
-            elif kind == "int>=1":
-                if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                    err = f"must be an integer >= 1, not {value!r}"
+            elif kind == "count>=1":
+                if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+                    err = f"must be an integer in 1..{MAX_COUNT}, not {_shown(value)}"
+            elif kind in CHARSETS:
+                err = charset_problem(kind, value)
+            elif kind == "arm_list":
+                if not isinstance(value, list) or not value:
+                    err = "must be a non-empty array of arm codes, like [\"j\", \"q\"]"
+                else:
+                    err = next((e for e in (charset_problem(ARM, v) for v in value) if e), None)
+                    if err is None and len(set(value)) != len(value):
+                        err = "names an arm twice; list each arm once"
             if err:
                 self.problem((*path, key), err)
             else:
@@ -154,8 +185,19 @@ def _parse(data: bytes) -> tuple[Study | None, list[Problem], frozenset[str] | N
         line = data.count(b"\n", 0, exc.start) + 1
         return None, [Problem(STUDY_FILE, line, None, f"not UTF-8 ({exc.reason}); save it as UTF-8")], \
             None, ()
+    depth, line = toml_depth(data)
+    if depth > MAX_DEPTH:
+        return None, [Problem(STUDY_FILE, line, None, f"arrays or inline tables nested deeper than "
+                              f"{MAX_DEPTH} levels; flatten them")], None, ()
+    long_key = _long_key(text)
+    if long_key is not None:
+        return None, [Problem(STUDY_FILE, long_key, None, f"a dotted key or table name with more than "
+                              f"{MAX_KEY_PARTS} parts; shorten it (quote a key that contains dots)")], None, ()
     try:
         doc = tomllib.loads(text)
+    except (RecursionError, MemoryError):
+        return None, [Problem(STUDY_FILE, None, None, "nested too deeply to parse; flatten the tables")], \
+            None, ()
     except tomllib.TOMLDecodeError as exc:
         m = _TOML_POS.search(str(exc))
         line, col = (int(m.group(1)), f"char {m.group(2)}") if m else (None, None)
@@ -172,6 +214,7 @@ def _parse(data: bytes) -> tuple[Study | None, list[Problem], frozenset[str] | N
         c.problem(("study",), "the [study] table is missing; add it")
     elif (table := c.table(("study",), doc["study"])) is not None:
         head = c.keys(("study",), table, STUDY_KEYS)
+        _contrast_rules(c, head)
     configurations: dict[str, Configuration] = {}
     confs = doc.get("configurations")
     if confs is None:
@@ -179,6 +222,9 @@ def _parse(data: bytes) -> tuple[Study | None, list[Problem], frozenset[str] | N
     elif c.table(("configurations",), confs) is not None:
         for key, value in confs.items():
             path = ("configurations", key)
+            if (why := charset_problem(IDENTIFIER, key)) is not None:
+                c.problem(path, f"configuration key {why}; rename it here and in rows.csv")
+                continue
             if (table := c.table(path, value)) is None:
                 continue
             good = c.keys(path, table, CONFIGURATION_KEYS)
@@ -206,9 +252,25 @@ def _parse(data: bytes) -> tuple[Study | None, list[Problem], frozenset[str] | N
         elif len(good) == len(PARTITION_RUN_KEYS):
             seen[conf] = i
             runs.append(PartitionRun(conf, good["execution_group"], good["planned_repeats"]))
+    planned = sum(r.planned_repeats for r in runs)
+    if planned > MAX_PLANNED_SLOTS:
+        c.problem(("partition_runs",), f"the partition runs plan {planned} repeats in all, above the limit "
+                  f"of {MAX_PLANNED_SLOTS}; plan fewer repeats")
     keys = frozenset(confs) if isinstance(confs, dict) else None
     if c.problems:
         return None, c.problems, keys, tuple(runs)
     study = Study(head["name"], head["recency_cutoff"], head["control"], head["treatment"],
-                  head["scenario"], MappingProxyType(configurations), tuple(runs))
+                  head["scenario"], MappingProxyType(configurations), tuple(runs),
+                  tuple(head["arms"]) if "arms" in head else None)
     return study, [], keys, tuple(runs)
+
+
+def _contrast_rules(c: _Checker, head: dict[str, Any]) -> None:
+    """Cross-key rules of [study]: control differs from treatment; both are declared arms."""
+    control, treatment, arms = head.get("control"), head.get("treatment"), head.get("arms")
+    if control is not None and control == treatment:
+        c.problem(("study", "treatment"), f"treatment is the control arm {control!r}; the primary "
+                  "contrast needs two different arms")
+    for key, arm in (("control", control), ("treatment", treatment)):
+        if arm is not None and arms is not None and arm not in arms:
+            c.problem(("study", key), f"{key} arm {arm!r} is not in study.arms {arms!r}; declare it")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.evidence import load_package
+from analysis.evidence.schema import extra_column
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -46,9 +47,11 @@ def runner_table(root: Path) -> dict[str, Any] | None:
     """
     import tomllib
 
-    try:
-        doc = tomllib.loads((Path(root) / "study.toml").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    from analysis.evidence import EvidenceError, read_evidence_file
+
+    try:  # the evidence file rules again: the file could have been swapped since it was verified
+        doc = tomllib.loads(read_evidence_file(root, "study.toml").decode("utf-8"))
+    except (OSError, ValueError, RecursionError, EvidenceError):
         return None
     runner = doc.get("runner")
     if not isinstance(runner, dict) or not runner:
@@ -162,8 +165,8 @@ class Pipeline:
         keep = ("configurations", "mean", "median", "min", "max", "positive", "negative", "zero", "effects")
         arms = pilot_arms(pkg, self.params)
         served = None
-        if "served_models" in pkg.rows.columns:
-            served = sorted(pkg.rows.get_column("served_models").drop_nulls().unique().to_list())
+        if extra_column("served_models") in pkg.rows.columns:  # a runner extra column of rows.csv
+            served = sorted(pkg.rows.get_column(extra_column("served_models")).drop_nulls().unique().to_list())
         return {"path": display_path(build.PILOT_DIR).as_posix(), "study_name": pkg.study.name,
                 "evidence": res.get("evidence"), "contrast": res.get("contrast"),
                 "rows": pkg.rows.height, "valid_rows": int(pkg.rows.get_column("valid").fill_null(False).sum()),

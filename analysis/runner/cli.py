@@ -40,6 +40,7 @@ from analysis.runner.pinning import (
 )
 from analysis.runner.preflight import (
     PreflightError,
+    identifier_problem,
     notices,
     resolve_cutoff,
     run_date_of,
@@ -343,6 +344,13 @@ def load_plan(path: str, args: argparse.Namespace) -> list[Target]:
         missing = [k for k in ("base_url", "model", "published") if k not in e]
         if missing:
             raise CliError(f"--plan {path}: configuration {i} lacks {missing}; add them")
+        named = [(n, e.get(n)) for n in ("key", "model", "quantization", "execution_group")]
+        named += [("provider_order", p) for p in (e.get("provider_order") or ())]
+        for name, value in named:
+            problem = identifier_problem(value if isinstance(value, str) or value is None else repr(value),
+                                         f"configuration {i} {name}")
+            if problem:
+                raise CliError(f"--plan {path}: {problem}")
         if not isinstance(e["published"], dt.date):
             raise CliError(f"--plan {path}: configuration {i} published must be an unquoted TOML date")
         cfg = EndpointConfig(

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from analysis.evidence.schema import ARM, IDENTIFIER, charset_problem
 from analysis.runner.secrets import api_key_env_problem
 
 RECENCY_MONTHS = 6
@@ -88,12 +89,46 @@ def check_out_dir(out: str) -> Path:
     return path
 
 
+def identifier_problem(value: str | None, option: str) -> str | None:
+    """Why ``value`` of ``option`` is not an evidence identifier (the schema's one rule), or None."""
+    if value is None or value == "":
+        return None
+    why = charset_problem(IDENTIFIER, value)
+    return None if why is None else (f"{option}: {why}; the evidence format refuses other names "
+                                     "(docs/EVIDENCE_FORMAT.md, 'Identifiers')")
+
+
+def check_names(args: argparse.Namespace) -> None:
+    """Configuration, model, provider, quantization and execution-group names are evidence identifiers.
+
+    They become study.toml keys and rows.csv cells (the configuration key is model@provider@quant),
+    so a name the evidence format would refuse is refused here, before the first request.
+    """
+    names = [("--configuration", getattr(args, "configuration", None)),
+             ("--model", getattr(args, "model", None)),
+             ("--quantization", getattr(args, "quantization", None)),
+             ("--execution-group", getattr(args, "execution_group", None))]
+    names += [("--provider-order", p.strip()) for p in str(getattr(args, "provider_order", "") or "").split(",")]
+    for option, value in names:
+        problem = identifier_problem(value, option)
+        if problem:
+            raise PreflightError(problem)
+    control, treatment = getattr(args, "control", None), getattr(args, "treatment", None)
+    for option, arm in (("--control", control), ("--treatment", treatment)):
+        if arm is not None and (why := charset_problem(ARM, arm)) is not None:
+            raise PreflightError(f"{option}: {why}")
+    if control is not None and control == treatment:
+        raise PreflightError(f"--control and --treatment are both {control!r}; the primary contrast needs "
+                             "two different arms")
+
+
 def validate(args: argparse.Namespace) -> None:
     """Check every argument before anything runs (stores the loaded fixture as args.fixture_obj)."""
     # with --plan each configuration names its own key variable (checked by load_plan)
     problem = None if getattr(args, "plan", None) else api_key_env_problem(getattr(args, "api_key_env", None))
     if problem:
         raise PreflightError(problem)
+    check_names(args)
     _number(args, "timeout", lo=0, lo_open=True, hint=" seconds (the total deadline of one request)")
     _number(args, "temperature", lo=0, hi=2)
     _number(args, "context_length", lo=1)

@@ -1,0 +1,154 @@
+"""The one way evidence files are opened: regular files inside the package, bounded in size.
+
+Method: the name is checked as a plain relative path; its parent directories and the file
+are resolved (``os.path.realpath``, which never raises on a link loop), and the result must
+lie inside the resolved package directory, so a symbolic link that leads out of the package
+is refused while one inside it is followed. ``os.stat`` must report a regular file (not a
+device, FIFO, socket or directory) no larger than the file's limit; the file is then opened
+with ``O_NONBLOCK`` (a FIFO swapped in after the check still cannot block the open), checked
+again with ``fstat`` on the open descriptor, and read to at most ``limit + 1`` bytes, so a
+file that grows while it is read is refused too. Every refusal is an :class:`UnsafeFileError`
+whose message says the fix.
+
+Size limits (documented in docs/EVIDENCE_FORMAT.md): provenance.lock 4 MiB, study.toml 2 MiB,
+every other file (rows.csv, checks.csv, folds.jsonl, extra locked files) 1 GiB.
+"""
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+from pathlib import Path, PurePosixPath
+from typing import Iterator
+
+from .errors import Problem, ProvenanceError
+
+MiB = 1 << 20
+LOCK_LIMIT = 4 * MiB
+"""Largest provenance.lock read."""
+STUDY_LIMIT = 2 * MiB
+"""Largest study.toml read."""
+DATA_LIMIT = 1024 * MiB
+"""Largest rows.csv, checks.csv, folds.jsonl or other locked file read (1 GiB)."""
+LIMITS: dict[str, int] = {"provenance.lock": LOCK_LIMIT, "study.toml": STUDY_LIMIT}
+_CHUNK = 8 * MiB
+
+
+class UnsafeFileError(ProvenanceError):
+    """A file of the package is not a regular file inside it, or is too large to read.
+
+    A :class:`ProvenanceError` (an EvidenceError): the package cannot be verified, nothing is parsed.
+    """
+
+    summary = "an evidence file cannot be read safely, nothing was read"
+    fix = ("keep only regular files inside the package directory (copy linked files in, "
+           "no devices or pipes), within the size limits of docs/EVIDENCE_FORMAT.md")
+
+
+def limit_for(name: str) -> int:
+    """The size limit of the file ``name`` (relative to the package)."""
+    return LIMITS.get(name, DATA_LIMIT)
+
+
+def _size(n: int) -> str:
+    return f"{n / MiB:.0f} MiB" if n >= MiB else f"{n} bytes"
+
+
+def _unsafe(name: str, message: str) -> UnsafeFileError:
+    return UnsafeFileError([Problem(name, None, None, message)])
+
+
+def _bad_relative(name: str) -> bool:
+    if not name or "\\" in name or "\x00" in name:
+        return True
+    return PurePosixPath(name).is_absolute() or any(p in ("", ".", "..") for p in name.split("/"))
+
+
+def safe_path(package_dir: str | Path, name: str) -> Path:
+    """The resolved path of ``name`` inside the package, or UnsafeFileError (no file is opened).
+
+    FileNotFoundError when the name resolves inside the package but nothing is there.
+    """
+    if _bad_relative(name):
+        raise _unsafe(name, "is not a plain relative path inside the package "
+                            "(no '..', '.', '\\' or leading '/'); name a file inside the package")
+    root = os.path.realpath(package_dir)
+    target = os.path.realpath(os.path.join(root, *name.split("/")))
+    if os.path.commonpath([root, target]) != root:
+        raise _unsafe(name, "is a link that leads outside the package (or a link loop); "
+                            "copy the file into the package instead")
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _unsafe(name, "is a symbolic link loop; replace it with the file") from None
+        if exc.errno == errno.ENOTDIR:
+            raise FileNotFoundError(name) from None
+        raise _unsafe(name, f"cannot be inspected ({exc.strerror}); check its permissions") from None
+    _check_stat(name, st)
+    return Path(target)
+
+
+def _check_stat(name: str, st: os.stat_result, limit: int | None = None) -> None:
+    mode = st.st_mode
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(name)
+    if not stat.S_ISREG(mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode)
+                or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+        raise _unsafe(name, f"is {kind}, not a regular file; put the file's contents in the package")
+    if limit is not None and st.st_size > limit:
+        raise _unsafe(name, f"is {_size(st.st_size)}, above the limit of {_size(limit)} for this file; "
+                            "split or shorten it")
+
+
+def read_evidence_file(package_dir: str | Path, name: str, limit_bytes: int | None = None) -> bytes:
+    """The bytes of the regular file ``name`` inside the package, at most ``limit_bytes`` long.
+
+    Raises UnsafeFileError (outside the package, link loop, device, FIFO, too large),
+    FileNotFoundError (nothing there) or IsADirectoryError (a directory).
+    """
+    return b"".join(iter_evidence_file(package_dir, name, limit_bytes))
+
+
+def sha256_evidence_file(package_dir: str | Path, name: str, limit_bytes: int | None = None) -> str:
+    """SHA-256 (lowercase hex) of a file of the package, read in chunks under the same checks."""
+    h = hashlib.sha256()
+    for chunk in iter_evidence_file(package_dir, name, limit_bytes):
+        h.update(chunk)
+    return h.hexdigest()
+
+
+def iter_evidence_file(package_dir: str | Path, name: str,
+                       limit_bytes: int | None = None) -> Iterator[bytes]:
+    """The bytes of a file of the package in chunks (the checks of :func:`read_evidence_file`)."""
+    limit = limit_for(name) if limit_bytes is None else limit_bytes
+    path = safe_path(package_dir, name)
+    _check_stat(name, os.stat(path), limit)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) \
+        | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise _unsafe(name, f"cannot be opened ({exc.strerror}); make it a readable regular file") from None
+    try:
+        _check_stat(name, os.fstat(fd), limit)
+        total = 0
+        while True:
+            chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > limit:
+                raise _unsafe(name, f"grew above the limit of {_size(limit)} while it was read; "
+                                    "split or shorten it")
+            yield chunk
+    except BlockingIOError:
+        raise _unsafe(name, "would block when read; make it a regular file") from None
+    finally:
+        os.close(fd)
