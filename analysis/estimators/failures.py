@@ -17,8 +17,6 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analysis.evidence.schema import extra_column
-
 from analysis.estimators._explore_common import (
     recall_at_least,
     recall_expr,
@@ -26,6 +24,7 @@ from analysis.estimators._explore_common import (
     valid_outcome_rows,
 )
 from analysis.estimators.common import as_float
+from analysis.evidence.schema import extra_column
 from analysis.params import DEFAULT_PARAMS, Params
 
 
