@@ -37,9 +37,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.outdir import (DEFAULT_WAIT_S, LOCK_FILE, MANAGED, QUARTO_OWN, BuildError, BuildInterrupted,
-                             BuildLock, commit, deferred_signals, interruptible, is_managed_rel, new_staging,
-                             stale_outputs, validate_out)
+from analysis.outdir import (
+    DEFAULT_WAIT_S,
+    LOCK_FILE,
+    MANAGED,
+    QUARTO_OWN,
+    BuildError,
+    BuildInterrupted,
+    BuildLock,
+    commit,
+    deferred_signals,
+    interruptible,
+    is_managed_rel,
+    new_staging,
+    stale_outputs,
+    validate_out,
+)
 
 STAMP_NAME = ".build-stamp.json"
 STAMP_VERSION = 1

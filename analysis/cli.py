@@ -15,8 +15,9 @@ import json
 import signal
 import sys
 import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from analysis import __version__
 from analysis.escape import terminal

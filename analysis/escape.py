@@ -119,6 +119,7 @@ def terminal(text: str) -> str:
 
 
 _SCRIPT_JSON = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_SCRIPT_JSON_TABLE = {ord(k): v for k, v in _SCRIPT_JSON.items()}
 
 
 def script_json(value: object) -> str:
@@ -130,4 +131,4 @@ def script_json(value: object) -> str:
     import json
 
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text.translate(str.maketrans(_SCRIPT_JSON))
+    return text.translate(_SCRIPT_JSON_TABLE)

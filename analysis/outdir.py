@@ -29,7 +29,7 @@ import shutil
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any, Self
@@ -249,7 +249,7 @@ def _sha(path: Path) -> str:
     return h.hexdigest()
 
 
-def stale_outputs(out_dir: Path, previous: dict[str, str], produced: Iterable[str],
+def stale_outputs(out_dir: Path, previous: Mapping[str, object], produced: Iterable[str],
                   say: Callable[[str], None]) -> list[str]:
     """Files of the previous manifest this build no longer produces and may remove.
 

@@ -13,6 +13,11 @@ from fractions import Fraction
 from typing import Any
 
 
+def _two_distinct(pair: tuple[str, ...]) -> bool:
+    """A pair read from a params file: exactly two different arm codes."""
+    return len(pair) == 2 and pair[0] != pair[1]
+
+
 class ParamsError(ValueError):
     """A tunable is out of range; the message names the field and the allowed range."""
 
@@ -91,7 +96,7 @@ class Params:
              "keep it <= 24 (2^n patterns are enumerated in memory)")
         need(self.signflip_draws >= 1, "signflip_draws", "use an integer >= 1")
         need(self.headings_max >= 0, "headings_max", "use an integer >= 0")
-        need(all(len(p) == 2 and p[0] != p[1] for p in self.secondary_pairs), "secondary_pairs",
+        need(all(_two_distinct(p) for p in self.secondary_pairs), "secondary_pairs",
              "use (first, second) pairs of two different arm codes")
 
     def replace(self, **changes: Any) -> Params:

@@ -27,8 +27,7 @@ from analysis.estimators import cells as cells_mod
 from analysis.estimators import dependence as dependence_mod
 from analysis.estimators import exact as exact_mod
 from analysis.estimators import families as families_mod
-from analysis.estimators import paired
-from analysis.estimators import survival_results
+from analysis.estimators import paired, survival_results
 from analysis.estimators.common import EstimatorError, contrast_of, json_ready, runs_frame
 from analysis.params import Params
 

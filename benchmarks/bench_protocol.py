@@ -24,11 +24,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from support.scripted_server import InProcessBackend, MemorizingModel, OpenAIBackend, ScriptedServer  # noqa: E402
-
 from analysis.runner.arms import load_arms  # noqa: E402
 from analysis.runner.fixture import DEFAULT_SPECS, build_fixture  # noqa: E402
 from analysis.runner.protocol import RunSettings, run_trajectory  # noqa: E402
+from support.scripted_server import InProcessBackend, MemorizingModel, OpenAIBackend, ScriptedServer  # noqa: E402
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -92,7 +91,8 @@ def main() -> int:
             out["runs"].append(asyncio.run(_bench(kind, fixture, arms, codes, args.trajectories)))
 
     print(f"fixture generation (150k tokens est {out['fixture_tokens_est']}): "
-          f"median {out['fixture_generation_s_median'] * 1e3:.1f} ms, max {out['fixture_generation_s_max'] * 1e3:.1f} ms"
+          f"median {out['fixture_generation_s_median'] * 1e3:.1f} ms, "
+          f"max {out['fixture_generation_s_max'] * 1e3:.1f} ms"
           " (target < 1000 ms)")
     for r in out["runs"]:
         print(f"{r['backend']:>9} {r['fixture']:>8}: {r['folds']:4d} folds, protocol overhead per fold "

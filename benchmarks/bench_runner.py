@@ -31,19 +31,18 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from support.scripted_server import MemorizingModel, ScriptedServer  # noqa: E402
-
 from analysis.runner.arms import load_arms  # noqa: E402
-from analysis.runner.named_fixtures import load_fixture_arg  # noqa: E402
 from analysis.runner.client import EndpointClient, EndpointConfig  # noqa: E402
 from analysis.runner.design import arm_order  # noqa: E402
 from analysis.runner.ledger import Ledger, read_records  # noqa: E402
+from analysis.runner.named_fixtures import load_fixture_arg  # noqa: E402
 from analysis.runner.pinning import Pin  # noqa: E402
 from analysis.runner.protocol import RunSettings  # noqa: E402
 from analysis.runner.sweep import SweepSpec, plan_slots, protocol_trajectory, run_sweep  # noqa: E402
+from support.scripted_server import MemorizingModel, ScriptedServer  # noqa: E402
 
 
-def _serve(port_q: "mp.Queue[int]", stop: "mp.Event", latency_s: float) -> None:
+def _serve(port_q: mp.Queue[int], stop: mp.Event, latency_s: float) -> None:
     """Child process: the scripted server with its memorizing model (a server is its own process)."""
     fixture = load_fixture_arg("small")
     model = MemorizingModel(fixture)

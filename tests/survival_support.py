@@ -22,6 +22,11 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+from analysis.evidence import Configuration, PartitionRun, Study
+from analysis.runner.arms import load_arms
+from analysis.runner.fixture import DEFAULT_SPECS, build_fixture
+from analysis.runner.package import RowMeta, write_package
+from analysis.runner.protocol import RunSettings, run_trajectory
 from support.scripted_server import (
     MemorizingModel,
     OpenAIBackend,
@@ -30,14 +35,9 @@ from support.scripted_server import (
     _purpose,
 )
 
-from analysis.evidence import Configuration, PartitionRun, Study
-from analysis.runner.arms import load_arms
-from analysis.runner.fixture import DEFAULT_SPECS, build_fixture
-from analysis.runner.package import RowMeta, write_package
-from analysis.runner.protocol import RunSettings, run_trajectory
-
 S5 = build_fixture(DEFAULT_SPECS[2])
-XSS = '</script><script>document.body.setAttribute("data-xss","1")</script><img src=x onerror="document.body.setAttribute(\'data-xss\',\'2\')"> & <b>bold</b>'
+XSS = ('</script><script>document.body.setAttribute("data-xss","1")</script>'
+       '<img src=x onerror="document.body.setAttribute(\'data-xss\',\'2\')"> & <b>bold</b>')
 STUDY = Study(
     name="survival scripted <b>scenario</b>", recency_cutoff=dt.date(2026, 1, 28), control="j", treatment="q",
     scenario="S5",

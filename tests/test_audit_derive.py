@@ -6,12 +6,27 @@ from pathlib import Path
 import pytest
 
 from analysis.audit.derive import (
-    CHOICE, CONSTRUCTION, FITTED, IDENTITY, INCONSISTENT, LEGEND, MISMATCH, NOT_DETERMINABLE, REPRODUCED, STATUSES,
-    Reading, derive,
+    CHOICE,
+    CONSTRUCTION,
+    FITTED,
+    IDENTITY,
+    INCONSISTENT,
+    LEGEND,
+    MISMATCH,
+    NOT_DETERMINABLE,
+    REPRODUCED,
+    STATUSES,
+    Reading,
+    derive,
 )
 from analysis.reconstruct.claims import parse_claims
 from analysis.reconstruct.rules import (
-    RULES, Rule, RuleDeclarationError, TrackedClaims, UndeclaredClaimRead, resolve_rules,
+    RULES,
+    Rule,
+    RuleDeclarationError,
+    TrackedClaims,
+    UndeclaredClaimRead,
+    resolve_rules,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,7 +110,7 @@ def test_legend_documents_every_status():
 def test_a_rule_naming_an_unknown_claim_is_a_named_error():
     with pytest.raises(RuleDeclarationError, match=r"rule Rx reads names unknown claim id 'a\.nope'"):
         resolve_rules(CLAIMS, (Rule("Rx", "bad", reads=("a.nope",)),))
-    with pytest.raises(RuleDeclarationError, match="unknown claim id 'b.*'"):
+    with pytest.raises(RuleDeclarationError, match=r"unknown claim id 'b\.\*'"):
         resolve_rules(CLAIMS, (Rule("Rx", "bad", builds=("b.*",)),))
 
 
@@ -103,7 +118,7 @@ def test_a_rule_reading_an_undeclared_claim_fails():
     t = TrackedClaims(CLAIMS, R)
     with t.rule("Ra"):
         assert t.by_id["a.cell1"].value == 3
-        with pytest.raises(UndeclaredClaimRead, match="rule Ra read claim 'a.sum'"):
+        with pytest.raises(UndeclaredClaimRead, match=r"rule Ra read claim 'a\.sum'"):
             t.by_id["a.sum"]
     with pytest.raises(UndeclaredClaimRead, match="outside any rule"):
         t["a.cell1"]
@@ -127,7 +142,7 @@ def test_reconstruction_rules_declare_exactly_what_they_read():
 def test_a_rule_declaration_with_an_unknown_id_stops_the_build(monkeypatch, tmp_path):
     import analysis.reconstruct.rules as rules_mod
     from analysis.reconstruct.build import build
-    monkeypatch.setattr(rules_mod, "RULES", RULES + (Rule("R99", "typo", reads=("t3.nope.j_mean",)),))
+    monkeypatch.setattr(rules_mod, "RULES", (*RULES, Rule("R99", "typo", reads=("t3.nope.j_mean",))))
     with pytest.raises(RuleDeclarationError, match="R99"):
         build(ROOT / "data" / "published" / "claims.yaml", tmp_path / "v1")
     assert not (tmp_path / "v1" / "rows.csv").exists()

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from evidence_support import HANDMADE, REPO, copy_handmade, edit, run_cli
 
 from analysis import build as build_mod
 from analysis import outdir
@@ -30,6 +29,7 @@ from analysis.outdir import BuildInterrupted, BuildLock, commit, deferred_signal
 from analysis.params import DEFAULT_PARAMS
 from analysis.tables.render import to_csv
 from analysis.tables.spec import TableSpec
+from evidence_support import HANDMADE, REPO, copy_handmade, edit, run_cli
 
 TIMEOUT_S = 180
 

@@ -6,6 +6,7 @@ import math
 
 import polars as pl
 import pytest
+from est_handmade_support import handmade, rows_frame
 
 from analysis.estimators.failures import (
     PLACEHOLDER_SIGNATURE,
@@ -17,7 +18,6 @@ from analysis.estimators.failures import (
 )
 from analysis.evidence.schema import extra_column
 from analysis.params import DEFAULT_PARAMS
-from est_handmade_support import handmade, rows_frame
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +31,10 @@ def test_handmade_parse_failures(pkg):
     # Single-field arms (j, p, t): failures a3-j, c1-j -> mean 0.25; clean j rows a1-j 1, a2-j 0,
     # b1-j .5, b2-j 1, c3-j .5 -> 3 / 5 = 0.6.
     single, overall = parse_failures(pkg.rows, "S5")
-    assert (single.group, single.failure_rows, single.failure_valid, single.failure_invalid) == ("single_field_schema", 2, 2, 0)
-    assert single.failure_mean == pytest.approx(0.25) and (single.clean_rows, single.clean_mean) == (5, pytest.approx(0.6))
+    assert (single.group, single.failure_rows, single.failure_valid, single.failure_invalid) == (
+        "single_field_schema", 2, 2, 0)
+    assert single.failure_mean == pytest.approx(0.25)
+    assert (single.clean_rows, single.clean_mean) == (5, pytest.approx(0.6))
     assert (overall.group, overall.failure_rows, overall.failure_valid) == ("all", 3, 3)
     assert overall.failure_mean == pytest.approx(0.5)
     assert (overall.clean_rows, overall.clean_mean) == (13, pytest.approx(9.5 / 13))

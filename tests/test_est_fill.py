@@ -12,6 +12,7 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+from est_handmade_support import handmade, rows_frame
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -19,7 +20,6 @@ from scipy import stats
 from analysis.estimators.common import runs_frame
 from analysis.estimators.fill import effects_frame, fill_analysis, fill_fractions
 from analysis.params import DEFAULT_PARAMS
-from est_handmade_support import handmade, rows_frame
 
 # ----------------------------------------------------------------------------- hand-made package
 
@@ -42,7 +42,7 @@ def test_handmade_fill_fractions(pkg):
     #   beta-1:  c1-j 600, c3-j 1000 (c2-j is invalid: catchup) -> 800/9600 = 0.0833333
     # The S1 j row of alpha-1 (group 'single', not a partition run) is excluded.
     f = fill_fractions(pkg.rows, arm="j", scenario="S5", runs=runs_frame(pkg.study))
-    got = dict(zip(f["configuration"], f["fill"]))
+    got = dict(zip(f["configuration"], f["fill"], strict=True))
     assert got == pytest.approx({"acme/alpha-1": 8900 / 9600, "acme/alpha-2": 0.75, "beta/beta-1": 800 / 9600})
     assert f["fill_rows"].to_list() == [3, 2, 2]
 
@@ -210,11 +210,11 @@ def test_all20_spearman_0589_is_unreachable_from_table3():
     rhos = []
     for signs in itertools.product((1, -1), repeat=3):
         v = PRINTED_FILL.copy()
-        for s, (p, q) in zip(signs, ties):
+        for s, (p, q) in zip(signs, ties, strict=True):
             v[NAMES.index(p)] += s * 1e-3
             v[NAMES.index(q)] -= s * 1e-3
         rhos.append(_table3(v).all.spearman)
-    assert 0.570 <= min(rhos) and max(rhos) <= 0.583
+    assert min(rhos) >= 0.570 and max(rhos) <= 0.583
     assert all(round(r, 3) != 0.589 for r in rhos)
 
 

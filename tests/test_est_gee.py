@@ -26,7 +26,7 @@ def _balanced_rows() -> pl.DataFrame:
     recs = []
     for c in range(4):
         base = rng.uniform(0.1, 0.6)
-        for r in range(3):
+        for _ in range(3):
             recs.append((f"c{c}", "j", float(np.round(base + rng.normal(0, 0.05), 3))))
             recs.append((f"c{c}", "q", float(np.round(base + 0.25 + rng.normal(0, 0.05), 3))))
     return pl.DataFrame(recs, schema={"configuration": pl.String, "arm": pl.String, "recall": pl.Float64}, orient="row")

@@ -18,14 +18,17 @@ from fractions import Fraction
 import numpy as np
 import polars as pl
 import pytest
+from est_loader_support import load_handmade
 from scipy import stats
 
 from analysis.estimators import bounds, cells, dependence, families, paired
 from analysis.estimators.common import (
-    EstimatorError, InconsistentTotalsError, contrast_of, runs_frame,
+    EstimatorError,
+    InconsistentTotalsError,
+    contrast_of,
+    runs_frame,
 )
 from analysis.params import DEFAULT_PARAMS
-from est_loader_support import load_handmade
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +161,7 @@ def test_cells(package):
     assert row["mean_carried_chars"] == pytest.approx(8900.0)
     assert row["mean_fill"] == pytest.approx((8200 + 9500 + 9000) / 3 / 9600)
     assert (row["folds"], row["folds_clipped"], row["parse_failures"]) == (15, 1, 2)
-    m = t.filter((t["arm"] == "m")).row(0, named=True)
+    m = t.filter(t["arm"] == "m").row(0, named=True)
     # m rows declare no allowance: fill is null with 0 contributing rows, never 0.
     assert m["mean_fill"] is None and m["fill_rows"] == 0 and m["rows"] == 2
     no_group = cells.cell_summary(package.rows, DEFAULT_PARAMS, by_execution_group=False)

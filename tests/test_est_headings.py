@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 import statsmodels.api as sm
+from est_handmade_support import handmade, rows_frame
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -24,7 +25,6 @@ from analysis.estimators.headings import (
     within_cell,
 )
 from analysis.params import DEFAULT_PARAMS
-from est_handmade_support import handmade, rows_frame
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +93,7 @@ def _cells_frame() -> pl.DataFrame:
     rec = []
     for cfg, arm, grp, hs, ps in (("c1", "j", "g1", (0, 2, 4), (0, 7, 7)), ("c1", "q", "g1", (5, 3), (14, 7)),
                                   ("c2", "j", "g2", (1, 1), (0, 14)), ("c2", "p", "g2", (0, 5), (7, 14))):
-        for i, (h, p) in enumerate(zip(hs, ps)):
+        for i, (h, p) in enumerate(zip(hs, ps, strict=True)):
             rec.append({"configuration": cfg, "arm": arm, "execution_group": grp, "repeat": i + 1,
                         "headings_carried": h, "checks_passed": p})
     rec.append({"configuration": "c2", "arm": "j", "execution_group": "g2", "repeat": 9, "checks_passed": 14})

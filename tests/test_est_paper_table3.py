@@ -19,11 +19,11 @@ import datetime
 
 import polars as pl
 import pytest
+from est_loader_support import ROWS_SCHEMA
 
 from analysis.estimators import families, paired
 from analysis.estimators.common import Contrast
 from analysis.params import DEFAULT_PARAMS
-from est_loader_support import ROWS_SCHEMA
 
 # configuration, complete pairs, paired q - j, j rows, q rows (paper Table 3)
 TABLE3 = """\
@@ -73,7 +73,7 @@ def table3_package() -> tuple[pl.DataFrame, pl.DataFrame]:
         planned = pairs + (jr - pairs) + (qr - pairs)
         runs.append((name, f"g{i}", planned, name.split("/")[0], CUTOFF))
 
-        def add(rep, arm, passed, valid=True):
+        def add(rep, arm, passed, valid=True, name=name, i=i):
             rows.append({"row_id": f"{name}-{rep}-{arm}", "scenario": "S5", "configuration": name,
                          "execution_group": f"g{i}", "repeat": rep, "arm": arm, "valid": valid,
                          "checks_total": K, "checks_passed": passed})

@@ -12,13 +12,13 @@ from fractions import Fraction
 import numpy as np
 import polars as pl
 import pytest
+from est_loader_support import ROWS_SCHEMA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis.estimators import bounds, cells, dependence, exact, families, paired
 from analysis.estimators.common import Contrast
 from analysis.params import DEFAULT_PARAMS
-from est_loader_support import ROWS_SCHEMA
 
 CUTOFF = datetime.date(2026, 1, 28)
 T = 4                                       # checks per row in these synthetic packages
@@ -117,9 +117,9 @@ def test_swapping_arms_negates_effects_and_swaps_bounds(design):
     p, b, f = build(rows, runs)
     ps, bs, fs = build(rows, runs, CONTRAST.swapped())
     assert [e.configuration for e in p.effects] == [e.configuration for e in ps.effects]
-    assert all(a.effect_exact == -s.effect_exact for a, s in zip(p.effects, ps.effects))
+    assert all(a.effect_exact == -s.effect_exact for a, s in zip(p.effects, ps.effects, strict=True))
     assert all((a.control_rows, a.treatment_rows) == (s.treatment_rows, s.control_rows)
-               for a, s in zip(p.effects, ps.effects))
+               for a, s in zip(p.effects, ps.effects, strict=True))
     s, w = p.summary, ps.summary
     assert (s.positive, s.negative, s.zero) == (w.negative, w.positive, w.zero)
     pairs = [(s.mean, -w.mean), (s.median, -w.median), (s.q1, -w.q3), (s.q3, -w.q1),

@@ -31,7 +31,7 @@ def test_sign_flip_handmade_effects_by_hand():
 @pytest.mark.parametrize("x", [[0.1, 0.3, -0.2, 0.7, 0.05], [0.2] * 6, [1.0, -1.0, 0.5, 0.25, 0.125, -0.0625, 0.3]])
 def test_sign_flip_matches_bruteforce_and_scipy(x):
     obs = abs(sum(x))
-    brute = np.mean([abs(sum(s * v for s, v in zip(signs, x))) >= obs - 1e-12
+    brute = np.mean([abs(sum(s * v for s, v in zip(signs, x, strict=True))) >= obs - 1e-12
                      for signs in itertools.product((1, -1), repeat=len(x))])
     r = sign_flip_test(x)
     assert r.p_value == pytest.approx(brute, abs=1e-15)

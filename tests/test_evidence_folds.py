@@ -129,7 +129,7 @@ def test_entry_folds_need_the_fixture_and_a_locked_copy_makes_the_package_self_c
     shutil.copytree(PILOT, root)
     shutil.copyfile(REPO / "data" / "v2" / "fixture" / "s5-small.json", root / "fixture.json")
     locked = json.loads((root / "provenance.lock").read_text(encoding="utf-8"))["files"]
-    write_lock(root, sorted(locked) + ["fixture.json"])
+    write_lock(root, [*sorted(locked), "fixture.json"])
     facts, reasons = graded_facts(load_package(root), search=())
     assert facts.height == 168 and reasons == {}
     assert facts.filter(facts["check"] == "owning department").get_column("chunk").unique().to_list() == [3]

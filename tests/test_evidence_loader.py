@@ -207,7 +207,7 @@ def test_integer_cells_are_exactly_decimal_digits(tmp_path_factory, cell: str) -
 
 
 _ROWS = (HANDMADE / "rows.csv").read_bytes()
-_ALPHABET = st.sampled_from(list(b',"\r\n\x00\xef\xbb\xbf\xff01-9atruefls ') + [0xC3, 0xA9])
+_ALPHABET = st.sampled_from([*b',"\r\n\x00\xef\xbb\xbf\xff01-9atruefls ', 0xC3, 0xA9])
 
 
 @FUZZ
@@ -261,7 +261,7 @@ def test_scan_lines_agree_with_the_csv_module(table, crlf: bool) -> None:
     structure, problems = csvscan.scan(text.encode(), "t.csv")
     expected_lines, reader = [], csv.reader(io.StringIO(text, newline=""))
     previous_end = 1
-    for i, record in enumerate(reader):
+    for i, _record in enumerate(reader):
         if i:
             expected_lines.append(previous_end + 1)
         previous_end = reader.line_num

@@ -16,7 +16,6 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from survival_support import CLIPPED, DROPPED, NEVER, XSS, write_scenario
 
 from analysis.build import build
 from analysis.estimators.fact_timeline import presence_matrix
@@ -26,6 +25,7 @@ from analysis.evidence import load_package
 from analysis.params import DEFAULT_PARAMS
 from analysis.runner.graders import contains_token
 from analysis.viewer.trajectories import trajectory_data, trajectory_page
+from survival_support import CLIPPED, DROPPED, NEVER, XSS, write_scenario
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -91,10 +91,12 @@ def test_survival_table_of_the_scenario_is_exact(survival) -> None:
     for arm in ("m", "q"):
         a = arms[arm]
         assert (a["rows"], a["entered"], a["captured"], a["survived"], a["losses"]) == (2, 28, 26, 22, 4)
-        assert (a["losses_clipped"], a["losses_parse_failed"], a["not_captured"], a["not_captured_clipped"]) == (2, 0, 2, 2)
+        assert (a["losses_clipped"], a["losses_parse_failed"],
+                a["not_captured"], a["not_captured_clipped"]) == (2, 0, 2, 2)
     # j per row: 11 captured (not the department, not chunk 4's two values), all lost: 2 as in m, 9 at fold 4
     j = arms["j"]
-    assert (j["captured"], j["survived"], j["losses"], j["losses_clipped"], j["losses_parse_failed"]) == (22, 0, 22, 2, 18)
+    assert (j["captured"], j["survived"], j["losses"],
+            j["losses_clipped"], j["losses_parse_failed"]) == (22, 0, 22, 2, 18)
     assert (j["not_captured"], j["not_captured_parse_failed"]) == (6, 4)
     assert j["share_lost_parse_failed"] == pytest.approx(18 / 22)
 
@@ -127,7 +129,8 @@ def test_cuts_by_value_class_and_distance(survival) -> None:
     dept = cuts.filter((pl.col("cut") == "value_class") & (pl.col("level") == "department_cyrillic")
                        & (pl.col("arm") == "m")).row(0, named=True)
     assert (dept["facts"], dept["captured"]) == (2, 0)
-    last = cuts.filter((pl.col("cut") == "distance") & (pl.col("level") == "0") & (pl.col("arm") == "q")).row(0, named=True)
+    last = cuts.filter((pl.col("cut") == "distance") & (pl.col("level") == "0")
+                       & (pl.col("arm") == "q")).row(0, named=True)
     assert (last["facts"], last["captured"], last["survived"]) == (4, 4, 4)
 
 

@@ -21,7 +21,7 @@ def test_two_renders_are_byte_identical(tmp_path: Path) -> None:
     b = write_figures(build_figures(context()), tmp_path / "b")
     assert [p.name for p in a] == [p.name for p in b]
     assert len(a) == 2 * len(FIGURE_ORDER) + 1  # PNG + SVG each, plus index.json
-    for pa, pb in zip(a, b):
+    for pa, pb in zip(a, b, strict=True):
         assert pa.read_bytes() == pb.read_bytes(), pa.name
 
 

@@ -20,7 +20,6 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from evidence_support import HANDMADE, REPO, copy_handmade, edit, run_cli, where
 
 from analysis.evidence import (
     ConsistencyError,
@@ -37,6 +36,7 @@ from analysis.evidence import (
 from analysis.evidence.folds import FOLDS_FILE
 from analysis.evidence.provenance import canonical_lock_bytes, sha256_bytes
 from analysis.evidence.schema import ARM_PATTERN, IDENTIFIER_PATTERN, MAX_COUNT, charset_problem, extra_column
+from evidence_support import HANDMADE, REPO, copy_handmade, edit, run_cli, where
 
 CLI_TIMEOUT_S = 120
 
@@ -270,7 +270,7 @@ def test_declared_arms_make_every_other_arm_an_error(pkg: Path) -> None:
     m_lines = [i for i, line in enumerate((pkg / "rows.csv").read_text().splitlines(), 1) if ",m," in line]
     assert {(p.line, p.column) for p in info.value.problems} == {(n, "arm") for n in m_lines}
     edit(pkg, "study.toml", 'arms = ["j", "q"]', 'arms = ["j", "m"]')
-    with pytest.raises(StudyError, match="treatment arm 'q' is not in study.arms"):
+    with pytest.raises(StudyError, match=r"treatment arm 'q' is not in study\.arms"):
         load_package(pkg)
 
 

@@ -14,10 +14,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _rows(spec):
-    return pl.DataFrame([{"row_id": f"{g}/{a}/{r}", "configuration": c, "execution_group": g, "repeat": r, "arm": a, "scenario": "S5",
-                          "valid": v, "checks_total": 14, "checks_passed": p} for c, g, r, a, v, p in spec],
-                        schema={"row_id": pl.String, "configuration": pl.String, "execution_group": pl.String, "repeat": pl.Int64,
-                                "arm": pl.String, "scenario": pl.String, "valid": pl.Boolean,
+    return pl.DataFrame([{"row_id": f"{g}/{a}/{r}", "configuration": c, "execution_group": g, "repeat": r,
+                          "arm": a, "scenario": "S5", "valid": v, "checks_total": 14, "checks_passed": p}
+                         for c, g, r, a, v, p in spec],
+                        schema={"row_id": pl.String, "configuration": pl.String, "execution_group": pl.String,
+                                "repeat": pl.Int64, "arm": pl.String, "scenario": pl.String, "valid": pl.Boolean,
                                 "checks_total": pl.Int64, "checks_passed": pl.Int64})
 
 

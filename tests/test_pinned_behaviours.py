@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from est_handmade_support import rows_frame
 from scipy import stats
 
 from analysis.estimators import exact
@@ -28,7 +29,6 @@ from analysis.evidence import LockFormatError, SchemaError, load_package
 from analysis.params import DEFAULT_PARAMS
 from analysis.reconstruct.claims import matches_printed
 from analysis.runner.graders import GradedCheck, contains_token, grade_answer, line_identifies
-from est_handmade_support import rows_frame
 from evidence_support import copy_handmade, edit, where
 
 # ============================================================================ part 1: the six mutants
@@ -130,14 +130,14 @@ def test_dependence_accepts_agreeing_counts() -> None:
 def test_dependence_refuses_passed_counts_that_disagree() -> None:
     # checks.csv has 3 checks for r0 (as rows.csv says) but only 1 passed, not 2.
     rows, checks = _dependence_frames([True, False, False], [True, False, False])
-    with pytest.raises(CheckCountError, match="'r0': 3 checks / 1 passed there, rows.csv says 3 / 2"):
+    with pytest.raises(CheckCountError, match=r"'r0': 3 checks / 1 passed there, rows\.csv says 3 / 2"):
         within_row_dependence(rows, checks, "S5")
 
 
 def test_dependence_refuses_check_counts_that_disagree() -> None:
     # checks.csv has only 2 checks for r1 (rows.csv: 3), with the right passed count 1.
     rows, checks = _dependence_frames([True, True, False], [True, False])
-    with pytest.raises(CheckCountError, match="'r1': 2 checks / 1 passed there, rows.csv says 3 / 1"):
+    with pytest.raises(CheckCountError, match=r"'r1': 2 checks / 1 passed there, rows\.csv says 3 / 1"):
         within_row_dependence(rows, checks, "S5")
 
 
@@ -214,7 +214,7 @@ def _mcnemar_rows(blocks: list[tuple[int | None, int | None]]) -> pl.DataFrame:
     """One block (repeat) per tuple: (j checks passed, q checks passed) of 14; None = no row."""
     recs = []
     for rep, pair in enumerate(blocks, start=1):
-        for arm, passed in zip(("j", "q"), pair):
+        for arm, passed in zip(("j", "q"), pair, strict=True):
             if passed is not None:
                 recs.append({"row_id": f"{rep}-{arm}", "configuration": "c", "repeat": rep, "arm": arm,
                              "checks_passed": passed})

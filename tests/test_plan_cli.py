@@ -94,7 +94,8 @@ def test_power_figure_returns_a_figure_and_writes_nothing(tmp_path: Path, monkey
 
 
 def test_price_tables_parse_and_name_their_problems() -> None:
-    toml = '[[endpoint]]\nname = "a"\ninput_per_million = 0.1\noutput_per_million = 0.4\noutput_tokens_per_second = 60\n'
+    toml = ('[[endpoint]]\nname = "a"\ninput_per_million = 0.1\noutput_per_million = 0.4\n'
+            'output_tokens_per_second = 60\n')
     (p,) = parse_price_table(toml, ".toml")
     assert (p.endpoint, p.input_per_million, p.output_per_million, p.output_tokens_per_second) == ("a", 0.1, 0.4, 60.0)
     with pytest.raises(PriceTableError, match="lacks output_per_million"):
@@ -105,7 +106,7 @@ def test_price_tables_parse_and_name_their_problems() -> None:
         parse_price_table("endpoint,input_per_million,output_per_million\nx,cheap,1\n", ".csv")
     with pytest.raises(PriceTableError, match="repeat"):
         parse_price_table("endpoint,input_per_million,output_per_million\nx,1,1\nx,2,2\n", ".csv")
-    with pytest.raises(PriceTableError, match=".toml or .csv"):
+    with pytest.raises(PriceTableError, match=r"\.toml or \.csv"):
         parse_price_table("", ".json")
 
 

@@ -9,9 +9,9 @@ import math
 import numpy as np
 import pytest
 
-from analysis.estimators.randomization import sign_flip_test
 from analysis.estimators.common import Contrast
 from analysis.estimators.paired import panel
+from analysis.estimators.randomization import sign_flip_test
 from analysis.params import DEFAULT_PARAMS
 from analysis.plan.simulate import (
     SimModel,

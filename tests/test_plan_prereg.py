@@ -8,7 +8,6 @@ import warnings
 from pathlib import Path
 
 import pytest
-from support.scripted_server import MemorizingModel, ScriptedServer
 
 from analysis.evidence import load_package
 from analysis.params import DEFAULT_PARAMS
@@ -22,8 +21,9 @@ from analysis.plan.prereg import (
     params_digest,
     seal_plan,
 )
-from analysis.runner.named_fixtures import load_fixture_arg
 from analysis.runner.cli import main as runner_main
+from analysis.runner.named_fixtures import load_fixture_arg
+from support.scripted_server import MemorizingModel, ScriptedServer
 
 
 def plan_text(*, arms: str = '["j", "q"]', repeats: int = 1, fixture: str = "small", extra: str = "",
@@ -59,13 +59,13 @@ def write_plan(tmp: Path, text: str) -> Path:
 
 def test_missing_keys_are_named(tmp_path: Path) -> None:
     d = write_plan(tmp_path, plan_text().replace("repeats = 1\n", "").replace('scenario = "S5"\n', ""))
-    with pytest.raises(PlanError, match="missing key.*scenario.*repeats"):
+    with pytest.raises(PlanError, match=r"missing key.*scenario.*repeats"):
         load_plan(d)
 
 
 def test_unknown_arm_is_named(tmp_path: Path) -> None:
     d = write_plan(tmp_path, plan_text(arms='["j", "q", "zz"]'))
-    with pytest.raises(PlanError, match="unknown arm code.*zz"):
+    with pytest.raises(PlanError, match=r"unknown arm code.*zz"):
         load_plan(d)
 
 
@@ -97,7 +97,7 @@ def test_seal_writes_lock_and_detects_later_edits(tmp_path: Path, capsys: pytest
 def test_seal_refuses_digests_that_do_not_match(tmp_path: Path) -> None:
     wrong = {"fixture": "0" * 64, "arms": arms_digest(["j", "q"]), "params": params_digest(DEFAULT_PARAMS)}
     d = write_plan(tmp_path, plan_text(digests=wrong))
-    with pytest.raises(PlanDigestMismatch, match="fixture: plan 0{64} vs current [0-9a-f]{64}"):
+    with pytest.raises(PlanDigestMismatch, match=r"fixture: plan 0{64} vs current [0-9a-f]{64}"):
         seal_plan(d)
 
 

@@ -50,6 +50,7 @@ def test_lock_verifies_and_the_package_loads(two_builds):
 
 def test_tampering_breaks_the_lock(two_builds, tmp_path):
     import shutil
+
     from analysis.evidence import EvidenceError
     a, _, _ = two_builds
     d = tmp_path / "t"

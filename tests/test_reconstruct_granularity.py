@@ -2,15 +2,19 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis.reconstruct.claims import load_claims
 from analysis.reconstruct.granularity import (
-    check_means, feasible_row_counts, grim_totals, is_tie, rowround_consistent,
+    check_means,
+    feasible_row_counts,
+    grim_totals,
+    is_tie,
+    rowround_consistent,
 )
-from pathlib import Path
 
 CLAIMS = Path(__file__).resolve().parents[1] / "data" / "published" / "claims.yaml"
 
@@ -83,9 +87,9 @@ def test_all20_fill_spearman_needs_float_tie_breaking_and_fail8_only_fill_orders
     # ordered, as float means of per-pair differences order them by their last bit.
     from analysis.reconstruct.granularity import check_fill_ranks
     df = check_fill_ranks(load_claims(CLAIMS))
-    verdict = dict(zip(df["id"].to_list(), df["consistent"].to_list()))
+    verdict = dict(zip(df["id"].to_list(), df["consistent"].to_list(), strict=True))
     assert verdict == {"threshold.all20.fill_effect.spearman": True, "threshold.fail8.fill_effect.spearman": True,
                        "threshold.fail8_excl_borderline.fill_effect.spearman": True}
-    reason = dict(zip(df["id"].to_list(), df["reason"].to_list()))
+    reason = dict(zip(df["id"].to_list(), df["reason"].to_list(), strict=True))
     assert "tie-breaking of equal effects" in reason["threshold.all20.fill_effect.spearman"]
     assert reason["threshold.fail8.fill_effect.spearman"] == ""

@@ -21,6 +21,10 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, assume, event, example, given, settings
 from hypothesis import strategies as st
+
+from analysis.build import build
+from analysis.evidence import EvidenceError
+from analysis.params import DEFAULT_PARAMS
 from report_hostile_support import (
     hostile_package,
     html_structure,
@@ -28,10 +32,6 @@ from report_hostile_support import (
     squeeze,
     visible_text,
 )
-
-from analysis.build import build
-from analysis.evidence import EvidenceError
-from analysis.params import DEFAULT_PARAMS
 
 CORPUS = {
     "study": '<script>alert(1)</script> "quoted" {{< include /etc/passwd >}} @fig-forest',

@@ -15,8 +15,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from report_hostile_support import visible_text
-from report_support import HANDMADE
 
 from analysis.build import build, check
 from analysis.params import DEFAULT_PARAMS
@@ -27,6 +25,8 @@ from analysis.report.pandoc_render import (
     render_html,
 )
 from analysis.report.render import float_id
+from report_hostile_support import visible_text
+from report_support import HANDMADE
 
 REPO = HANDMADE.parents[2]
 V1 = REPO / "data" / "v1"

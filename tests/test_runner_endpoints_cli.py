@@ -18,9 +18,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from support.fault_proxy import EchoUpstream, FaultProxy
 
 from analysis.evidence import load_package
+from support.fault_proxy import EchoUpstream, FaultProxy
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "sk-PLANTED-cli-5f2e8a1b9c-do-not-log"
@@ -68,13 +68,13 @@ def test_sigkill_at_random_points_then_resume_equals_fault_free_run(tmp_path: Pa
                         break
                     time.sleep(0.05)
                 try:
-                    out, err = p.communicate(timeout=rng.uniform(0.05, 1.0 + 0.5 * kills))
+                    _out, err = p.communicate(timeout=rng.uniform(0.05, 1.0 + 0.5 * kills))
                     logs.append(err)
                     assert p.returncode == 0, err[-2000:]
                     break
                 except subprocess.TimeoutExpired:
                     p.send_signal(signal.SIGKILL)
-                    out, err = p.communicate()
+                    _out, err = p.communicate()
                     logs.append(err)
                     kills += 1
             else:

@@ -8,13 +8,13 @@ import warnings
 from pathlib import Path
 
 import pytest
-from support.fault_proxy import EchoUpstream
 
 from analysis.evidence import load_package
 from analysis.evidence.schema import extra_column
 from analysis.runner.cli import main
 from analysis.runner.client import CallResult
 from analysis.runner.pinning import Pin, audit_call, configuration_key
+from support.fault_proxy import EchoUpstream
 
 
 def _res(model: str | None, provider: str | None) -> CallResult:
@@ -66,7 +66,8 @@ def test_pinned_sweep_sends_the_pin_and_records_provenance(tmp_path: Path, monke
     assert conf_m["probe"]["verdicts"]  # the probe's verdicts travel with the package
     assert "run_manifest.json" in pkg.digests  # locked with the package
     rows = pkg.rows
-    assert rows[extra_column("providers")].to_list() == ["Alpha", "Alpha"] and rows[extra_column("served_models")].to_list() == ["acme/m"] * 2
+    assert rows[extra_column("providers")].to_list() == ["Alpha", "Alpha"]
+    assert rows[extra_column("served_models")].to_list() == ["acme/m"] * 2
     for p in tmp_path.rglob("*"):
         if p.is_file():
             assert b"sk-PLANTED-pin-test-000" not in p.read_bytes()

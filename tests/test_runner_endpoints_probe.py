@@ -6,10 +6,9 @@ import asyncio
 import json
 from typing import Any
 
-from support.scripted_server import Reply, ScriptedServer
-
 from analysis.runner.client import EndpointClient, EndpointConfig, describe_max_length
 from analysis.runner.probe import apply, probe
+from support.scripted_server import Reply, ScriptedServer
 
 
 def _probe(responder, **cfg: Any):  # type: ignore[no-untyped-def]
@@ -43,7 +42,7 @@ def llama_cpp_like(body: dict, i: int) -> Reply:
 
 
 def test_openai_style_endpoint_gets_json_schema() -> None:
-    report, cfg, reqs = _probe(openai_like)
+    report, _cfg, _reqs = _probe(openai_like)
     assert report.structured_mode == "json_schema" and report.schema_verdict == "json_schema_ok"
     assert report.max_length_mode == "schema" and report.seed_accepted and report.usable
     # the verdict is stored with the exact request that produced it
@@ -52,7 +51,7 @@ def test_openai_style_endpoint_gets_json_schema() -> None:
 
 
 def test_llama_cpp_style_endpoint_gets_json_object_schema_and_described_ceilings() -> None:
-    report, cfg, reqs = _probe(llama_cpp_like)
+    report, cfg, _reqs = _probe(llama_cpp_like)
     assert report.structured_mode == "json_object_schema"
     assert report.schema_verdict == "json_object_schema_ok"
     assert report.max_length_mode == "describe"
@@ -83,7 +82,7 @@ def test_no_structured_support_means_plain_requests() -> None:
 
 
 def test_seed_rejected_is_recorded_and_dropped() -> None:
-    report, cfg, reqs = _probe(lambda b, i: Reply(status=400) if "seed" in b else
+    report, cfg, _reqs = _probe(lambda b, i: Reply(status=400) if "seed" in b else
                                Reply(_good_json() if b.get("response_format") else "OK"))
     assert not report.seed_accepted and report.usable
     assert "seed" not in EndpointClient(apply(cfg, report)).request_body([], max_tokens=1)

@@ -14,7 +14,6 @@ import random
 from pathlib import Path
 
 import pytest
-from support.fault_proxy import EchoUpstream, FaultProxy
 
 from analysis.evidence import load_package
 from analysis.evidence.model import Configuration, PartitionRun, Study
@@ -23,6 +22,7 @@ from analysis.runner.design import arm_order
 from analysis.runner.ledger import Ledger, evidence_rows, read_records, write_evidence
 from analysis.runner.pinning import Pin
 from analysis.runner.sweep import Outcome, RetryPolicy, SweepSpec, plan_slots, run_sweep
+from support.fault_proxy import EchoUpstream, FaultProxy
 
 KEY = "sk-PLANTED-0123456789abcdef-never-log-me"
 STUDY = Study(name="sweep test", recency_cutoff=dt.date(2026, 1, 28), control="j", treatment="q", scenario="S5",
@@ -36,7 +36,7 @@ async def echo_trajectory(slot, backend) -> Outcome:
         res = await backend.call([{"role": "user", "content": f"{slot.arm} fold {i}"}], max_tokens=8)
         texts.append(res.text)
     ans = await backend.call([{"role": "user", "content": f"{slot.arm} recall"}], max_tokens=8, phase="recall")
-    passed = [t.startswith("echo:") for t in texts + [ans.text]]
+    passed = [t.startswith("echo:") for t in [*texts, ans.text]]
     checks = [{"check": f"c{i}", "expected": "echo", "passed": p, "in_carrier": None} for i, p in enumerate(passed)]
     row = {"valid": True, "invalid_reason": None, "checks_total": 4, "checks_passed": sum(passed),
            "parse_failures": 0, "headings_carried": None, "carried_chars": len(texts[-1]), "declared_chars": None,

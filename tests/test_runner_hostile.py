@@ -16,10 +16,13 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analysis.runner import secrets
+from analysis.runner.cli import main
 from support.fault_proxy import EchoUpstream
 from support.hostile_server import HostileServer
-
-from analysis.runner.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "sk-HOSTILE-7c1d9e0f4a2b-never-write-me"
@@ -168,8 +171,8 @@ def test_a_corrupt_ledger_line_stops_the_resume_naming_the_line(tmp_path: Path, 
 def _run(argv: list[str], timeout: float) -> tuple[subprocess.CompletedProcess[str], float]:
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     t0 = time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "analysis.runner", *argv], cwd=REPO, env=env, capture_output=True, check=False,
-                       text=True, timeout=timeout)
+    r = subprocess.run([sys.executable, "-m", "analysis.runner", *argv], cwd=REPO, env=env, capture_output=True,
+                       check=False, text=True, timeout=timeout)
     return r, time.monotonic() - t0
 
 
@@ -213,11 +216,6 @@ def test_a_key_in_a_plan_api_key_env_is_refused_and_never_written(tmp_path: Path
 
 
 # ------------------------------------------------------------------ the redaction mechanism itself
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from analysis.runner import secrets
-
 KEYS = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.", min_size=8,
                max_size=40)
 

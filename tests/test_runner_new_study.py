@@ -16,12 +16,12 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from support.scripted_server import MemorizingModel, ScriptedServer
 
 from analysis.build import build
 from analysis.params import DEFAULT_PARAMS
 from analysis.runner.cli import SMOLLM2_PUBLISHED, build_parser, main
 from analysis.runner.preflight import default_cutoff, months_before, notices
+from support.scripted_server import MemorizingModel, ScriptedServer
 
 
 def test_six_months_before_clamps_the_day() -> None:
@@ -138,9 +138,8 @@ def test_the_report_shows_the_paired_effect_in_the_out_of_window_table(embedded_
 
 
 def test_an_explicit_cutoff_puts_the_run_in_the_panel(tmp_path: Path) -> None:
-    from support.fault_proxy import EchoUpstream
-
     from analysis.evidence import load_package
+    from support.fault_proxy import EchoUpstream
 
     with EchoUpstream() as up:
         rc = main(["sweep", "--base-url", up.url + "/v1", "--model", "m", "--api-key-env", "", "--published",

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from support.scripted_server import MemorizingModel, OpenAIBackend, Reply, ScriptedServer
 
 from analysis.evidence import Configuration, PartitionRun, Study, load_package, verify_package
 from analysis.evidence.schema import extra_column
@@ -19,6 +18,7 @@ from analysis.runner.arms import load_arms
 from analysis.runner.fixture import DEFAULT_SPECS, build_fixture
 from analysis.runner.package import PackageError, RowMeta, row_record, write_package, write_records
 from analysis.runner.protocol import RunSettings, run_trajectory
+from support.scripted_server import MemorizingModel, OpenAIBackend, Reply, ScriptedServer
 
 REPO = Path(__file__).resolve().parents[1]
 ARMS = load_arms()
@@ -80,7 +80,7 @@ def package(tmp_path_factory):
 
 
 def test_loader_accepts_the_package_unchanged(package):
-    root, results, files = package
+    root, _results, files = package
     assert {"rows.csv", "checks.csv", "study.toml", "folds.jsonl", "answers.jsonl", "arms.json"} <= set(files)
     pkg = load_package(root)
     verify_package(root)
@@ -131,7 +131,7 @@ def test_tampering_is_caught_by_the_lock(package, tmp_path):
     for p in root.iterdir():
         (copy / p.name).write_bytes(p.read_bytes())
     (copy / "folds.jsonl").write_text("{}\n")
-    with pytest.raises(Exception, match="folds.jsonl"):
+    with pytest.raises(Exception, match=r"folds\.jsonl"):
         load_package(copy)
 
 
@@ -144,7 +144,7 @@ def test_invariants_are_checked_before_writing(package, tmp_path):
     twin = {**row, "row_id": "other"}
     with pytest.raises(PackageError, match="more than one valid row"):
         write_records(tmp_path, STUDY, [row, twin], [])
-    with pytest.raises(PackageError, match="checks.csv does not match"):
+    with pytest.raises(PackageError, match=r"checks\.csv does not match"):
         write_records(tmp_path, STUDY, [row], [])
     stranger = {**row, "configuration": "nowhere"}
     with pytest.raises(PackageError, match="missing from study"):

@@ -6,12 +6,12 @@ import asyncio
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.scripted_server import InProcessBackend, MemorizingModel, Reply
 
 from analysis.runner.arms import load_arms
 from analysis.runner.fixture import DEFAULT_SPECS, build_fixture
 from analysis.runner.protocol import RunSettings, derive_carrier, run_trajectory
 from analysis.runner.sizing import estimate_tokens
+from support.scripted_server import InProcessBackend, MemorizingModel, Reply
 
 ARMS = load_arms()
 S5 = build_fixture(DEFAULT_SPECS[2])

@@ -6,19 +6,22 @@ import asyncio
 import json
 
 import pytest
-from support.scripted_server import MemorizingModel, OpenAIBackend, Reply, ScriptedServer
 
 from analysis.runner.arms import ARM_CODES, load_arms
 from analysis.runner.fixture import DEFAULT_SPECS, build_fixture
 from analysis.runner.protocol import RunSettings, run_trajectory
 from analysis.runner.sizing import MESSAGE_OVERHEAD_TOKENS, estimate_tokens
+from support.scripted_server import MemorizingModel, OpenAIBackend, Reply, ScriptedServer
 
 ARMS = load_arms()
 S5 = build_fixture(DEFAULT_SPECS[2])
 S1 = build_fixture(DEFAULT_SPECS[3])
 
 
-def run(fixture, code, model, settings=RunSettings(seed=11, response_format_style="json_schema")):
+JSON_SCHEMA_SETTINGS = RunSettings(seed=11, response_format_style="json_schema")
+
+
+def run(fixture, code, model, settings=JSON_SCHEMA_SETTINGS):
     async def go():
         with ScriptedServer(model) as server:
             backend = OpenAIBackend(server.base_url)
@@ -78,7 +81,8 @@ def test_each_fold_sends_the_previous_carrier_and_exactly_one_chunk():
 
 def test_prompt_token_estimates_are_additive_and_close_to_a_direct_estimate():
     result, requests = run(S5, "j", MemorizingModel(S5))
-    for fold, body in zip(result.folds, requests):
+    assert len(requests) == len(result.folds) + 1  # one request per fold, then the recall
+    for fold, body in zip(result.folds, requests[:-1], strict=True):
         direct = sum(estimate_tokens(m["content"]) for m in body["messages"]) + 2 * MESSAGE_OVERHEAD_TOKENS
         direct += estimate_tokens(json.dumps(body["response_format"], ensure_ascii=False))
         assert abs(fold.prompt_tokens_est - direct) <= max(3, 0.01 * direct)
@@ -100,7 +104,7 @@ def test_json_mode_without_schema_puts_the_schema_in_the_prompt():
 
 
 def test_style_none_puts_the_schema_in_the_prompt():
-    result, requests = run(S5, "j", MemorizingModel(S5), RunSettings(response_format_style="none"))
+    _result, requests = run(S5, "j", MemorizingModel(S5), RunSettings(response_format_style="none"))
     assert "response_format" not in requests[0]
     assert '"maxLength": 9600' in requests[0]["messages"][1]["content"]
 

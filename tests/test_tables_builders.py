@@ -12,8 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analysis.tables import TABLE_ORDER
-from analysis.tables import arm_means, cells, failures, fill, headings, panel, pilot
+from analysis.tables import TABLE_ORDER, arm_means, cells, failures, fill, headings, panel, pilot
 from analysis.tables.registry import build_tables
 from analysis.tables.render import to_csv, to_html, to_markdown
 from analysis.tables.spec import fmt_mean_n, fmt_signed
@@ -61,7 +60,7 @@ def test_fill_examples_hand_derived() -> None:
     # valid j rows: alpha-1 carried 8200, 9500, 9000 of 9600 -> 26700/3/9600 = 0.927083;
     # alpha-2 7000, 7400 -> 0.75; beta-1 600, 1000 -> 800/9600 = 0.083333 (c2-j invalid).
     t = arm_means.fill_examples(context())
-    fills = dict(zip(t.data["configuration"], t.data["fill"]))
+    fills = dict(zip(t.data["configuration"], t.data["fill"], strict=True))
     assert fills["acme/alpha-1"] == pytest.approx(26700 / 3 / 9600)
     assert fills["acme/alpha-2"] == pytest.approx(0.75)
     assert fills["beta/beta-1"] == pytest.approx(800 / 9600)

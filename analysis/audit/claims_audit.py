@@ -29,7 +29,7 @@ from analysis.reconstruct.rules import resolve_rules
 
 SCHEMA = {"id": pl.String, "section": pl.String, "role": pl.String, "published": pl.String,
           "recomputed": pl.String, "status": pl.String, "rules": pl.String, "note": pl.String}
-__all__ = ["STATUSES", "LEGEND", "AuditResult", "audit_claims"]
+__all__ = ["LEGEND", "STATUSES", "AuditResult", "audit_claims"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +61,7 @@ def _fmt(x: Any, decimals: int | None) -> str:
     if isinstance(x, str):
         return x
     d = decimals if decimals is not None else 3
-    return f"{float(x):.{d}f}" if d > 0 else str(int(round(float(x))))
+    return f"{float(x):.{d}f}" if d > 0 else str(round(float(x)))
 
 
 def _published(c: Claim) -> str:
@@ -93,7 +93,7 @@ def _package_findings(package: Any) -> dict[str, str]:
         df = pl.read_csv(io.BytesIO(data), infer_schema=False)
     except (OSError, EvidenceError, pl.exceptions.PolarsError):
         return {}
-    return dict(zip(df["id"].to_list(), df["note"].to_list()))
+    return dict(zip(df["id"].to_list(), df["note"].to_list(), strict=True))
 
 
 def _readings(claims: Claims, package: Any) -> dict[str, tuple[list[Reading], str]]:

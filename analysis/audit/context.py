@@ -1,8 +1,9 @@
 """What the claims audit computes from: the package, its results.json dict, and pooled cell summaries."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import polars as pl
 
@@ -44,15 +45,17 @@ class AuditContext:
         return self.rows.filter(pl.col("configuration") == config, pl.col("execution_group").is_in(list(groups)),
                                 pl.col("arm") == arm, pl.col("scenario") == scenario)
 
-    def mcnemar(self, first: str, second: str, groups: Sequence[tuple[str, str]], threshold: float) -> exact.McNemarResult:
+    def mcnemar(self, first: str, second: str, groups: Sequence[tuple[str, str]],
+                threshold: float) -> exact.McNemarResult:
         """exact.paired_mcnemar over the listed (configuration, group) runs on S5."""
         runs = pl.DataFrame({"configuration": [c for c, _ in groups], "execution_group": [g for _, g in groups]})
         return exact.paired_mcnemar(self.rows, first, second, scenario="S5", threshold=threshold, runs=runs)
 
     def paired_diff(self, config: str, groups: Sequence[str], control: str, treatment: str) -> tuple[float, int]:
         """Mean within-repeat treatment - control recall over complete pairs in the groups, and the pair count."""
-        from analysis.estimators import paired
         import datetime as dt
+
+        from analysis.estimators import paired
         runs = pl.DataFrame({"configuration": [config] * len(groups), "execution_group": list(groups),
                              "planned_repeats": [10**6] * len(groups), "family": [""] * len(groups),
                              "published": [dt.date(1970, 1, 1)] * len(groups)})

@@ -17,8 +17,8 @@ when the primary recomputation misses, and a consistency verdict over printed ce
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from analysis.reconstruct.rules import ResolvedRule
 
@@ -86,11 +86,13 @@ def derive(cid: str, *, recomputed: bool, matched: bool, rules_behind: Sequence[
     rs = [rules[r] for r in behind]
     tail = f" {explanation}" if explanation else ""
     if not recomputed:
-        return Verdict(NOT_DETERMINABLE, (explanation or "nothing printed decides it and nothing is recomputed"), behind)
+        return Verdict(NOT_DETERMINABLE, (explanation or "nothing printed decides it and nothing is recomputed"),
+                       behind)
     if matched:
         fit = [r.id for r in rs if cid in r.fitted]
         if fit:
-            return Verdict(FITTED, f"FITTED: rule {', '.join(fit)} was tuned until it prints as published.{tail}", behind)
+            return Verdict(FITTED, f"FITTED: rule {', '.join(fit)} was tuned until it prints as published.{tail}",
+                           behind)
         used = [r.id for r in rs if cid in r.reads]
         built = [r.id for r in rs if cid in r.builds]
         if used or built:
@@ -100,8 +102,8 @@ def derive(cid: str, *, recomputed: bool, matched: bool, rules_behind: Sequence[
         if of:
             placed = set().union(*(r.reads | r.builds for r in rs)) if rs else set()
             if all(c in placed for c in of):
-                return Verdict(IDENTITY, f"arithmetic of the printed cells {', '.join(of)}, which the rules place.{tail}",
-                               behind)
+                return Verdict(IDENTITY,
+                               f"arithmetic of the printed cells {', '.join(of)}, which the rules place.{tail}", behind)
         return Verdict(REPRODUCED, explanation, behind)
     hit = [r for r in readings if r.matches]
     if hit:

@@ -13,14 +13,14 @@ no reading of the printed cells can produce the value, the consistency finding (
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Sequence
 
 from scipy.stats import spearmanr
 
 from analysis.audit.derive import Reading
 from analysis.reconstruct.claims import Claims, matches_printed
-from analysis.reconstruct.granularity import MEAN_SPECS, check_means, check_proportions, grim_totals, T3_KEYS
+from analysis.reconstruct.granularity import MEAN_SPECS, T3_KEYS, check_means, check_proportions, grim_totals
 from analysis.reconstruct.layout import PANEL, SUPPORT
 
 Found = dict[str, tuple[list[Reading], str]]
@@ -85,8 +85,10 @@ def spearman_readings(claims: Claims) -> Found:
             continue
         fill_only = _orders(pop, fills, effs, break_effects=False)
         both = _orders(pop, fills, effs, break_effects=True)
-        hit_f = [d for rho, d in fill_only if matches_printed(Fraction(rho).limit_denominator(10**9), c.value, c.decimals or 0)]
-        hit_b = [d for rho, d in both if matches_printed(Fraction(rho).limit_denominator(10**9), c.value, c.decimals or 0)]
+        hit_f = [d for rho, d in fill_only
+                 if matches_printed(Fraction(rho).limit_denominator(10**9), c.value, c.decimals or 0)]
+        hit_b = [d for rho, d in both
+                 if matches_printed(Fraction(rho).limit_denominator(10**9), c.value, c.decimals or 0)]
         # prefer the fill orders the smaller populations need, and the fewest broken effect ties
         hit_b.sort(key=lambda d: (-sum(f in d for f in fragments), d.count("<"), d))
         hit_f.sort(key=lambda d: (-sum(f in d for f in fragments), d))
@@ -98,7 +100,8 @@ def spearman_readings(claims: Claims) -> Found:
                          "" if hit_f else f"rho in {{{', '.join(f'{v:.3f}' for v in vals)}}}")]
         if not hit_f:
             reads.append(Reading("exactly equal effects are ranked by floating-point tie-breaking (float means of "
-                                 "per-pair differences differ in the last bit), " + (hit_b[0] if hit_b else "any order"),
+                                 "per-pair differences differ in the last bit), "
+                                 + (hit_b[0] if hit_b else "any order"),
                                  bool(hit_b), "" if hit_b else "never prints as published"))
         out[cid] = (reads, "" if (hit_f or hit_b) else "no order of tied fills or tied effects gives it")
     return out
@@ -115,7 +118,7 @@ def _orders(pop: Sequence[str], fills: dict[str, float], effs: dict[str, float],
     eg = groups(effs) if break_effects else []
     out = []
     for fp in itertools.product(*[list(itertools.permutations(g)) for g in fg]):
-        for ep_all in itertools.product(*[[()] + list(itertools.permutations(g)) for g in eg]):
+        for ep_all in itertools.product(*[[(), *itertools.permutations(g)] for g in eg]):
             ep = [p for p in ep_all if p]
             x = {k: fills[k] for k in pop}
             y = {k: effs[k] for k in pop}

@@ -9,14 +9,22 @@ pairs, exploratory claims through the secondary-analysis keys of results.json
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextlib
+from typing import Any, Protocol
 
 import polars as pl
 
 from analysis.audit.context import AuditContext, NotDeterminable
+from analysis.estimators.common import as_float
 from analysis.reconstruct.layout import ANCHOR, PANEL, SUPPORT
 
-Fn = Callable[[AuditContext], Any]
+
+class Fn(Protocol):
+    """A recomputation: called with the context alone (loop values are bound as keyword defaults)."""
+
+    def __call__(self, ctx: AuditContext, /) -> Any: ...
+
+
 REGISTRY: dict[str, Fn] = {}
 
 LADDER = ("anchor-a", "anchor-b")
@@ -59,7 +67,8 @@ reg("sparse.n_sparse_configs", lambda ctx: ctx.results["panel"]["configurations"
     - ctx.results["sparse"]["min_pairs_4"]["configurations"])
 for _s, _k in (("ge4_pairs", "min_pairs_4"), ("equal_arm_counts", "equal_counts")):
     for _f in ("configs", "mean", "median"):
-        reg(f"sparse.{_s}.{_f}", lambda ctx, k=_k, f=_f: ctx.results["sparse"][k]["configurations" if f == "configs" else f])
+        reg(f"sparse.{_s}.{_f}",
+            lambda ctx, k=_k, f=_f: ctx.results["sparse"][k]["configurations" if f == "configs" else f])
 
 
 def _excl_mimo(ctx: AuditContext, what: str) -> Any:
@@ -80,7 +89,8 @@ for _cid, _k in (("family.mean", "mean"), ("family.lofo.lo", "lofo_min"), ("fami
 reg("design.out_of_window_configs", lambda ctx: len(ctx.results["panel_detail"]["out_of_window"]))
 reg("design.endpoints_swept", lambda ctx: len(ctx.package.study.partition_runs))
 reg("design.graded_facts", lambda ctx: int(ctx.rows.filter(pl.col("scenario") == "S5")["checks_total"].max()))
-reg("design.single_chunk.graded_facts", lambda ctx: int(ctx.rows.filter(pl.col("scenario") == "S1")["checks_total"].max()))
+reg("design.single_chunk.graded_facts",
+    lambda ctx: int(ctx.rows.filter(pl.col("scenario") == "S1")["checks_total"].max()))
 reg("design.standard.rows_per_arm", lambda ctx: min(r.planned_repeats for r in ctx.package.study.partition_runs))
 reg("design.deep.rows_per_arm", lambda ctx: max(r.planned_repeats for r in ctx.package.study.partition_runs))
 for _a in ("f", "n", "j", "p", "t"):
@@ -109,19 +119,23 @@ reg("threshold.low_fill.crossing", lambda ctx: sum(1 for c in _split(ctx, "negat
                                                    if ctx.results["panel"]["effects"][c]["treatment_mean"] >= 0.5))
 reg("threshold.low_fill.positive_effect", lambda ctx: sum(1 for c in _split(ctx, "negative")
                                                           if ctx.results["panel"]["effects"][c]["effect"] > 0))
-for _cid, _k in (("threshold.fail8.fill_effect", "failing"), ("threshold.fail8_excl_borderline.fill_effect", "failing_excl_borderline"),
+for _cid, _k in (("threshold.fail8.fill_effect", "failing"),
+                 ("threshold.fail8_excl_borderline.fill_effect", "failing_excl_borderline"),
                  ("threshold.all20.fill_effect", "all")):
     for _m in ("pearson", "spearman"):
         reg(f"{_cid}.{_m}", lambda ctx, k=_k, m=_m: ctx.results["fill"]["correlations"][k][m])
-for _cid, _i in (("threshold.fail8.nonnegative", 0), ("threshold.fail8.gain_ge_0_10", 1), ("threshold.fail8.gain_ge_0_20", 2)):
+for _cid, _i in (("threshold.fail8.nonnegative", 0), ("threshold.fail8.gain_ge_0_10", 1),
+                 ("threshold.fail8.gain_ge_0_20", 2)):
     reg(_cid, lambda ctx, i=_i: ctx.results["fill"]["gains"][i]["count"])
 reg("borderline.glm_5_2.unpaired_gap", lambda ctx: _eff(ctx, GLM)["treatment_mean"] - _eff(ctx, GLM)["control_mean"])
 reg("borderline.glm_5_2.j_rows_ge_half", lambda ctx: ctx.cell(GLM, ["partition-20"], "j")["rows_partial"])
 reg("borderline.glm_5_2.q_rows_ge_half", lambda ctx: ctx.cell(GLM, ["partition-20"], "q")["rows_partial"])
 reg("borderline.margin.all", lambda ctx: ctx.results["fill"]["rescue"]["separation"]["margin"])
-reg("borderline.margin.excl_borderline", lambda ctx: ctx.results["fill"]["rescue_excl_borderline"]["separation"]["margin"])
+reg("borderline.margin.excl_borderline",
+    lambda ctx: ctx.results["fill"]["rescue_excl_borderline"]["separation"]["margin"])
 
-_DEEP = {"granite_4_1_8b": ("ibm-granite/granite-4.1-8b", "partition-05"), "ling_2_6_flash": ("inclusionai/ling-2.6-flash", "partition-07")}
+_DEEP = {"granite_4_1_8b": ("ibm-granite/granite-4.1-8b", "partition-05"),
+         "ling_2_6_flash": ("inclusionai/ling-2.6-flash", "partition-07")}
 for _key, (_cfg, _grp) in _DEEP.items():
     for _a in "jq":
         reg(f"deep.{_key}.{_a}.rows_ge_half", lambda ctx, c=_cfg, g=_grp, a=_a: ctx.cell(c, [g], a)["rows_partial"])
@@ -135,7 +149,7 @@ def _granite16(ctx: AuditContext, h: int, what: str) -> Any:
     sub = ctx.rows.filter(pl.col("configuration") == "ibm-granite/granite-4.1-8b", pl.col("arm") == "j",
                           pl.col("valid"), pl.col("execution_group").is_in(["partition-05", "original-granite-4-1-8b"]),
                           pl.col("headings_carried") == h)
-    return sub.height if what == "rows" else float((sub["checks_passed"] / sub["checks_total"]).mean())
+    return sub.height if what == "rows" else as_float((sub["checks_passed"] / sub["checks_total"]).mean())
 
 
 for _h in (0, 5):
@@ -145,16 +159,15 @@ for _h in (0, 5):
 # ---------------------------------------------------------------- Table 1 (4.1)
 for _key, _cfg in SUPPORT:
     for _a in "fnklm":
-        reg(f"t1.{_key}.{_a}", lambda ctx, k=_key, c=_cfg, a=_a: ctx.cell(c, [f"support-{k.replace('_', '-')}"], a)["mean_recall"])
+        reg(f"t1.{_key}.{_a}",
+            lambda ctx, k=_key, c=_cfg, a=_a: ctx.cell(c, [f"support-{k.replace('_', '-')}"], a)["mean_recall"])
 
 
 def _t1(ctx: AuditContext, arm: str) -> list[float]:
     out = []
     for key, cfg in SUPPORT:
-        try:
+        with contextlib.suppress(NotDeterminable):
             out.append(ctx.cell(cfg, [f"support-{key.replace('_', '-')}"], arm)["mean_recall"])
-        except NotDeterminable:
-            pass
     return out
 
 
@@ -171,10 +184,8 @@ def _k_m_gap(ctx: AuditContext) -> float:
     pairs = []
     for key, cfg in SUPPORT:
         g = [f"support-{key.replace('_', '-')}"]
-        try:
+        with contextlib.suppress(NotDeterminable):
             pairs.append((ctx.cell(cfg, g, "m")["mean_recall"], ctx.cell(cfg, g, "k")["mean_recall"]))
-        except NotDeterminable:
-            pass
     return sum(m - k for m, k in pairs) / len(pairs)
 
 
@@ -211,7 +222,8 @@ reg("ceiling2.qwen3_6_35b_a3b.j_fill", lambda ctx: ctx.cell(ANCHOR, CEIL, "j")["
 reg("fillex.p_described.rows", lambda ctx: ctx.cell(ANCHOR, LADDER, "p")["rows"])
 reg("fillex.p_described.carried_chars", lambda ctx: ctx.cell(ANCHOR, LADDER, "p")["mean_carried_chars"])
 reg("fillex.p_described.fill", lambda ctx: ctx.cell(ANCHOR, LADDER, "p")["mean_fill"])
-reg("fillex.deepseek_v4_pro.carried_chars", lambda ctx: ctx.cell("deepseek/deepseek-v4-pro", ["partition-02"], "j")["mean_carried_chars"])
+reg("fillex.deepseek_v4_pro.carried_chars",
+    lambda ctx: ctx.cell("deepseek/deepseek-v4-pro", ["partition-02"], "j")["mean_carried_chars"])
 for _key, _cfg, _grp in (("granite_4_1_8b", "ibm-granite/granite-4.1-8b", "partition-05"),
                          ("ling_2_6_flash", "inclusionai/ling-2.6-flash", "partition-07")):
     _gs = [_grp, f"original-{_key.replace('_', '-')}"]
@@ -253,8 +265,10 @@ reg("ceiling.mcnemar.p", lambda ctx: _cm(ctx).complete.p_value)
 reg("ceiling.mcnemar.p_missing_j_as_failure", lambda ctx: _cm(ctx).missing_as_failure.p_value)
 reg("ceiling.mcnemar.p_missing_j_as_success", lambda ctx: _cm(ctx).missing_as_success.p_value)
 reg("ceiling.mcnemar.unpartnered_t_rows", lambda ctx: _cm(ctx).second_only)
-reg("ceiling.mcnemar.j_ge_half", lambda ctx: ctx.cell(ANCHOR, CEIL, "j")["rows_partial"] + ctx.cell(GLM, ["ceiling-glm"], "j")["rows_partial"])
-reg("ceiling.mcnemar.t_ge_half", lambda ctx: ctx.cell(ANCHOR, CEIL, "t")["rows_partial"] + ctx.cell(GLM, ["ceiling-glm"], "t")["rows_partial"])
+reg("ceiling.mcnemar.j_ge_half",
+    lambda ctx: ctx.cell(ANCHOR, CEIL, "j")["rows_partial"] + ctx.cell(GLM, ["ceiling-glm"], "j")["rows_partial"])
+reg("ceiling.mcnemar.t_ge_half",
+    lambda ctx: ctx.cell(ANCHOR, CEIL, "t")["rows_partial"] + ctx.cell(GLM, ["ceiling-glm"], "t")["rows_partial"])
 reg("design.ceiling_runs", lambda ctx: len(_CR))
 
 
@@ -299,7 +313,8 @@ reg("headings.gemma_4_31b_it.j.rows_h5", lambda ctx: _arm_h(ctx, "j", 5, "google
 reg("headings.deepseek_v4_flash.j.headings_per_row", lambda ctx: float(ctx.rows.filter(
     pl.col("configuration") == "deepseek/deepseek-v4-flash", pl.col("arm") == "j",
     pl.col("execution_group") == "partition-01")["headings_carried"].mean()))
-for _name, _key in (("all", "within_all_arms"), ("single_field", "within_single_field_arms"), ("j", "within_control_arm")):
+for _name, _key in (("all", "within_all_arms"), ("single_field", "within_single_field_arms"),
+                    ("j", "within_control_arm")):
     for _f in ("cells", "rows", "slope", "r"):
         reg(f"within.{_name}.{_f}", lambda ctx, k=_key, f=_f: ctx.results["headings_detail"][k][f])
 
@@ -361,7 +376,8 @@ reg("catchup.plain.rows", lambda ctx: _catch(ctx).filter(pl.col("arm").is_in(["o
 for _i in range(6):
     reg(f"catchup.recall_{_i + 1}", lambda ctx, i=_i: sorted(
         (_catch(ctx)["checks_passed"] / _catch(ctx)["checks_total"]).to_list(), reverse=True)[i])
-reg("catchup.from_working_arm", lambda ctx: _catch(ctx).filter(pl.col("checks_passed") == pl.col("checks_total")).height)
+reg("catchup.from_working_arm",
+    lambda ctx: _catch(ctx).filter(pl.col("checks_passed") == pl.col("checks_total")).height)
 reg("catchup.from_failing_arms", lambda ctx: _catch(ctx).filter(pl.col("checks_passed") == 0).height)
 
 # ---------------------------------------------------------------- 4 Results: dependence; 4.4 grader agreement
@@ -405,5 +421,7 @@ def _flash(ctx: AuditContext) -> pl.DataFrame:
 
 reg("t1.qwen3_6_flash.rotation.arms", lambda ctx: _flash(ctx)["arm"].n_unique())
 reg("t1.qwen3_6_flash.rotation.repeats", lambda ctx: _flash(ctx)["repeat"].n_unique())
-reg("t1.qwen3_6_flash.rotation.l_leads", lambda ctx: _flash(ctx).filter(pl.col("arm") == "l", pl.col("position") == 1).height)
-reg("t1.qwen3_6_flash.rotation.m_leads", lambda ctx: _flash(ctx).filter(pl.col("arm") == "m", pl.col("position") == 1).height)
+reg("t1.qwen3_6_flash.rotation.l_leads",
+    lambda ctx: _flash(ctx).filter(pl.col("arm") == "l", pl.col("position") == 1).height)
+reg("t1.qwen3_6_flash.rotation.m_leads",
+    lambda ctx: _flash(ctx).filter(pl.col("arm") == "m", pl.col("position") == 1).height)

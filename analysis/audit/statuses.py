@@ -10,19 +10,21 @@ EXPLAIN: dict[str, str] = {
                          "Reaching 620 needs per-arm row counts the page does not print, so it was not attempted; "
                          "the ICC (R2b/R2c) is therefore fitted on 591 rows, not 620",
     "scenario.grader_agreement.rows": "rule R25 was fitted to it (one presence-grader disagreement), but the agreeing "
-                                      "count is valid rows - 1 and the reconstruction has 591 valid rows, not 620 (R12)",
+                                      "count is valid rows - 1 and the reconstruction has 591 valid rows, not 620 "
+                                      "(R12)",
     "fab.f.failing_rows": "R12/R13 place near-binary f rows over R12's row counts: 49 of the 50 f rows fail (only one "
                           "mistral-small-2603 row reaches 0.5). No split of R12's f cells can reach 45: their totals "
                           "(5, 5, 0, 18, 0, 0, 0, 6 checks) allow at most two rows at >= 7/14 (both in mistral's 18), "
                           "so at least 48 fail. The page's 45 (1 fabricating + 44 abstaining) fits its "
-                          "smaller f population (570 of 620 valid rows record headings, leaving about 50 rows for f and "
-                          "n together), which R12's equal rows per arm cannot give",
+                          "smaller f population (570 of 620 valid rows record headings, leaving about 50 rows for "
+                          "f and n together), which R12's equal rows per arm cannot give",
     "headings.pooled.r": "per-row headings are printed only as counts; R17/R17b choose which rows carry them and the "
                          "pooled correlation follows from that choice",
     "pf.single_field.clean_rows": "clean rows are all other valid j/p/t rows; the reconstruction has fewer valid rows",
     "pf.single_field.clean_mean": "clean rows are all other valid j/p/t rows; their total follows from populations "
                                   "the page does not print",
-    "pf.all.clean_rows": "clean rows are all other valid rows (620 - 57 printed); the reconstruction has 591 valid rows",
+    "pf.all.clean_rows": "clean rows are all other valid rows (620 - 57 printed); the reconstruction has 591 "
+                         "valid rows",
     "pf.all.clean_mean": "clean rows are all other valid rows; the reconstruction has 591, not 620",
     "ceiling.j.folds_total": "printed as 'about 53' (AMBIGUOUS in the claims file); 11 valid rows x 5 folds = 55",
     "threshold.fail8.fill_effect.pearson": "R16 gives every Table 3 j row the printed (rounded) fill; the printed "
@@ -35,9 +37,12 @@ EXPLAIN: dict[str, str] = {
                                 "planned = max(valid rows) would give [0.084, 0.138]",
     "bounds.planned_repeat.hi": "planned repeats 4, or 12 for the deep runs (rule R1); see bounds.planned_repeat.lo",
     "panel.loo.lo": "leaving out xiaomi/mimo-v2.5",
-    "intro.prompt_tokens.q_fewer_than_j.pooled": "per-row prompt token estimates are not printed (rule R20 is a placeholder)",
-    "intro.prompt_tokens.q_fewer_than_j.anchor_sweep_a": "per-row prompt token estimates are not printed (R20 placeholder)",
-    "intro.prompt_tokens.q_fewer_than_j.anchor_sweep_b": "per-row prompt token estimates are not printed (R20 placeholder)",
+    "intro.prompt_tokens.q_fewer_than_j.pooled": "per-row prompt token estimates are not printed (rule R20 is a "
+                                                 "placeholder)",
+    "intro.prompt_tokens.q_fewer_than_j.anchor_sweep_a": "per-row prompt token estimates are not printed (R20 "
+                                                         "placeholder)",
+    "intro.prompt_tokens.q_fewer_than_j.anchor_sweep_b": "per-row prompt token estimates are not printed (R20 "
+                                                         "placeholder)",
     "ladder.p_minus_j.observed_prompt_tokens": "per-row prompt token estimates are not printed (R20 placeholder)",
     "fill25.pearson": "the 25-configuration exploratory fill dataset is not printed",
     "fill25.spearman": "the 25-configuration exploratory fill dataset is not printed",

@@ -18,10 +18,14 @@ from dataclasses import dataclass
 import polars as pl
 
 from analysis.estimators.common import (
-    BLOCK, NAN, NO_CONFIGURATIONS, Contrast, frozen_reasons,
+    BLOCK,
+    NAN,
+    NO_CONFIGURATIONS,
+    Contrast,
+    as_float,
+    frozen_reasons,
 )
 from analysis.estimators.paired import RUN_KEY, Panel, run_outcomes
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +84,8 @@ def planned_repeat_bounds(rows: pl.DataFrame, p: Panel) -> PlannedRepeatBounds:
                                 "missing_both").sum()).row(0) if n else (0, 0, 0, 0)
     return PlannedRepeatBounds(
         configurations=n,
-        lo=float(per.get_column("lo").mean()) if n else NAN,
-        hi=float(per.get_column("hi").mean()) if n else NAN,
+        lo=as_float(per.get_column("lo").mean()) if n else NAN,
+        hi=as_float(per.get_column("hi").mean()) if n else NAN,
         planned_repeats=int(total[0]), missing_control=int(total[1]),
         missing_treatment=int(total[2]), missing_both=int(total[3]),
         per_configuration=per, reasons=frozen_reasons(reasons))

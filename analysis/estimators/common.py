@@ -57,6 +57,17 @@ class DuplicateOutcomeError(EstimatorError):
     """More than one valid row for one (scenario, configuration, execution_group, repeat, arm)."""
 
 
+def as_float(value: object) -> float:
+    """A numeric scalar that polars or numpy returned (an aggregate, an item) as a float.
+
+    Polars types its aggregates as any Python literal; this narrows to a number and raises
+    TypeError for anything else (None included), as ``float()`` would.
+    """
+    if isinstance(value, int | float | np.integer | np.floating):
+        return float(value)
+    raise TypeError(f"expected a number, got {value!r}")
+
+
 def frozen_reasons(reasons: Mapping[str, str] | None = None) -> Mapping[str, str]:
     """A read-only copy of a field -> reason mapping (for frozen result dataclasses)."""
     return MappingProxyType(dict(reasons or {}))
@@ -172,6 +183,11 @@ def json_ready(value: Any) -> Any:
     if isinstance(value, (list, tuple, np.ndarray)):
         return [json_ready(v) for v in value]
     raise TypeError(f"json_ready cannot convert {type(value).__name__}; add a conversion")
+
+
+def json_ready_block(block: Mapping[str, Any]) -> dict[str, Any]:
+    """json_ready of a results block: the mapping becomes a dict with string keys."""
+    return {str(k): json_ready(v) for k, v in block.items()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,9 +25,14 @@ import numpy as np
 import polars as pl
 
 from analysis.estimators.common import (
-    NAN, ZERO_VARIANCE, EstimatorError, frozen_reasons, outcomes, require_columns, scenario_total,
+    NAN,
+    ZERO_VARIANCE,
+    EstimatorError,
+    frozen_reasons,
+    outcomes,
+    require_columns,
+    scenario_total,
 )
-
 
 DEFF_TOLERANCE = 1e-9
 """A design effect at or below this is the ICC floor up to rounding: clamped to 0, effective-n undefined."""

@@ -27,7 +27,12 @@ import polars as pl
 from scipy import stats
 
 from analysis.estimators.common import (
-    BLOCK, NAN, EstimatorError, at_least, outcomes, single_outcomes,
+    BLOCK,
+    NAN,
+    EstimatorError,
+    at_least,
+    outcomes,
+    single_outcomes,
 )
 
 NO_BLOCKS = "no block has both arms' outcomes"
@@ -92,6 +97,8 @@ def exact_p(b: int, c: int) -> tuple[float, float]:
     n, m = b + c, min(b, c)
     if n == 0:
         return 1.0, 1.0
+    pmf: Fraction | float
+    cdf: Fraction | float
     if n <= EXACT_INTEGER_LIMIT:
         pmf = Fraction(math.comb(n, m), 2 ** n)
         cdf = Fraction(sum(math.comb(n, i) for i in range(m + 1)), 2 ** n)

@@ -150,7 +150,7 @@ def fact_timeline(folds: pl.DataFrame, facts: pl.DataFrame) -> FactTimeline:
                 .sort("_f", "fold"))
 
     flags = folds.select("row_id", "fold", pl.col("clipped").alias("_clip"),
-                         (pl.col("parse_ok") == False).fill_null(False).alias("_pfail"))
+                         pl.col("parse_ok").not_().fill_null(False).alias("_pfail"))
     seen_before = pl.col("present").cast(pl.Int8).cum_max().shift(1, fill_value=0).cast(pl.Boolean)
     agg = presence.group_by("_f").agg(  # folds run from entry to the last fold, in order
         pl.col("present").first().alias("captured"),

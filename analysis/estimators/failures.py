@@ -17,9 +17,14 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analysis.estimators.common import (
+    as_float,
+    recall_at_least,
+    recall_expr,
+    require_columns,
+    valid_outcome_rows,
+)
 from analysis.evidence.schema import extra_column
-
-from analysis.estimators.common import recall_at_least, recall_expr, require_columns, valid_outcome_rows
 from analysis.params import DEFAULT_PARAMS, Params
 
 
@@ -111,9 +116,9 @@ def parse_failures(
                 failure_rows=failing.height,
                 failure_valid=fv.height,
                 failure_invalid=failing.height - fv.height,
-                failure_mean=float(fv["recall"].mean()) if fv.height else math.nan,
+                failure_mean=as_float(fv["recall"].mean()) if fv.height else math.nan,
                 clean_rows=clean.height,
-                clean_mean=float(clean["recall"].mean()) if clean.height else math.nan,
+                clean_mean=as_float(clean["recall"].mean()) if clean.height else math.nan,
             )
         )
     return tuple(out)

@@ -16,7 +16,12 @@ import numpy as np
 import polars as pl
 
 from analysis.estimators.common import (
-    FEWER_THAN_TWO, NAN, NO_CONFIGURATIONS, frozen_reasons, require_columns, t_interval,
+    FEWER_THAN_TWO,
+    NAN,
+    NO_CONFIGURATIONS,
+    frozen_reasons,
+    require_columns,
+    t_interval,
 )
 
 

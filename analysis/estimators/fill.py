@@ -68,11 +68,11 @@ def fill_fractions(
 
 
 def effects_frame(
-    configuration: Sequence[str],
-    effect: Sequence[float],
-    control_mean: Sequence[float],
-    treatment_mean: Sequence[float],
-    pairs: Sequence[int],
+    configuration: Sequence[str] | pl.Series,
+    effect: Sequence[float] | pl.Series,
+    control_mean: Sequence[float] | pl.Series,
+    treatment_mean: Sequence[float] | pl.Series,
+    pairs: Sequence[int] | pl.Series,
 ) -> pl.DataFrame:
     """Build the per-configuration effects DataFrame the threshold analysis reads."""
     return pl.DataFrame(
@@ -159,7 +159,10 @@ class FillAnalysis:
     """Fill versus paired effect over the panel and its failing subset (exploratory)."""
 
     fills: pl.DataFrame
-    """Per-configuration fill joined to the effects: configuration, effect, control_mean, treatment_mean, pairs, fill, fill_rows."""
+    """Per-configuration fill joined to the effects.
+
+    Columns: configuration, effect, control_mean, treatment_mean, pairs, fill, fill_rows.
+    """
     cutoff: float
     """Failure cutoff used for the failing subset."""
     borderline: tuple[str, ...]

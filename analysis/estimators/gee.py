@@ -104,7 +104,8 @@ def _fit_vectorised(y: np.ndarray, t: np.ndarray, codes: np.ndarray, g: int,
         """X_i' R_i^-1 v_i for every cluster, shape (g, 2)."""
         tot = np.bincount(codes, weights=v, minlength=g)
         xv = np.stack([tot, np.bincount(codes, weights=v * t, minlength=g)], 1)
-        return xv / (1 - rho) - c[:, None] * s * tot[:, None]
+        value: np.ndarray = xv / (1 - rho) - c[:, None] * s * tot[:, None]
+        return value
 
     # start at OLS: intercept = control mean, slope = treatment mean - control mean
     m0, m1 = float(y[t == 0].mean()), float(y[t == 1].mean())

@@ -86,7 +86,7 @@ def headings_table(
     by = {int(r["headings_carried"]): r for r in agg.iter_rows(named=True)}
     top = max([max_headings, *by.keys()])
     levels = []
-    for h in range(0, top + 1):
+    for h in range(top + 1):
         r = by.get(h)
         if r is None:
             levels.append(HeadingsLevel(h, 0, math.nan, 0))

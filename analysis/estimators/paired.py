@@ -23,8 +23,19 @@ import numpy as np
 import polars as pl
 
 from analysis.estimators.common import (
-    BLOCK, FEWER_THAN_TWO, NAN, NO_CONFIGURATIONS, RUN_COLUMNS, Contrast, EstimatorError,
-    frozen_reasons, outcomes, require_columns, scenario_total, single_outcomes, t_interval,
+    BLOCK,
+    FEWER_THAN_TWO,
+    NAN,
+    NO_CONFIGURATIONS,
+    RUN_COLUMNS,
+    Contrast,
+    EstimatorError,
+    frozen_reasons,
+    outcomes,
+    require_columns,
+    scenario_total,
+    single_outcomes,
+    t_interval,
 )
 from analysis.params import Params
 
@@ -199,7 +210,9 @@ def _effect_objects(frame: pl.DataFrame) -> tuple[ConfigurationEffect, ...]:
     cols = frame.select("configuration", "execution_group", "family", "pairs", "effect",
                         "diff_sum", "denominator", "control_rows", "treatment_rows",
                         "control_mean", "treatment_mean").to_dict(as_series=False)
-    nan = lambda v: NAN if v is None else float(v)  # noqa: E731
+    def nan(v: float | None) -> float:
+        return NAN if v is None else float(v)
+
     return tuple(
         ConfigurationEffect(configuration=c, execution_group=g, family=f, pairs=int(p),
                             effect=float(e), effect_exact=Fraction(int(d), int(den)),
@@ -286,7 +299,8 @@ def each_excluded(p: Panel) -> EachExcluded:
     lo_i, hi_i = int(np.floor(pos)), int(np.ceil(pos))
 
     def kth(i: int) -> np.ndarray:             # i-th smallest remaining value, per exclusion
-        return np.where(i < rank, s[min(i, n - 1)], s[min(i + 1, n - 1)])
+        value: np.ndarray = np.where(i < rank, s[min(i, n - 1)], s[min(i + 1, n - 1)])
+        return value
 
     median = kth(lo_i) + (pos - lo_i) * (kth(hi_i) - kth(lo_i))
     return EachExcluded(names, m, mean, median)

@@ -17,7 +17,7 @@ import polars as pl
 
 from analysis.estimators import bootstrap, carrier, failures, fill, headings, paired, randomization, wilson
 from analysis.estimators.cells import cell_summary
-from analysis.estimators.common import OURS_LABEL, contrast_of, json_ready, runs_frame
+from analysis.estimators.common import OURS_LABEL, contrast_of, json_ready, json_ready_block, runs_frame
 from analysis.estimators.correlation import Correlation
 from analysis.estimators.dependence import within_row_dependence
 from analysis.estimators.gee import gee_arm_effect
@@ -46,7 +46,7 @@ def headings_block(package: Any, params: Params) -> dict[str, Any]:
     study = package.study
     pooled = headings.pooled_correlation(package.rows, study.scenario)
     w = headings.within_cell(package.rows, study.scenario)
-    return json_ready({"pooled_r": pooled.r, "rows": pooled.rows,
+    return json_ready_block({"pooled_r": pooled.r, "rows": pooled.rows,
                        "within_cell": {"cells": w.cells, "rows": w.rows, "slope": w.slope, "r": w.r}})
 
 
@@ -191,6 +191,6 @@ def secondary_results(package: Any, params: Params) -> dict[str, Any]:
         "beyond_paper": _panel_inference_block(package, params, p),
     }
     cells = out["beyond_paper"]["design_effect_intervals"].pop("cells")
-    ready = json_ready(out)
+    ready = json_ready_block(out)
     ready["beyond_paper"]["design_effect_intervals"]["cells"] = _frame(cells)  # large: converted vectorised
     return ready

@@ -140,7 +140,7 @@ def kaplan_meier(durations: list[int], events: list[bool], alpha: float = 0.05) 
     schema = {k: v for k, v in KM_SCHEMA.items() if k != "arm"}
     if not durations:
         return pl.DataFrame(schema=schema)
-    from lifelines import KaplanMeierFitter  # type: ignore[import-untyped]
+    from lifelines import KaplanMeierFitter
 
     kmf = KaplanMeierFitter(alpha=alpha)
     kmf.fit(durations, event_observed=events)

@@ -13,7 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis.estimators.common import json_ready
+from analysis.estimators.common import json_ready_block
 from analysis.estimators.fact_timeline import FactTimeline, fact_timeline
 from analysis.estimators.survival import FactSurvival, fact_survival
 from analysis.params import Params
@@ -68,7 +68,7 @@ def survival_block(package: Any, params: Params) -> dict[str, Any]:
     cuts: dict[str, list[dict[str, Any]]] = {}
     for rec in _records(s.cuts):
         cuts.setdefault(rec.pop("cut"), []).append(rec)
-    return json_ready({
+    return json_ready_block({
         "available": True, "reason": None, "label": LABEL, "entry_rule": ENTRY_RULE,
         "rows": s.rows, "facts": int(s.arms.get_column("facts").sum()),
         "contrast": {"control": s.contrast.control, "treatment": s.contrast.treatment,

@@ -196,7 +196,7 @@ def variance_components(rows: pl.DataFrame, runs: pl.DataFrame, contrast: Contra
     window, run_rows, total, per = _panel_differences(rows, runs, contrast, recency_cutoff)
     groups = [np.asarray(v, dtype=float) for v in per.get_column("d").to_list()]
     comp = anova_components(groups)
-    reasons = dict(comp.pop("reasons"))  # type: ignore[arg-type]
+    reasons = dict(comp.pop("reasons"))
     panel_keys = per.get_column("configuration")
     panel_runs = window.filter(pl.col("configuration").is_in(panel_keys.to_list()))
     missing = _arm_missing(rows, panel_runs, contrast, run_rows)
@@ -217,4 +217,4 @@ def variance_components(rows: pl.DataFrame, runs: pl.DataFrame, contrast: Contra
         contrast=contrast, checks_total=total,
         pairs_per_configuration=tuple(int(g.size) for g in groups),
         icc=icc, design_effect=deff, icc_rows=icc_rows, missing=missing, method=METHOD,
-        reasons=frozen_reasons(reasons), **comp)  # type: ignore[arg-type]
+        reasons=frozen_reasons(reasons), **comp)

@@ -6,21 +6,24 @@ Cells that failed conversion are null and never trigger a rule on their own.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import polars as pl
 
 from .csvscan import MAX_PER_RULE, capped
 from .errors import Problem
 from .loader import ParsedCsv
-from .study import ParsedStudy
 from .schema import CHECKS_FILE, ROWS_FILE
+from .study import ParsedStudy
 
 SLOT = ("scenario", "configuration", "execution_group", "repeat", "arm")
 _I = "__index"
 
 
 def _emit(problems: list[Problem], hits: pl.DataFrame, lines: np.ndarray, file: str, column: str,
-          what: str, message) -> None:
+          what: str, message: Callable[[dict[str, Any]], str]) -> None:
     """One problem per hit row (capped); ``message`` maps a hit dict to text."""
     total = hits.height
     found = [Problem(file, int(lines[h[_I]]), column, message(h))

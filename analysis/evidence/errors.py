@@ -5,8 +5,8 @@ message), all at once, and its text says how to fix the package.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 MAX_LISTED = 200  # problems spelled out in str(error); the rest are counted
 
@@ -150,7 +150,7 @@ def raise_collected(buckets: dict[type[EvidenceError], list[Problem]]) -> None:
         return
     order = {"study.toml": 0, "rows.csv": 1, "checks.csv": 2}
 
-    def key(p: Problem) -> tuple:  # by file, then line; file-wide notes last
+    def key(p: Problem) -> tuple[int, str, bool, int]:  # by file, then line; file-wide notes last
         return (order.get(p.file, 3), p.file, p.line is None, p.line or 0)
 
     problems = [p for k in kinds for p in sorted(buckets[k], key=key)]

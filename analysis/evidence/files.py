@@ -19,8 +19,8 @@ import errno
 import hashlib
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import Iterator
 
 from .errors import Problem, ProvenanceError
 

@@ -66,7 +66,8 @@ class FoldField:
 FOLD_FIELDS: tuple[FoldField, ...] = (
     FoldField("row_id", "text", True, False, "the row of rows.csv this fold belongs to"),
     FoldField("fold", "int", True, False, "0-based fold call index; per row 0, 1, 2, ... in file order"),
-    FoldField("chunks", "int_list", True, False, "0-based chunk indices the fold read (more than one after a lost fold)"),
+    FoldField("chunks", "int_list", True, False,
+              "0-based chunk indices the fold read (more than one after a lost fold)"),
     FoldField("carrier", "text", True, False, "the carrier after this fold (after the carry cap)"),
     FoldField("parse_ok", "bool", True, True, "schema arms: the reply parsed; null for plain arms and lost folds"),
     FoldField("clipped", "bool", True, False, "the carry cap clipped the carrier"),

@@ -70,7 +70,7 @@ def _convert(file: str, raw: pl.DataFrame, lines: np.ndarray, schema: tuple[Colu
     if quoted:  # a quoted empty field ("") is read as "", but it is a missing value too
         raw = raw.with_columns(pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c)
                                for c in raw.columns)
-    conv = []
+    conv: list[pl.Expr] = []
     for col in schema:
         s = pl.col(col.name)
         if col.kind == INT:
@@ -102,7 +102,7 @@ def _convert(file: str, raw: pl.DataFrame, lines: np.ndarray, schema: tuple[Colu
     flags = both.select([m.any().alias(f"m{i}") for i, (_, _, m) in enumerate(masks)]).row(0)
     bad_cols: set[str] = set()
     out_of_range = []
-    for (col, what, mask), flagged in zip(masks, flags):
+    for (col, what, mask), flagged in zip(masks, flags, strict=True):
         if not flagged:
             continue
         bad_cols.add(col.name)
@@ -112,12 +112,12 @@ def _convert(file: str, raw: pl.DataFrame, lines: np.ndarray, schema: tuple[Colu
         picked = idx.head(csvscan.MAX_PER_RULE + 1).to_list()
         values = raw.get_column(col.name).gather(picked).to_list()
         found = []
-        for row, value in zip(picked, values):
+        for row, value in zip(picked, values, strict=True):
             if what == "empty":
                 msg = f"empty, but {col.name} is required ({_describe(col)})"
             elif what == "type":
                 msg = f"{value!r} is not {_describe(col)}"
-            elif what == "charset":
+            elif what == "charset" and col.charset is not None:  # charset masks exist only for such columns
                 msg = f"{charset_problem(col.charset, value)}; rename it (docs/EVIDENCE_FORMAT.md)"
             else:
                 msg = f"{value} is out of range: must be {_describe(col)}"
@@ -146,8 +146,8 @@ def _rule_problems(file: str, frame: pl.DataFrame, lines: np.ndarray, rules: tup
         picked = idx.head(csvscan.MAX_PER_RULE + 1).to_list()
         sub = frame.select(cols)[picked].rows() if picked else []
         found = [Problem(file, int(lines[i]), rule.left[0],
-                         f"{rule.message} ({', '.join(f'{c}={v}' for c, v in zip(cols, vals))})")
-                 for i, vals in zip(picked, sub)]
+                         f"{rule.message} ({', '.join(f'{c}={v}' for c, v in zip(cols, vals, strict=True))})")
+                 for i, vals in zip(picked, sub, strict=True)]
         capped(problems, found, file, rule.name, idx.len())
 
 

@@ -13,9 +13,10 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Mapping, Sequence
+from typing import Any
 
 from .depth import MAX_DEPTH, json_depth
 from .errors import LockFormatError, Mismatch, PackageNotFoundError, Problem, ProvenanceError
@@ -181,7 +182,7 @@ def verify_files(root: str | Path, required: Sequence[str] = REQUIRED_FILES) -> 
 
 
 def write_lock(root: str | Path, files: Sequence[str] | None = None, *,
-               required: Sequence[str] = REQUIRED_FILES) -> dict:
+               required: Sequence[str] = REQUIRED_FILES) -> dict[str, Any]:
     """Hash the package's files and write ``provenance.lock``.
 
     ``files`` are extra file names (relative, '/' separators) to pin besides the

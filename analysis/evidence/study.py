@@ -15,11 +15,22 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from .depth import MAX_DEPTH, MAX_KEY_PARTS, toml_depth
 from .errors import Problem, StudyWarning
 from .model import Configuration, PartitionRun, Study
-from .depth import MAX_DEPTH, MAX_KEY_PARTS, toml_depth
-from .schema import (ARM, CHARSETS, CONFIGURATION_KEYS, IDENTIFIER, MAX_COUNT, MAX_PLANNED_SLOTS, MAX_TEXT,
-                     PARTITION_RUN_KEYS, STUDY_FILE, STUDY_KEYS, charset_problem)
+from .schema import (
+    ARM,
+    CHARSETS,
+    CONFIGURATION_KEYS,
+    IDENTIFIER,
+    MAX_COUNT,
+    MAX_PLANNED_SLOTS,
+    MAX_TEXT,
+    PARTITION_RUN_KEYS,
+    STUDY_FILE,
+    STUDY_KEYS,
+    charset_problem,
+)
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*\]\]?\s*(?:#.*)?$")
 _KEY = re.compile(r"""^\s*((?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)"""
@@ -78,7 +89,7 @@ def key_lines(text: str) -> dict[tuple[Any, ...], int]:
 
 
 def _path_text(path: tuple[Any, ...]) -> str:
-    out = []
+    out: list[str] = []
     for part in path:
         if isinstance(part, int):
             out[-1] += f"[{part}]"
@@ -200,9 +211,9 @@ def _parse(data: bytes) -> tuple[Study | None, list[Problem], frozenset[str] | N
             None, ()
     except tomllib.TOMLDecodeError as exc:
         m = _TOML_POS.search(str(exc))
-        line, col = (int(m.group(1)), f"char {m.group(2)}") if m else (None, None)
+        at: tuple[int, str] | tuple[None, None] = (int(m.group(1)), f"char {m.group(2)}") if m else (None, None)
         msg = _TOML_POS.sub("", str(exc)).strip()
-        return None, [Problem(STUDY_FILE, line, col,
+        return None, [Problem(STUDY_FILE, at[0], at[1],
                               f"not valid TOML: {msg} (dates are unquoted, like 2026-01-28)")], \
             None, ()
     c = _Checker(text)
@@ -249,7 +260,7 @@ def _parse(data: bytes) -> tuple[Study | None, list[Problem], frozenset[str] | N
         elif conf is not None and conf in seen:
             c.problem((*path, "configuration"), f"configuration {conf!r} already has a partition run "
                       f"(partition_runs[{seen[conf]}]); keep at most one per configuration")
-        elif len(good) == len(PARTITION_RUN_KEYS):
+        elif conf is not None and len(good) == len(PARTITION_RUN_KEYS):
             seen[conf] = i
             runs.append(PartitionRun(conf, good["execution_group"], good["planned_repeats"]))
     planned = sum(r.planned_repeats for r in runs)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from analysis.estimators.common import as_float
 from analysis.estimators.headings import CELL, headings_analysis, headings_rows
 from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
 from analysis.style import OKABE_ITO
@@ -58,7 +59,7 @@ def headings(ctx: ReportContext) -> FigureSpec:
         if res.height:
             ax2.scatter(res["xr"], res["yr"], s=12, color=OKABE_ITO["vermillion"], alpha=0.7)
             slope = residual_slope(ctx)
-            xs = np.array([float(res["xr"].min()), float(res["xr"].max())])
+            xs = np.array([as_float(res["xr"].min()), as_float(res["xr"].max())])
             ax2.plot(xs, slope * xs, color=OKABE_ITO["black"], lw=1.2, label=f"slope {slope:+.3f} per heading")
             ax2.legend(loc="lower right")
         else:

@@ -206,7 +206,8 @@ def summary_lines(design: Any) -> list[str]:
         line = (f"recommended for effect {rec['effect']:+g}: K = {rec['configurations']}, R = {rec['repeats']}"
                 f" (closed-form power {_num(rec.get('power_closed_form'), '.3f')})")
         if "money" in rec:
-            line += f"; {rec['rows']} rows, cost {rec['money']:.2f} (price-table currency), {rec['hours_sequential']:.1f} h sequential"
+            line += (f"; {rec['rows']} rows, cost {rec['money']:.2f} (price-table currency), "
+                     f"{rec['hours_sequential']:.1f} h sequential")
         if rec.get("reason"):
             line += f"; {rec['reason']}"
         out.append(line)

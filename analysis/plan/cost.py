@@ -101,8 +101,10 @@ def _price(entry: Mapping[str, Any], where: str) -> Price:
     ops = entry.get("output_tokens_per_second")
     return Price(name.strip(), _number(entry["input_per_million"], where, "input_per_million"),
                  _number(entry["output_per_million"], where, "output_per_million"),
-                 DEFAULT_PROMPT_TPS if pps in (None, "") else _number(pps, where, "prompt_tokens_per_second", positive=True),
-                 DEFAULT_OUTPUT_TPS if ops in (None, "") else _number(ops, where, "output_tokens_per_second", positive=True))
+                 DEFAULT_PROMPT_TPS if pps in (None, "")
+                 else _number(pps, where, "prompt_tokens_per_second", positive=True),
+                 DEFAULT_OUTPUT_TPS if ops in (None, "")
+                 else _number(ops, where, "output_tokens_per_second", positive=True))
 
 
 def parse_price_table(text: str, suffix: str, source: str = "price table") -> tuple[Price, ...]:

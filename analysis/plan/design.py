@@ -169,7 +169,7 @@ def optimal_repeats(comps: VarianceComponents, cost_ratio: float) -> dict[str, A
                   "tau2 is estimated as 0: more repeats always beat more configurations, no finite optimum")
     return {"formula": "R* = sqrt((c_config / c_repeat) * sigma2_within / tau2)",
             "cost_ratio": cost_ratio, "value": value,
-            "integer": None if value is None else max(1, int(round(value))),
+            "integer": None if value is None else max(1, round(value)),
             "by_cost_ratio": {f"{x:g}": rstar(x) for x in (1.0, 10.0, 100.0)}, "reason": reason}
 
 

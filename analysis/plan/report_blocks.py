@@ -63,7 +63,8 @@ def preregistration_block(package: Any, params: Any, panel_configurations: int |
                 "deviations": []}
     problems += verify_sealed(plan, lock)
     if table.get("plan_digest") != plan.digest:
-        problems.append(f"study.toml names plan digest {table.get('plan_digest')}, the plan text hashes to {plan.digest}")
+        problems.append(f"study.toml names plan digest {table.get('plan_digest')}, "
+                        f"the plan text hashes to {plan.digest}")
     sweep = doc.get("sweep") or {}
     study = package.study
     dev: list[dict[str, Any]] = []

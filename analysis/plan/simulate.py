@@ -183,7 +183,7 @@ def study_frames(diffs: np.ndarray, present: np.ndarray, checks_total: int
     records = []
     for i in range(k):
         for j in range(r):
-            dd = int(round(diffs[i, j] * t))
+            dd = round(float(diffs[i, j] * t))
             c = max(0, -dd)
             for arm, passed in (("j", c), ("q", c + dd)):
                 ok = bool(present[i, j]) or arm == "j"

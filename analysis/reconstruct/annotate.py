@@ -47,7 +47,7 @@ def carried_chars(b: Builder, c: Claims) -> None:
             cells.setdefault(r["cell"], []).append(r)
 
     def set_mean(rows: list[Row], mean: int) -> None:
-        for r, x in zip(rows, spread(mean * len(rows), len(rows))):
+        for r, x in zip(rows, spread(mean * len(rows), len(rows)), strict=True):
             r["carried_chars"] = x
 
     # Table 3 j fill (R16a): every row of the cell carries round(fill * 9600) characters,
@@ -58,14 +58,15 @@ def carried_chars(b: Builder, c: Claims) -> None:
         fill = _v(c, f"t3.{key}.j_fill")
         mean = round(fill * 9600)
         set_mean(rows, mean)
-    set_mean([r for r in cells["t3.deepseek_v4_pro.j"] if r["valid"]], int(_v(c, "fillex.deepseek_v4_pro.carried_chars")))
+    set_mean([r for r in cells["t3.deepseek_v4_pro.j"] if r["valid"]],
+             int(_v(c, "fillex.deepseek_v4_pro.carried_chars")))
     set_mean([r for r in cells["t3.ling_2_6_flash.j"] if r["valid"]], int(_v(c, "fillex.ling_2_6_flash.carried_chars")))
     set_mean(cells["fillex.ling_2_6_flash"], int(_v(c, "fillex.ling_2_6_flash.carried_chars")))
     g12 = [r for r in cells["t3.granite_4_1_8b.j"] if r["valid"]]
     g16_total = int(_v(c, "fillex.granite_4_1_8b.carried_chars")) * int(_v(c, "fillex.granite_4_1_8b.rows"))
     g4 = cells["fillex.granite_4_1_8b"]
     rest = g16_total - sum(r["carried_chars"] for r in g12)
-    for r, x in zip(g4, spread(rest, len(g4))):
+    for r, x in zip(g4, spread(rest, len(g4)), strict=True):
         r["carried_chars"] = x
     # deep-table q fills (R16b)
     for key in ("granite_4_1_8b", "ling_2_6_flash"):
@@ -75,7 +76,7 @@ def carried_chars(b: Builder, c: Claims) -> None:
     set_mean(ceil_j, int(_v(c, "ceiling.j.carried_chars")))
     others = [r for r in cells["ladder.j"] + cells["anchor.j_large_corpus"]]
     total28 = int(_v(c, "fillex.qwen3_6_35b_a3b.carried_chars")) * int(_v(c, "anchor.j_large_corpus.n"))
-    for r, x in zip(others, spread(total28 - sum(r["carried_chars"] for r in ceil_j), len(others))):
+    for r, x in zip(others, spread(total28 - sum(r["carried_chars"] for r in ceil_j), len(others)), strict=True):
         r["carried_chars"] = x
     set_mean([r for r in cells["ladder.p"] if r["valid"]], int(_v(c, "fillex.p_described.carried_chars")))
     for a in "mu":
@@ -90,7 +91,7 @@ def carried_chars(b: Builder, c: Claims) -> None:
     anchor_t = cells["ceiling.t"]
     anchor_total = int(_v(c, "ceiling.t.carried_chars")) * len(anchor_t)
     far_total = anchor_total - sum(r["carried_chars"] for r in anchor_t if r in near)
-    for r, x in zip(far, spread(far_total, len(far))):
+    for r, x in zip(far, spread(far_total, len(far)), strict=True):
         r["carried_chars"] = x
     # everything else (R16e, placeholders): 60% of the declared allowance, 6,000 where none is declared
     for r in b.rows:
@@ -122,7 +123,7 @@ def headings(b: Builder, c: Claims) -> None:
         if r["headings_carried"] is not None and r["valid"]:
             by_cell.setdefault(r["cell"], []).append(r)
     for cell, hs in fixed.items():
-        for r, h in zip(by_cell[cell], hs):
+        for r, h in zip(by_cell[cell], hs, strict=True):
             r["headings_carried"] = h
     for r in by_cell["t3.granite_4_1_8b.j"]:
         r["headings_carried"] = 5 if r.get("h5") else 0
@@ -131,7 +132,7 @@ def headings(b: Builder, c: Claims) -> None:
     sf = [r for r in b.rows if _valid_s5(r) and r["arm"] in ("j", "p", "t")]
     fixed_cells = set(fixed) | {"t3.granite_4_1_8b.j"}
     fixed_idx = {i: r["headings_carried"] for i, r in enumerate(sf) if r["cell"] in fixed_cells}
-    for r, h in zip(sf, fit_single_field_headings(sf, fixed_idx, c)):
+    for r, h in zip(sf, fit_single_field_headings(sf, fixed_idx, c), strict=True):
         r["headings_carried"] = h
 
 
@@ -180,7 +181,7 @@ def folds(b: Builder, c: Claims) -> None:
         r["folds_clipped"] = 0
     for cell, cid in (("ceiling.j", "ceiling.j.folds_clipped"), ("ceiling.u", "ceiling.u.folds_clipped")):
         rows = [r for r in b.rows if r["cell"] == cell and r["valid"]]
-        for r, x in zip(rows, spread(int(_v(c, cid)), len(rows))):
+        for r, x in zip(rows, spread(int(_v(c, cid)), len(rows)), strict=True):
             r["folds_clipped"] = x
     for r in b.rows:
         r["finish_length"] = r["parse_failures"]

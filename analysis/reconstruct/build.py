@@ -1,8 +1,8 @@
 """One-call rebuild of data/v1 from the claims file."""
 from __future__ import annotations
 
-import io
 import csv
+import io
 from pathlib import Path
 
 import polars as pl

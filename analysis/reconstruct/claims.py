@@ -7,10 +7,11 @@ validator collects every problem before raising, so a bad file is fixed in one p
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Any
 
 import yaml
 
@@ -129,7 +130,8 @@ def _problems(i: int, raw: object) -> list[str]:
             probs.append(f"{where}: value {value!r} is not a number; write the printed number (null for an em dash)")
         elif isinstance(value, str) and cid not in STRING_VALUED:
             probs.append(f"{where}: value {value!r} is not numeric; write it as a YAML number "
-                         f"(drop '+', '%' and thousands separators) or add the id to STRING_VALUED if it is a date/time")
+                         "(drop '+', '%' and thousands separators) or add the id to STRING_VALUED "
+                         "if it is a date/time")
         elif isinstance(value, float) and not math.isfinite(value):
             probs.append(f"{where}: value {value!r} is not finite; write the printed number")
     if "decimals" in raw:
@@ -168,7 +170,7 @@ def parse_claims(text: str, source: str = "<string>") -> Claims:
             else:
                 seen[cid] = i
         if not p and isinstance(raw, dict):
-            fields = {k: raw.get(k) for k in Claim.__slots__ if k in raw}
+            fields: dict[str, Any] = {k: raw.get(k) for k in Claim.__slots__ if k in raw}
             fields["external"] = bool(raw.get("external", False))
             items.append(Claim(**fields))
     if problems:

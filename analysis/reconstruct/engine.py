@@ -22,9 +22,9 @@ works in three small exact steps, no floating point:
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
 
 from analysis.reconstruct.granularity import grim_totals, nearest_total
 
@@ -93,7 +93,7 @@ def solve_paired(c_mean: tuple[float, int], t_mean: tuple[float, int], effect: t
             for d in dc:
                 # paired treatment - paired control = d; paired = total - unpaired
                 # choose u_c then u_t = tt_ - (tc_ - u_c) - d
-                for uc in range(0, uc_max + 1):
+                for uc in range(uc_max + 1):
                     pc = tc_ - uc
                     if pc < 0 or pc > pairs * k:
                         continue
@@ -180,7 +180,7 @@ def pick_subset(values: Sequence[int], count: int, total: int) -> list[int]:
                     continue
                 sub = solve(i + 1, cnt - x, tot - v * x)
                 if sub is not None:
-                    res = (x,) + sub
+                    res = (x, *sub)
                     break
             memo[key] = res
         return memo[key]
@@ -189,6 +189,6 @@ def pick_subset(values: Sequence[int], count: int, total: int) -> list[int]:
     if plan is None:
         raise ReconstructionError(f"no {count} of the {len(values)} candidate rows sum to {total} checks")
     out: list[int] = []
-    for v, x in zip(distinct, plan):
+    for v, x in zip(distinct, plan, strict=True):
         out += [i for i, y in enumerate(values) if y == v][:x]
     return sorted(out)

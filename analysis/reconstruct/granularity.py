@@ -16,7 +16,7 @@ from fractions import Fraction
 
 import polars as pl
 
-from analysis.reconstruct.claims import Claims, matches_printed
+from analysis.reconstruct.claims import Claim, Claims, matches_printed
 
 
 def grim_totals(value: float, decimals: int, n: int, k: int, *, signed: bool = False) -> tuple[int, ...]:
@@ -64,7 +64,7 @@ def rowround_consistent(value: float, decimals: int, total: int, n: int, k: int)
         if rows == 0:
             return left == 0 and rnd(acc / n) == target
         key = (left, rows, cap, acc)
-        if key in seen:  # type: ignore[comparison-overlap]
+        if key in seen:
             return False
         seen.add(key)  # type: ignore[arg-type]
         for c in range(min(cap, left), -1, -1):
@@ -159,7 +159,8 @@ def check_proportions(claims: Claims) -> pl.DataFrame:
         if not c.id.endswith("_fraction") or not isinstance(c.value, (int, float)):
             continue
         base = c.id[: -len("_fraction")]
-        cnt = by.get(base + "_rows") or by.get(base + "_folds") or by.get(base.rsplit(".", 1)[0] + ".nonconforming_folds")
+        cnt = (by.get(base + "_rows") or by.get(base + "_folds")
+               or by.get(base.rsplit(".", 1)[0] + ".nonconforming_folds"))
         if cnt is None or cnt.of is None or not isinstance(cnt.value, int):
             continue
         ok = matches_printed(Fraction(cnt.value, cnt.of), c.value, c.decimals or 0)
@@ -172,7 +173,10 @@ def check_proportions(claims: Claims) -> pl.DataFrame:
 
 
 def feasible_row_counts(claims: Claims, ids: tuple[str, ...], k: int = 14, n_max: int = 16) -> tuple[int, ...]:
-    """Row counts n (1..n_max) for which every listed printed mean has an integer total (for cells with no printed n)."""
+    """Row counts n (1..n_max) for which every listed printed mean has an integer total.
+
+    For cells with no printed n.
+    """
     out = []
     for n in range(1, n_max + 1):
         ok = True
@@ -222,7 +226,7 @@ def spearman_reachable(fills: list[float], fill_decimals: int, effects: list[flo
         for perm in perms:
             for rank, i in enumerate(perm):
                 x[i] = fills[i] + rank * step
-        for eperms in itertools.product(*[[()] + list(itertools.permutations(g)) for g in eties]):
+        for eperms in itertools.product(*[[(), *itertools.permutations(g)] for g in eties]):
             y = list(effects)
             for perm in eperms:
                 for rank, i in enumerate(perm):
@@ -248,7 +252,7 @@ def check_fill_ranks(claims: Claims) -> pl.DataFrame:
         c = by.get(cid)
         if c is None:
             continue
-        def hit(vals: tuple[float, ...]) -> bool:
+        def hit(vals: tuple[float, ...], c: Claim = c) -> bool:
             return any(matches_printed(Fraction(v).limit_denominator(10**9), c.value, c.decimals)  # type: ignore[arg-type]
                        for v in vals)
         vals = spearman_reachable([fills[i] for i in ii], 2, [effs[i] for i in ii])

@@ -16,6 +16,7 @@ observations per row as FITTED.
 """
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 from typing import Any
 
@@ -41,7 +42,7 @@ def _coarse(rows: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]
 def _fine(rows: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]] | None:
     srt = sorted(rows, key=lambda r: r["checks_passed"], reverse=True)
     best = None
-    for a, b in zip(srt, srt[1:]):
+    for a, b in itertools.pairwise(srt):
         gap = a["checks_passed"] - b["checks_passed"]
         if gap >= 2 and (best is None or gap < best[0]):
             best = (gap, a, b)

@@ -138,7 +138,7 @@ def _declarations(claims: Claims) -> list[str]:
         x = res[r.id]
         out.append(f"| {r.id} | {r.title} | {len(x.reads)} | {len(x.builds)} | "
                    f"{', '.join(sorted(x.fitted)) or '-'} |")
-    return out + [""]
+    return [*out, ""]
 
 
 def render_notes(b: Builder, claims: Claims, findings: pl.DataFrame) -> str:

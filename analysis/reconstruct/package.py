@@ -11,7 +11,16 @@ from typing import Any
 from analysis.evidence.writer import csv_text
 from analysis.reconstruct.claims import Claims
 from analysis.reconstruct.layout import (
-    ANCHOR, CUTOFF, LOCAL_REFERENCE, OUT_OF_WINDOW, PANEL, S1_CHECKS, S5_CHECKS, SUPPORT, family_of, published_of,
+    ANCHOR,
+    CUTOFF,
+    LOCAL_REFERENCE,
+    OUT_OF_WINDOW,
+    PANEL,
+    S1_CHECKS,
+    S5_CHECKS,
+    SUPPORT,
+    family_of,
+    published_of,
 )
 from analysis.reconstruct.populations import Builder
 
@@ -23,14 +32,14 @@ CHECK_COLUMNS = ("row_id", "check", "expected", "passed", "in_carrier", "passed_
 
 
 def _csv(header: tuple[str, ...], records: list[tuple[Any, ...]]) -> bytes:
-    return csv_text(header, (dict(zip(header, rec)) for rec in records)).encode("utf-8")
+    return csv_text(header, (dict(zip(header, rec, strict=True)) for rec in records)).encode("utf-8")
 
 
 def positions(b: Builder) -> None:
     """R23: rotating Latin square: arm i of a group's arm list runs at position ((i + repeat - 1) mod A) + 1."""
     for r in b.rows:
         arms = b.groups[r["execution_group"]]
-        arms_s = arms if r["arm"] in arms else arms + (r["arm"],)
+        arms_s = arms if r["arm"] in arms else (*arms, r["arm"])
         r["position"] = (arms_s.index(r["arm"]) + r["repeat"] - 1) % len(arms_s) + 1
 
 
@@ -89,7 +98,8 @@ def study_toml(b: Builder) -> bytes:
 def grader_disagreement_row(b: Builder, c: Claims) -> str | None:
     """R25 (fitted to the derived 619 of 620): the first valid S5 row with a failed check gets one presence credit."""
     for r in b.rows:
-        if r["valid"] and r["scenario"] == "S5" and r["checks_passed"] is not None and r["checks_passed"] < r["checks_total"]:
+        if (r["valid"] and r["scenario"] == "S5" and r["checks_passed"] is not None
+                and r["checks_passed"] < r["checks_total"]):
             return r["row_id"]
     return None
 

@@ -17,7 +17,12 @@ from analysis.reconstruct.claims import Claims
 from analysis.reconstruct.engine import ReconstructionError, cell_total, distribute, solve_paired
 from analysis.reconstruct.granularity import grim_totals
 from analysis.reconstruct.layout import (
-    ANCHOR, DEEP_RUNS, OUT_OF_WINDOW, PANEL, SUPPORT, SUPPORT_ARMS,
+    ANCHOR,
+    DEEP_RUNS,
+    OUT_OF_WINDOW,
+    PANEL,
+    SUPPORT,
+    SUPPORT_ARMS,
 )
 
 K5, K1 = 14, 7
@@ -63,7 +68,7 @@ def _vd(c: Claims, cid: str) -> tuple[float, int]:
 def _place(b: Builder, *, group: str, config: str, arm: str, values: list[int], repeats: list[int],
            cell: str, scenario: str = "S5", k: int = K5) -> list[dict[str, Any]]:
     return [b.add(group=group, config=config, arm=arm, repeat=r, passed=v, cell=cell, scenario=scenario, k=k)
-            for r, v in zip(repeats, values)]
+            for r, v in zip(repeats, values, strict=True)]
 
 
 # ---------------------------------------------------------------- Table 3 (primary panel)
@@ -106,7 +111,8 @@ def panel(b: Builder, c: Claims) -> None:
             if not tot.consistent:
                 b.finding(p + f"{arm}_mean", "inconsistent",
                           f"no total of {tot.denom} checks prints as {_v(c, p + arm + '_mean')}; the paired effect "
-                          f"and the other arm force {tot.total}/{tot.denom} = {float(Fraction(tot.total, tot.denom)):.4f}")
+                          f"and the other arm force {tot.total}/{tot.denom} = "
+                          f"{float(Fraction(tot.total, tot.denom)):.4f}")
         b.totals[p + "j"], b.totals[p + "q"], b.totals[p + "d"] = sol.control.total, sol.treatment.total, sol.diff.total
         pj = sol.control.total - sol.control_unpaired
         pq = sol.treatment.total - sol.treatment_unpaired
@@ -130,9 +136,9 @@ def panel(b: Builder, c: Claims) -> None:
                 b.add(group=group, config=config, arm=other, repeat=nxt, passed=None, cell=p + other,
                       valid=False, reason="catchup")
                 nxt += 1
-        for r in range(nxt, planned + 1):  # both arms missing: infrastructure failures, no outcome
+        for repeat in range(nxt, planned + 1):  # both arms missing: infrastructure failures, no outcome
             for arm in ("j", "q"):
-                b.add(group=group, config=config, arm=arm, repeat=r, passed=None, cell=p + arm,
+                b.add(group=group, config=config, arm=arm, repeat=repeat, passed=None, cell=p + arm,
                       valid=False, reason="infrastructure")
 
 
@@ -180,15 +186,15 @@ def ladder(b: Builder, c: Claims) -> None:
     # pairing by the printed 2x2 (both, m only, q only, neither): q's full rows first meet m's full rows
     neither = n - both - m_only - q_only
     pairs = _pair_by_table(qv, mv, K5, both, q_only, m_only, neither, full=True)
-    for (g, r), (qx, mx) in zip(reps, pairs):
+    for (g, r), (qx, mx) in zip(reps, pairs, strict=True):
         b.add(group=g, config=ANCHOR, arm="q", repeat=r, passed=qx, cell="ladder.q")
         b.add(group=g, config=ANCHOR, arm="m", repeat=r, passed=mx, cell="ladder.m")
     for a in "jo":
-        for (g, r), v in zip(reps, distribute(tot[a], n, K5, lam=b.lam if a == "o" else Fraction(0))):
+        for (g, r), v in zip(reps, distribute(tot[a], n, K5, lam=b.lam if a == "o" else Fraction(0)), strict=True):
             row = b.add(group=g, config=ANCHOR, arm=a, repeat=r, passed=v, cell=f"ladder.{a}")
             row["free"] = a == "o"
     pv = distribute(tot["p"], n_p, K5)
-    for (g, r), v in zip(reps[:n_p], pv):
+    for (g, r), v in zip(reps[:n_p], pv, strict=True):
         b.add(group=g, config=ANCHOR, arm="p", repeat=r, passed=v, cell="ladder.p")
     for g, r in reps[n_p:]:
         b.add(group=g, config=ANCHOR, arm="p", repeat=r, passed=None, cell="ladder.p", valid=False, reason="catchup")
@@ -196,7 +202,7 @@ def ladder(b: Builder, c: Claims) -> None:
     for a in "jpqom":
         cid = f"scenario.single_chunk.{a}"
         t = cell_total(*_vd(c, cid), n, K1)
-        for (g, r), v in zip(reps, distribute(t.total, n, K1)):
+        for (g, r), v in zip(reps, distribute(t.total, n, K1), strict=True):
             b.add(group=g, config=ANCHOR, arm=a, repeat=r, passed=v, cell=cid, scenario="S1", k=K1)
 
 
@@ -204,15 +210,15 @@ def ladder(b: Builder, c: Claims) -> None:
 def _pair_by_table(first: list[int], second: list[int], k: int, both: int, f_only: int, s_only: int,
                    neither: int, *, full: bool = False) -> list[tuple[int, int]]:
     """Pair two outcome lists so the paired 2x2 (success = recall >= 0.5, or == 1 with full) has the printed cells."""
-    hi = (lambda v: v == k) if full else (lambda v: 2 * v >= k)  # noqa: E731
+    hi = (lambda v: v == k) if full else (lambda v: 2 * v >= k)
     fh = [v for v in first if hi(v)]
     fl = [v for v in first if not hi(v)]
     sh = [v for v in second if hi(v)]
     sl = [v for v in second if not hi(v)]
     if (len(fh), len(sh)) != (both + f_only, both + s_only) or len(fl) != s_only + neither:
         raise ReconstructionError("the outcomes do not admit the printed paired 2x2 table; check its transcription")
-    return (list(zip(fh[:both], sh[:both])) + list(zip(fh[both:], sl[:f_only]))
-            + list(zip(fl[:s_only], sh[both:])) + list(zip(fl[s_only:], sl[f_only:f_only + neither])))
+    return [*zip(fh[:both], sh[:both], strict=True), *zip(fh[both:], sl[:f_only], strict=True),
+            *zip(fl[:s_only], sh[both:], strict=True), *zip(fl[s_only:], sl[f_only:f_only + neither], strict=True)]
 
 
 def ceiling(b: Builder, c: Claims) -> None:
@@ -237,7 +243,8 @@ def ceiling(b: Builder, c: Claims) -> None:
                              j_only - (len(gj) - glm_both), t_only, neither)
     unpartnered_t = tv[-1]
     slots = [("ceiling-anchor-a", r) for r in range(1, 9)] + [("ceiling-anchor-b", r) for r in range(1, 5)]
-    for (g, r), (x, y) in zip(slots, a_pairs):
+    # a_pairs fills the slots in order and leaves the last one to the unpartnered t row below
+    for (g, r), (x, y) in zip(slots, a_pairs, strict=False):
         b.add(group=g, config=ANCHOR, arm="j", repeat=r, passed=x, cell="ceiling.j")
         b.add(group=g, config=ANCHOR, arm="t", repeat=r, passed=y, cell="ceiling.t")
     g, r = slots[-1]
@@ -247,7 +254,8 @@ def ceiling(b: Builder, c: Claims) -> None:
         n = int(_v(c, f"ceiling.{a}.n"))
         t = cell_total(*_vd(c, f"ceiling.{a}.mean"), n, K5).total
         vals = distribute(t, n, K5, ge_half=int(_v(c, f"ceiling.{a}.rows_recalled")))
-        _place(b, group="ceiling-anchor-b", config=ANCHOR, arm=a, values=vals, repeats=[1, 2, 3, 4], cell=f"ceiling.{a}")
+        _place(b, group="ceiling-anchor-b", config=ANCHOR, arm=a, values=vals, repeats=[1, 2, 3, 4],
+               cell=f"ceiling.{a}")
     _place(b, group="ceiling-glm", config=glm, arm="j", values=gj, repeats=[1, 2, 3, 4], cell="ceiling2.glm_5_2.j")
     _place(b, group="ceiling-glm", config=glm, arm="t", values=gt, repeats=[1, 2, 3, 4], cell="ceiling2.glm_5_2.t")
 
@@ -310,8 +318,10 @@ def _anchor_corpus_extra(b: Builder, c: Claims, group: str, n: int) -> None:
 def originals(b: Builder, c: Claims) -> None:
     """Rule R15: the 4 extra j rows of granite (16-row fill example) and ling (16 rows), in their own groups."""
     for key, config, total_cid, n_cid in (
-            ("granite_4_1_8b", "ibm-granite/granite-4.1-8b", "fillex.granite_4_1_8b.recall", "fillex.granite_4_1_8b.rows"),
-            ("ling_2_6_flash", "inclusionai/ling-2.6-flash", "fillex.ling_2_6_flash.recall", "fillex.ling_2_6_flash.rows")):
+            ("granite_4_1_8b", "ibm-granite/granite-4.1-8b",
+             "fillex.granite_4_1_8b.recall", "fillex.granite_4_1_8b.rows"),
+            ("ling_2_6_flash", "inclusionai/ling-2.6-flash",
+             "fillex.ling_2_6_flash.recall", "fillex.ling_2_6_flash.rows")):
         group = f"original-{key.replace('_', '-')}"
         b.groups[group] = ("j",)
         if key == "granite_4_1_8b":  # rows and total from the printed heading split (14 x 0.194 + 2 x 0.643)

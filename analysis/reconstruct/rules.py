@@ -16,9 +16,9 @@ reads a claim it does not declare fail with ``UndeclaredClaimRead``.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, Mapping
 
 from analysis.reconstruct.claims import Claim, Claims, ClaimsError
 from analysis.reconstruct.engine import ReconstructionError
@@ -51,6 +51,11 @@ class Rule:
 T3 = ("t3.*.j_mean", "t3.*.q_mean", "t3.*.paired_q_minus_j", "t3.*.j_rows", "t3.*.q_rows", "t3.*.complete_pairs")
 T1 = tuple(f"t1.*.{a}" for a in "fnklm")
 
+# Deep and borderline cells whose rows-above-half counts R2 solves together with Table 3.
+_R2_DEEP_BORDERLINE = ("deep.granite_4_1_8b.q.rows_ge_half", "deep.ling_2_6_flash.j.rows_ge_half",
+                       "deep.ling_2_6_flash.q.rows_ge_half", "borderline.glm_5_2.j_rows_ge_half",
+                       "borderline.glm_5_2.q_rows_ge_half", "deep.granite_4_1_8b.j.rows_ge_half")
+
 RULES: tuple[Rule, ...] = (
     Rule("R0", "layout constants transcribed into analysis/reconstruct/layout.py (panel, groups, arms, labels)",
          builds=("design.arms.[fnjpt].ceiling_chars", "design.arms.q.total_chars", "design.graded_facts",
@@ -62,12 +67,7 @@ RULES: tuple[Rule, ...] = (
                  "design.out_of_window_configs")),
     Rule("R1", "planned repeats", reads=("design.standard.rows_per_arm", "design.deep.rows_per_arm")),
     Rule("R2", "outcomes of a cell (near-binary split, Table 3 solved jointly)",
-         reads=T3 + ("deep.granite_4_1_8b.q.rows_ge_half", "deep.ling_2_6_flash.j.rows_ge_half",
-                     "deep.ling_2_6_flash.q.rows_ge_half", "borderline.glm_5_2.j_rows_ge_half",
-                     "borderline.glm_5_2.q_rows_ge_half", "deep.granite_4_1_8b.j.rows_ge_half"),
-         builds=T3 + ("deep.granite_4_1_8b.q.rows_ge_half", "deep.ling_2_6_flash.j.rows_ge_half",
-                      "deep.ling_2_6_flash.q.rows_ge_half", "borderline.glm_5_2.j_rows_ge_half",
-                      "borderline.glm_5_2.q_rows_ge_half", "deep.granite_4_1_8b.j.rows_ge_half")),
+         reads=(*T3, *_R2_DEEP_BORDERLINE), builds=(*T3, *_R2_DEEP_BORDERLINE)),
     Rule("R2b-R2c", "within-row dependence fitted to the printed ICC",
          reads=("icc.s5.icc", "icc.s5.design_effect"),
          fitted=("icc.s5.icc", "icc.s5.design_effect", "icc.s5.effective_obs_per_row")),
@@ -203,7 +203,7 @@ def validate_rules(claims: Claims, rules: tuple[Rule, ...] | None = None) -> dic
 
 
 class _TrackedMap(Mapping[str, Claim]):
-    def __init__(self, owner: "TrackedClaims") -> None:
+    def __init__(self, owner: TrackedClaims) -> None:
         self._owner = owner
 
     def __getitem__(self, cid: str) -> Claim:
@@ -240,7 +240,7 @@ class TrackedClaims(Claims):
         self.active: tuple[str, ...] = ()
         self.used: dict[str, set[str]] = {}
 
-    __slots__ = ("inner_by_id", "resolved", "active", "used")
+    __slots__ = ("active", "inner_by_id", "resolved", "used")
 
     def __setattr__(self, name: str, value: object) -> None:
         object.__setattr__(self, name, value)
@@ -270,7 +270,7 @@ class TrackedClaims(Claims):
             self.used.setdefault(r, set()).add(cid)
 
     @property
-    def by_id(self) -> Mapping[str, Claim]:  # type: ignore[override]
+    def by_id(self) -> Mapping[str, Claim]:
         return _TrackedMap(self)
 
     def __getitem__(self, cid: str) -> Claim:

@@ -25,16 +25,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = [
-    "ArmError",
-    "Field",
-    "Arm",
-    "DesignCell",
-    "load_arms",
     "ARM_CODES",
     "FIXED_HEADINGS",
-    "response_format",
+    "Arm",
+    "ArmError",
+    "DesignCell",
+    "Field",
     "ResponseFormatStyle",
     "factorial",
+    "load_arms",
+    "response_format",
 ]
 
 ARMS_FILE = Path(__file__).with_name("arms.toml")
@@ -177,7 +177,8 @@ def response_format(arm: Arm, style: ResponseFormatStyle, *, strict: bool = True
     if schema is None or style == "none":
         return None
     if style == "json_schema":
-        return {"type": "json_schema", "json_schema": {"name": f"carrier_{arm.code}", "strict": strict, "schema": schema}}
+        return {"type": "json_schema",
+                "json_schema": {"name": f"carrier_{arm.code}", "strict": strict, "schema": schema}}
     if style == "json_object_schema":
         return {"type": "json_object", "schema": schema}
     if style == "json_object":
@@ -274,7 +275,8 @@ def factorial(
         heads = tuple(FIXED_HEADINGS[i] if lab == "semantic" and k == 5 else n.replace("_", " ").capitalize()
                       for i, n in enumerate(names))
         limit = total_chars // k if ceil == "split" else None
-        fields = tuple(Field(n, "string", limit, h if lab == "semantic" else None) for n, h in zip(names, heads))
+        fields = tuple(Field(n, "string", limit, h if lab == "semantic" else None)
+                       for n, h in zip(names, heads, strict=True))
         code = f"x{lab[0]}{k}{ceil[0]}{rend[0]}"
         arm = replace(b, code=code, title=f"factorial {lab}/{k} fields/{ceil}/{rend}", fields=fields,
                       carry="headings" if rend == "headings" else "raw", carry_field=None,

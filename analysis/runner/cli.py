@@ -162,8 +162,8 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
             raise CliError(f"--package-only needs an existing sweep in {out}; run the sweep first")
         if getattr(args, "window", None) is None:
             announce_window(args, targets, ledger.records)
-        reports = sessions[0]["probes"] if sessions else {t.endpoint_id + "|" + t.cfg.model: _probe_target(t, args, arms)
-                                                          for t in targets}
+        reports = (sessions[0]["probes"] if sessions
+                   else {t.endpoint_id + "|" + t.cfg.model: _probe_target(t, args, arms) for t in targets})
         # provenance of the run itself (not of a later --package-only rebuild): first session, else the
         # manifest the run wrote, else now
         prior: dict[str, Any] = {}
@@ -178,7 +178,7 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
             if report.get("usable") is False:
                 raise CliError(f"probe rejected {t.cfg.model} at {t.cfg.base_url} for these parameters: "
                                f"{json.dumps({k: v for k, v in report.items() if k != 'verdicts'})[:600]}")
-            base = report.get("base_url") if args.package_only and report.get("base_url") else t.cfg.base_url
+            base = str(report["base_url"]) if args.package_only and report.get("base_url") else t.cfg.base_url
             cfg = dataclasses.replace(t.cfg, base_url=base, structured_mode=report["structured_mode"],
                                       send_seed=report["seed_accepted"], reasoning_off=report["reasoning_off"],
                                       max_length_mode=report["max_length_mode"])
@@ -187,11 +187,11 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
             run_prov = dict(prior.get("configurations", {}).get(key, {}))
             if sessions and sessions[0].get("git"):
                 run_prov.update(git=sessions[0]["git"], command=sessions[0]["argv"], packages=sessions[0]["packages"])
+            carried: dict[str, Any] = ({k: (tuple(v) if k == "command" else v) for k, v in run_prov.items()
+                                        if k in ("git", "command", "packages")} if args.package_only else {})
             prov = Provenance(pin=pin, family=t.family, published=t.published, temperature=cfg.temperature,
                               seed=cfg.seed, seed_sent=cfg.send_seed, structured_mode=cfg.structured_mode,
-                              reasoning_off=cfg.reasoning_off, probe=report,
-                              **({k: (tuple(v) if k == "command" else v) for k, v in run_prov.items()
-                                  if k in ("git", "command", "packages")} if args.package_only else {}))
+                              reasoning_off=cfg.reasoning_off, probe=report, **carried)
             shaped.append((t, cfg, pin, prov, key))
         keys = [k for *_, k in shaped]
         if len(set(keys)) != len(keys):
@@ -201,7 +201,7 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
                                      execution_group=t.execution_group)]
         if not args.package_only:
             ledger.append_sync({"kind": "session", "identity": ident, "probes": reports,
-                                "started": dt.datetime.now(dt.timezone.utc).isoformat(), "n_slots": len(slots),
+                                "started": dt.datetime.now(dt.UTC).isoformat(), "n_slots": len(slots),
                                 "git": git_commit(), "argv": list(sys.argv), "packages": package_versions()})
         settings = {key: RunSettings(temperature=cfg.temperature, seed=cfg.seed,
                                      response_format_style=cfg.structured_mode)  # type: ignore[arg-type]
@@ -222,10 +222,7 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
                 for c in clients.values():
                     await c.aclose()
 
-        if args.package_only:
-            tally = {"ran": 0, "package_only": 1}
-        else:
-            tally = asyncio.run(go())
+        tally = {"ran": 0, "package_only": 1} if args.package_only else asyncio.run(go())
         records = list(ledger.records)
     manifest = {
         "identity": ident, "command": list(sys.argv), "last_session": tally,
@@ -248,7 +245,7 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
     }
     if args.package_only:
         manifest["rebuilt_from_ledger"] = {"command": list(sys.argv), "git": git_commit(),
-                                           "at": dt.datetime.now(dt.timezone.utc).isoformat()}
+                                           "at": dt.datetime.now(dt.UTC).isoformat()}
         manifest["last_session"] = prior.get("last_session", tally)
     write_package(out, records, slots, manifest, shaped, args, fixture.spec.scenario, extra_runner, arms)
     return manifest
@@ -526,9 +523,9 @@ def _targets(args: argparse.Namespace) -> list[Target]:
 
 
 def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
+    from analysis.plan.prereg import PlanError
     from analysis.runner.embedded import EmbeddedError
     from analysis.runner.ledger import LedgerError
-    from analysis.plan.prereg import PlanError
 
     try:
         if args.command == "sweep":
@@ -561,14 +558,15 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
     except KeyboardInterrupt:
         say("interrupted; re-run the same command to resume from the ledger")
         return 130
+    # named errors: their message says the fix
     except (CliError, FixtureArgError, PreflightError, ClientConfigError, EmbeddedError,
-            PlanError) as exc:  # named: their message says the fix
+            PlanError) as exc:
         say(f"error: {type(exc).__name__}: {exc}")
         return 2
     except LedgerError as exc:
         say(f"error: {type(exc).__name__}: {exc}")
         return 1
-    except Exception:  # noqa: BLE001 - a bug: keep the traceback, but never print a key
+    except Exception:
         import traceback
 
         say(traceback.format_exc())

@@ -251,15 +251,18 @@ class EndpointClient:
             raise InfraFault("timeout", f"no reply within {self.config.timeout_s}s") from exc
         except openai.APIConnectionError as exc:
             cause = exc.__cause__ or exc
-            kind = "truncated" if "incomplete" in str(cause).lower() or "protocol" in type(cause).__name__.lower() else "connection"
+            truncated = "incomplete" in str(cause).lower() or "protocol" in type(cause).__name__.lower()
+            kind = "truncated" if truncated else "connection"
             raise InfraFault(kind, f"{type(cause).__name__}: {cause}") from exc
         except openai.APIStatusError as exc:
             status = exc.status_code
             msg = _status_message(exc)
             if status == 429:
-                raise InfraFault("http_429", msg, status=status, retry_after=_retry_after(exc.response.headers)) from exc
+                raise InfraFault("http_429", msg, status=status,
+                                 retry_after=_retry_after(exc.response.headers)) from exc
             if status >= 500:
-                raise InfraFault("http_5xx", msg, status=status, retry_after=_retry_after(exc.response.headers)) from exc
+                raise InfraFault("http_5xx", msg, status=status,
+                                 retry_after=_retry_after(exc.response.headers)) from exc
             raise InfraFault("http_4xx", msg, status=status) from exc
         except (json.JSONDecodeError, ValueError, openai.APIResponseValidationError) as exc:
             raise InfraFault("truncated", f"reply body is not a complete chat completion: {exc}") from exc
@@ -275,7 +278,8 @@ class EndpointClient:
         schema_name: str = "carrier",
     ) -> CallResult:
         """Build and send one request."""
-        return await self.send(self.request_body(messages, max_tokens=max_tokens, schema=schema, schema_name=schema_name))
+        return await self.send(self.request_body(messages, max_tokens=max_tokens, schema=schema,
+                                                 schema_name=schema_name))
 
     async def aclose(self) -> None:
         """Close the underlying HTTP connections."""

@@ -30,15 +30,15 @@ from analysis.runner import fixture_text as T
 from analysis.runner.sizing import HEURISTIC_ID, estimate_tokens
 
 __all__ = [
+    "DEFAULT_SPECS",
+    "Chunk",
+    "Fixture",
     "FixtureError",
     "FixtureSpec",
     "PlantedValue",
     "Turn",
-    "Chunk",
-    "Fixture",
     "build_fixture",
     "load_fixture",
-    "DEFAULT_SPECS",
     "write_fixture_set",
 ]
 
@@ -244,7 +244,7 @@ def _draw_value(rng: random.Random, cls: str, used_ports: set[int]) -> str:
 def _draw_timestamps(rng: random.Random) -> list[str]:
     """Three unrelated UTC timestamps: ISO with Z, clock time with unit word, date+time with unit word."""
     months = rng.sample(range(3, 12), 2)
-    hh = rng.sample(range(0, 24), 3)
+    hh = rng.sample(range(24), 3)
     mm = [rng.choice([m for m in range(1, 60) if m % 5]) for _ in range(3)]
     return [
         f"2026-{months[0]:02d}-{rng.randrange(1, 28):02d}T{hh[0]:02d}:{mm[0]:02d}:{rng.randrange(1, 60):02d}Z",
@@ -410,9 +410,9 @@ def build_fixture(spec: FixtureSpec) -> Fixture:
         fixed: list[Turn] = []
         segs = tuple(s for s in range(n_seg) if spec.placement[s] == c)
         for s in segs:
-            facts = [g for g, sg in zip(graded, seg_of) if sg == s]
+            facts = [g for g, sg in zip(graded, seg_of, strict=True) if sg == s]
             fixed += _planted_turns(rng, facts, seg_distractors[s])
-        fixed += [_distractor_turn(rng, cls, v) for (cls, v), ch in zip(loose, loose_chunk) if ch == c]
+        fixed += [_distractor_turn(rng, cls, v) for (cls, v), ch in zip(loose, loose_chunk, strict=True) if ch == c]
         fixed_by_chunk.append(fixed)
         segs_by_chunk.append(segs)
     costs = [estimate_tokens(_join(f)) + 2 * len(f) for f in fixed_by_chunk]
@@ -434,12 +434,12 @@ def build_fixture(spec: FixtureSpec) -> Fixture:
         carry = est - (targets[c] - carry)
         chunks.append(Chunk(c, tuple(turns), segs_by_chunk[c], text, est))
 
-    where = {}
+    where: dict[str, tuple[tuple[int, int], ...]] = {}
     for ch in chunks:
         for cls_v in [g[3] for g in graded] + [d[1] for d in distractors]:
             n = ch.text.count(cls_v)
             if n:
-                where[cls_v] = where.get(cls_v, ()) + ((ch.index, n),)
+                where[cls_v] = (*where.get(cls_v, ()), (ch.index, n))
     for v in [g[3] for g in graded] + [d[1] for d in distractors]:
         hits = where.get(v, ())
         if sum(n for _c, n in hits) != 1:

@@ -29,13 +29,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 __all__ = [
-    "GradedCheck",
-    "CheckResult",
-    "recall_prompt",
     "RECALL_SYSTEM_PROMPT",
+    "CheckResult",
+    "GradedCheck",
     "contains_token",
-    "line_identifies",
     "grade_answer",
+    "line_identifies",
+    "recall_prompt",
 ]
 
 RECALL_SYSTEM_PROMPT = (
@@ -160,7 +160,7 @@ def grade_answer(
     for i, c in enumerate(checks):
         passed = any(
             i in carried and carried == {i} and line_identifies(line, c.label)
-            for line, carried in zip(lines, carries)
+            for line, carried in zip(lines, carries, strict=True)
         )
         presence = any(i in carried for carried in carries)
         in_carrier = (

@@ -57,7 +57,8 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
 def _record_problem(rec: Any) -> str | None:
     if not isinstance(rec, dict):
         return f"is a JSON {type(rec).__name__}, not an object"
-    need = _FIELDS.get(rec.get("kind"), {}) if isinstance(rec.get("kind"), str) else {}
+    kind = rec.get("kind")
+    need = _FIELDS.get(kind, {}) if isinstance(kind, str) else {}
     for name, typ in need.items():
         val = rec.get(name)
         if not isinstance(val, typ) or (typ is int and isinstance(val, bool)):

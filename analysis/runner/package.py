@@ -16,7 +16,6 @@ before anything is written.
 from __future__ import annotations
 
 import datetime as dt
-import io
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,17 +30,17 @@ from analysis.runner.protocol import TrajectoryResult
 from analysis.runner.secrets import write_text
 
 __all__ = [
+    "CHECK_COLUMNS",
+    "ROW_COLUMNS",
     "PackageError",
     "RowMeta",
-    "ROW_COLUMNS",
-    "CHECK_COLUMNS",
-    "row_record",
+    "answer_record",
     "check_records",
     "fold_records",
-    "answer_record",
+    "row_record",
     "study_toml",
-    "write_records",
     "write_package",
+    "write_records",
 ]
 
 #: Required rows.csv columns, in the contract's order.

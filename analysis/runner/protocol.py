@@ -36,15 +36,15 @@ from analysis.runner.sizing import MESSAGE_OVERHEAD_TOKENS, clip_to_tokens, esti
 from analysis.runner.validity import Verdict, judge
 
 __all__ = [
-    "InfrastructureFault",
-    "ChatRequest",
-    "ChatReply",
     "ChatBackend",
-    "RunSettings",
+    "ChatReply",
+    "ChatRequest",
     "FoldRecord",
+    "InfrastructureFault",
+    "RunSettings",
     "TrajectoryResult",
-    "derive_carrier",
     "count_headings",
+    "derive_carrier",
     "fold_user_message",
     "run_trajectory",
 ]
@@ -310,7 +310,7 @@ def derive_carrier(arm: Arm, text: str) -> tuple[str, bool | None]:
     if arm.carry == "field":
         return obj[arm.carry_field].strip(), True
     strings = [f for f in arm.fields if f.type == "string"]
-    parts = [f"## {h}\n{obj[f.name].strip()}" for h, f in zip(arm.headings, strings)]
+    parts = [f"## {h}\n{obj[f.name].strip()}" for h, f in zip(arm.headings, strings, strict=True)]
     return "\n\n".join(parts), True
 
 

@@ -90,7 +90,7 @@ def looks_conventional(name: str) -> bool:
     return bool(_CONVENTIONAL.fullmatch(name)) and len(name) <= 64
 
 
-def api_key_env_problem(name: str | None, *, option: str = "--api-key-env") -> str | None:
+def api_key_env_problem(name: object, *, option: str = "--api-key-env") -> str | None:
     """Why `name` cannot be used as the key's environment variable, or None when it can.
 
     '' / None means "no key" (keyless local servers) and is accepted.

@@ -22,28 +22,28 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 __all__ = [
-    "ContentClass",
     "CHARS_PER_TOKEN",
-    "MESSAGE_OVERHEAD_TOKENS",
     "HEURISTIC_ID",
+    "MESSAGE_OVERHEAD_TOKENS",
+    "ContentClass",
+    "LlamaCppTokenizer",
     "Tokenizer",
-    "line_class",
-    "estimate_tokens",
+    "calibrate",
+    "clip_to_tokens",
     "estimate_class_tokens",
     "estimate_messages",
-    "clip_to_tokens",
+    "estimate_tokens",
     "exact_tokens",
-    "calibrate",
-    "LlamaCppTokenizer",
+    "line_class",
 ]
 
 
-class ContentClass(str, Enum):
+class ContentClass(StrEnum):
     """Content classes of the size heuristic."""
 
     PROSE = "prose"
@@ -172,7 +172,8 @@ class LlamaCppTokenizer:
         try:
             from llama_cpp import Llama
         except ImportError as exc:  # optional dependency
-            raise ImportError("exact counts need llama-cpp-python: pip install 'compaction-carriers[embedded]'") from exc
+            raise ImportError("exact counts need llama-cpp-python: "
+                              "pip install 'compaction-carriers[embedded]'") from exc
         self._llm = Llama(model_path=str(gguf_path), vocab_only=True, verbose=False)
 
     def count(self, text: str) -> int:

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
 from analysis.runner.client import CallResult, EndpointClient, InfraFault
-from analysis.runner.protocol import ChatReply, ChatRequest
 from analysis.runner.design import ArmOrder
 from analysis.runner.ledger import Ledger, slot_states
 from analysis.runner.pinning import Pin, audit_call, unverifiable
+from analysis.runner.protocol import ChatReply, ChatRequest
 from analysis.runner.sizing import estimate_messages
 from analysis.runner.validity import INFRASTRUCTURE
 
@@ -295,7 +295,7 @@ async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient | Ma
                     stats.finish_stop += int(r.get("finish_reason") == "stop")
                     stats.finish_length += int(r.get("finish_reason") == "length")
             row = infra_row(slot, stats, checks_total=checks_total,
-                            declared_chars=spec.declared_chars.get(slot.arm) if slot else None,
+                            declared_chars=spec.declared_chars.get(slot.arm),
                             detail="interrupted") if slot else {}
             await ledger.append({"kind": "attempt_end", "slot": sid, "attempt": att, "valid": False,
                                  "invalid_reason": INFRA, "interrupted": True, "row": row, "checks": []})
@@ -303,13 +303,14 @@ async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient | Ma
             tally["interrupted_closed"] += 1
     todo = []
     for s in spec.slots:
-        st = states.get(s.slot_id)
-        if st is not None and (st.final is not None or st.attempts >= spec.retry.max_attempts):
+        state = states.get(s.slot_id)
+        if state is not None and (state.final is not None or state.attempts >= spec.retry.max_attempts):
             continue
         todo.append(s)
     done_n = len(spec.slots) - len(todo)
     bar = Progress(len(spec.slots), done_n, enabled=progress)
-    bar.valid = sum(1 for s in spec.slots if (st := states.get(s.slot_id)) and st.final and st.final.get("valid"))
+    bar.valid = sum(1 for s in spec.slots
+                    if (state := states.get(s.slot_id)) and state.final and state.final.get("valid"))
     bar.show(force=True)
     rng = random.Random(seed)
     queue: asyncio.Queue[Slot] = asyncio.Queue()

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-__all__ = ["INFRASTRUCTURE", "CATCHUP", "ARM_BEHAVIOURS", "Verdict", "judge", "valid_rows"]
+__all__ = ["ARM_BEHAVIOURS", "CATCHUP", "INFRASTRUCTURE", "Verdict", "judge", "valid_rows"]
 
 INFRASTRUCTURE = "infrastructure"
 CATCHUP = "catchup"

@@ -8,6 +8,8 @@ in an execution group), never from configuration names typed here.
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
 from analysis.estimators.fill import fill_fractions
@@ -35,7 +37,7 @@ from analysis.tables.spec import (
 )
 
 
-def _lookup(stats: pl.DataFrame, **keys: str) -> dict | None:
+def _lookup(stats: pl.DataFrame, **keys: str) -> dict[str, Any] | None:
     cond = pl.lit(True)
     for k, v in keys.items():
         cond = cond & (pl.col(k) == v)
@@ -99,7 +101,9 @@ def ladder(ctx: ReportContext) -> TableSpec:
         prev = None
         for arm in rungs:
             hit = _lookup(stats, configuration=conf, arm=arm)
-            effect = None if prev is None else hit["mean"] - prev
+            if hit is None:  # _ladder_groups keeps only groups where all three rungs ran
+                raise LookupError(f"ladder: no {arm} rows for {conf} although its group ran all three rungs")
+            effect: float | None = None if prev is None else hit["mean"] - prev
             data.append({"configuration": conf, "arm": arm, "rows": hit["rows"], "mean": hit["mean"],
                          "rows_full": hit["rows_full"], "effect_vs_previous": effect})
             out.append({"Model": conf, "rung": arm, "change": ARM_LABELS.get(arm, arm),

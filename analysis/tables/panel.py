@@ -10,6 +10,7 @@ the panel's own estimator, analysis.estimators.paired.effects_frame, applied to 
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import polars as pl
@@ -96,7 +97,10 @@ def out_of_window(ctx: ReportContext) -> TableSpec:
                            "no partition run was published before the recency cutoff")
     if c == t:
         return empty_table("t3_out_of_window", title, cols, "control and treatment are the same arm")
-    eff, _ = paired_effects(ctx.rows, runs, Contrast(c, t, s.scenario), runs.get_column("published").min())
+    earliest = runs.get_column("published").min()
+    if not isinstance(earliest, datetime.date):
+        raise TypeError(f"runs.published holds dates, got {earliest!r}")
+    eff, _ = paired_effects(ctx.rows, runs, Contrast(c, t, s.scenario), earliest)
     frame = (runs.select("configuration", "published")
              .join(eff.select("configuration", "pairs", "effect", "control_mean", "treatment_mean",
                               "control_rows", "treatment_rows"), on="configuration", how="left")

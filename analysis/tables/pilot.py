@@ -18,7 +18,7 @@ import polars as pl
 
 from analysis.estimators.carrier import carrier_rows
 from analysis.estimators.cells import cell_summary
-from analysis.estimators.common import outcomes
+from analysis.estimators.common import as_float, outcomes
 from analysis.tables.context import ReportContext
 from analysis.tables.labels import arm_label
 from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_count_of, fmt_mean_n
@@ -57,7 +57,7 @@ def pilot_arms(package: Any, params: Any) -> pl.DataFrame:
                                       answer.cast(pl.Int64).alias("distinct_answers"),
                                       pl.col("checks_passed").sum().cast(pl.Int64).alias("checks_passed"),
                                       pl.col("checks_total").sum().cast(pl.Int64).alias("checks"))
-    total = int(scored.get_column("checks_total").max() or 0)
+    total = int(as_float(scored.get_column("checks_total").max() or 0))
     audited = (carrier_rows(rows, package.checks, s.scenario).group_by(keys)
                .agg(pl.len().cast(pl.Int64).alias("audited_rows"),
                     pl.col("carrier").sum().cast(pl.Int64).alias("carrier_values"))

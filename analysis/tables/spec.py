@@ -48,48 +48,52 @@ def is_missing(x: object) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x))
 
 
-def fmt_num(x: object, decimals: int = 3) -> str:
+def _present(x: float | None) -> float | None:
+    """x as a float, or None when it is missing (None or NaN)."""
+    return None if x is None or is_missing(x) else float(x)
+
+
+def fmt_num(x: float | None, decimals: int = 3) -> str:
     """Fixed decimals; an undefined value prints as an em dash, never as 0."""
-    if is_missing(x):
-        return "—"
-    return f"{float(x):.{decimals}f}"  # type: ignore[arg-type]
+    v = _present(x)
+    return "—" if v is None else f"{v:.{decimals}f}"
 
 
-def fmt_signed(x: object, decimals: int = 3) -> str:
+def fmt_signed(x: float | None, decimals: int = 3) -> str:
     """Signed fixed decimals (``+0.135``); zero prints as ``+0.000`` like the paper."""
-    if is_missing(x):
+    v = _present(x)
+    if v is None:
         return "—"
-    v = float(x)  # type: ignore[arg-type]
     s = f"{v:+.{decimals}f}"
     return "+" + s[1:] if s.startswith("-") and float(s) == 0 else s
 
 
-def fmt_mean_n(mean: object, n: object, decimals: int = 3) -> str:
+def fmt_mean_n(mean: float | None, n: float | None, decimals: int = 3) -> str:
     """A cell mean with its denominator: ``0.947 (n=4)``; no rows prints as an em dash."""
-    if is_missing(n) or int(n) == 0:  # type: ignore[arg-type]
+    count = _present(n)
+    if count is None or int(count) == 0:
         return "—"
-    return f"{fmt_num(mean, decimals)} (n={int(n)})"  # type: ignore[arg-type]
+    return f"{fmt_num(mean, decimals)} (n={int(count)})"
 
 
-def fmt_pct(x: object, decimals: int = 0) -> str:
+def fmt_pct(x: float | None, decimals: int = 0) -> str:
     """A fraction as a percentage (``0.81`` -> ``81%``)."""
-    if is_missing(x):
-        return "—"
-    return f"{100 * float(x):.{decimals}f}%"  # type: ignore[arg-type]
+    v = _present(x)
+    return "—" if v is None else f"{100 * v:.{decimals}f}%"
 
 
-def fmt_int(x: object) -> str:
+def fmt_int(x: float | None) -> str:
     """An integer with thousands separators; missing prints as an em dash."""
-    if is_missing(x):
-        return "—"
-    return f"{int(round(float(x))):,}"  # type: ignore[arg-type]
+    v = _present(x)
+    return "—" if v is None else f"{round(v):,}"
 
 
-def fmt_count_of(k: object, n: object) -> str:
+def fmt_count_of(k: float, n: float | None) -> str:
     """``k of n``-style count as ``k/n``."""
-    if is_missing(n) or int(n) == 0:  # type: ignore[arg-type]
+    count = _present(n)
+    if count is None or int(count) == 0:
         return "—"
-    return f"{int(k)}/{int(n)}"  # type: ignore[arg-type]
+    return f"{int(k)}/{int(count)}"
 
 
 def display_frame(rows: list[dict[str, str]], columns: list[str]) -> pl.DataFrame:

@@ -85,14 +85,14 @@ class ScriptedServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
                     body = {"object": "list", "data": [{"id": server.model, "object": "model", "owned_by": "test"}]}
                     self._send(200, json.dumps(body).encode())
                 else:
                     self._send(404, b'{"error": {"message": "not found"}}')
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 n = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(n) or b"{}")
                 if not self.path.rstrip("/").endswith("/chat/completions"):
