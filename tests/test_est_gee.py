@@ -11,7 +11,7 @@ import math
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -60,6 +60,9 @@ def test_gee_swapping_arms_negates_coefficient():
 @settings(max_examples=10, deadline=None)
 @given(st.lists(st.tuples(st.lists(st.integers(0, 14), min_size=1, max_size=4),
                           st.lists(st.integers(0, 14), min_size=1, max_size=4)), min_size=2, max_size=5))
+@example(
+    clusters=[([0, 0], [0]), ([0], [0, 1])],
+).via('discovered failure')
 def test_gee_swap_property_on_unbalanced_data(clusters):
     # Every configuration has both arms (as in a panel); arm counts may differ.
     recs = [(f"c{i}", arm, p / 14) for i, (cs, ts) in enumerate(clusters)

@@ -29,6 +29,9 @@ from analysis.estimators.common import OURS_LABEL, EstimatorInputError
 
 _COV_TYPES = ("bias_reduced", "robust", "naive")
 
+_RHO_TOL = 1e-9
+"""How close to a bound of the exchangeable correlation counts as on it (singular working covariance)."""
+
 
 @dataclass(frozen=True, slots=True)
 class GeeArmEffect:
@@ -120,7 +123,9 @@ def _fit_vectorised(y: np.ndarray, t: np.ndarray, codes: np.ndarray, g: int,
         tot = np.bincount(codes, weights=e, minlength=g)
         sq = np.bincount(codes, weights=e * e, minlength=g)
         new_rho = float(np.sum(tot**2 - sq) / 2 / scale / (n_pairs - p))
-        if not (-1.0 / max(nmax - 1, 1.0) < new_rho < 1.0):
+        # At either bound the working covariance is singular; the tolerance makes a value that lands
+        # on the bound up to rounding (which differs between the two arm codings) count as on it.
+        if not (-1.0 / max(nmax - 1, 1.0) + _RHO_TOL < new_rho < 1.0 - _RHO_TOL):
             return _Fit(beta, {}, new_rho, False, "working correlation outside its valid range")
         c, m = blocks(new_rho)
         a = m.sum(0)
