@@ -206,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="only write the lock; do not validate the package afterwards")
     lock.set_defaults(func=_cmd_lock)
     from analysis.plan.cli import add_plan_parser  # issue 13: plan (design) and plan seal/check
-    add_plan_parser(sub)
+    add_plan_parser(sub, default_evidence=shipped_evidence)
     return parser
 
 

@@ -22,8 +22,8 @@ from analysis.estimators.fact_timeline import presence_matrix
 from analysis.estimators.survival import kaplan_meier
 from analysis.estimators.survival_results import package_survival, survival_block
 from analysis.evidence import load_package
+from analysis.evidence.tokens import contains_token
 from analysis.params import DEFAULT_PARAMS
-from analysis.runner.graders import contains_token
 from analysis.viewer.trajectories import trajectory_data, trajectory_page
 from survival_support import CLIPPED, DROPPED, NEVER, XSS, write_scenario
 

@@ -11,7 +11,9 @@ import pytest
 
 from analysis.evidence import load_package
 from analysis.params import DEFAULT_PARAMS
-from analysis.plan.prereg import (
+from analysis.runner.cli import main as runner_main
+from analysis.runner.named_fixtures import load_fixture_arg
+from analysis.runner.prereg import (
     PlanDigestMismatch,
     PlanError,
     arms_digest,
@@ -21,8 +23,6 @@ from analysis.plan.prereg import (
     params_digest,
     seal_plan,
 )
-from analysis.runner.cli import main as runner_main
-from analysis.runner.named_fixtures import load_fixture_arg
 from support.scripted_server import MemorizingModel, ScriptedServer
 
 

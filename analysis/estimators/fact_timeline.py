@@ -6,7 +6,7 @@ Methods note. Inputs are the folds frame (analysis.evidence.folds.SCHEMA) and on
 * **entry fold** — the first fold that read the value's chunk and was not lost (a lost fold
   keeps the old carrier and its chunk is folded again with the next call);
 * **presence** after each fold from entry on — the value as a whole token in that fold's
-  carrier, the package's presence rule (analysis.runner.graders.contains_token: Unicode NFC,
+  carrier, the package's presence rule (analysis.evidence.tokens.contains_token: Unicode NFC,
   space runs collapsed, word boundaries with the joiner rule; the recall answer's label-bound
   grader adds the label and one-value-per-line conditions, which a carrier has no use for);
 * **captured** — present after the entry fold;
@@ -31,7 +31,7 @@ import numpy as np
 import polars as pl
 
 from analysis.estimators.common import EstimatorError, require_columns
-from analysis.runner.graders import _JOINERS, _JOINERS_BEFORE, _norm, contains_token
+from analysis.evidence.tokens import JOINERS, JOINERS_BEFORE, contains_token, normalise_text
 
 FOLD_COLUMNS = ("row_id", "fold", "chunks", "carrier", "parse_ok", "clipped")
 FACT_COLUMNS = ("row_id", "check", "value", "value_class", "chunk", "case_sensitive")
@@ -66,8 +66,8 @@ class FactTimeline:
 _RUNS = r"[\t\u00a0\u2007\u202f][ \t\u00a0\u2007\u202f]*| [ \t\u00a0\u2007\u202f]+"
 """Space runs that the grader's normalisation changes (a lone space is already normal)."""
 _W = r"\p{L}\p{N}_"  # the grader's word characters: str.isalnum() (letters, numbers) or "_"
-_JB = re.escape("".join(c for c in _JOINERS_BEFORE if c != "_"))
-_JA = re.escape("".join(c for c in _JOINERS if c != "_"))
+_JB = re.escape("".join(c for c in JOINERS_BEFORE if c != "_"))
+_JA = re.escape("".join(c for c in JOINERS if c != "_"))
 
 
 def token_pattern(needle: str) -> str:
@@ -103,7 +103,7 @@ def presence_matrix(carriers: list[str], values: list[str], case_sensitive: list
         return out
     hay = normalise_carriers(carriers)
     for j, (value, cs) in enumerate(zip(values, case_sensitive, strict=True)):
-        needle = _norm(value).strip()
+        needle = normalise_text(value).strip()
         if not needle:
             continue
         if not cs:

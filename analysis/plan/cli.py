@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +46,12 @@ def _floats(text: str) -> tuple[float, ...]:
     return out
 
 
-def add_plan_parser(sub: Any) -> None:
-    """Register the `plan` subcommand (and its `seal`/`check` subcommands) on generate.py."""
+def add_plan_parser(sub: Any, default_evidence: Callable[[], Path]) -> None:
+    """Register the `plan` subcommand (and its `seal`/`check` subcommands) on generate.py.
+
+    ``default_evidence`` gives the package fitted when --evidence is not typed (the command line
+    passes its shipped evidence: this module sits below it and does not import it).
+    """
     p = sub.add_parser("plan", help="design a v2 study (power, precision, cost) or seal a preregistration",
                        description=__doc__, epilog=PLAN_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -72,7 +77,7 @@ def add_plan_parser(sub: Any) -> None:
     seal.add_argument("plan_dir", metavar="PLAN_DIR", type=Path)
     check = ps.add_parser("check", help="check that PLAN_DIR/plan.lock still matches its plan, fixture, arms, params")
     check.add_argument("plan_dir", metavar="PLAN_DIR", type=Path)
-    p.set_defaults(func=run_plan)
+    p.set_defaults(func=run_plan, default_evidence=default_evidence)
 
 
 def _say(text: str) -> None:
@@ -83,7 +88,7 @@ def run_plan(args: argparse.Namespace) -> int:
     """Dispatch `plan`; named user errors become `error: ...` and exit status 1."""
     from analysis.params import ParamsError
     from analysis.plan.cost import PriceTableError
-    from analysis.plan.prereg import PlanError
+    from analysis.runner.prereg import PlanError
 
     try:
         if args.plan_command == "seal":
@@ -97,7 +102,7 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def _seal(args: argparse.Namespace) -> int:
-    from analysis.plan.prereg import seal_plan
+    from analysis.runner.prereg import seal_plan
 
     lock = seal_plan(args.plan_dir)
     print(f"sealed {terminal(str(args.plan_dir / 'plan.lock'))} at {lock['sealed_at']}")
@@ -108,7 +113,7 @@ def _seal(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from analysis.plan.prereg import check_plan
+    from analysis.runner.prereg import check_plan
 
     status = check_plan(args.plan_dir)
     for line in status.lines():
@@ -117,7 +122,6 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _design(args: argparse.Namespace) -> int:
-    from analysis.cli import shipped_evidence
     from analysis.evidence import load_package
     from analysis.params import DEFAULT_PLAN_PARAMS
     from analysis.plan.cost import load_price_table
@@ -138,7 +142,7 @@ def _design(args: argparse.Namespace) -> int:
                  "(the Monte Carlo error at 20000 is at most 0.0035)")
         changes["sims"] = min(args.sims, plan.sims_max)
     plan = plan.replace(**changes)
-    evidence = args.plan_evidence or shipped_evidence()
+    evidence = args.plan_evidence or args.default_evidence()
     pkg = load_package(evidence)
     prices = load_price_table(args.price_table) if args.price_table else None
     fixture = None
@@ -148,7 +152,7 @@ def _design(args: argparse.Namespace) -> int:
         try:
             fixture = load_fixture_arg(args.fixture)
         except FixtureArgError as exc:
-            from analysis.plan.prereg import PlanError
+            from analysis.runner.prereg import PlanError
             raise PlanError(str(exc)) from None
     _say(f"plan: fitting variance components to {evidence} and simulating "
          f"{len(plan.configurations) * len(plan.repeats) * len(plan.effects)} cells x {plan.sims} studies x 2 variants")

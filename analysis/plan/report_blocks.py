@@ -20,7 +20,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from analysis.plan.prereg import (
+from analysis.runner.prereg import (
     PlanError,
     code_digest,
     params_digest,

@@ -279,7 +279,7 @@ def write_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any]
     pkg = out / "evidence"
     text = json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n"
     write_text(out / "run_manifest.json", text)
-    from analysis.plan.sweep_hook import package_extras  # issue 13: [preregistration] + preregistration.json
+    from analysis.runner.prereg_sweep import package_extras  # issue 13: [preregistration] + preregistration.json
     prereg_toml, prereg_json = package_extras(args, records, list(confs))
     write_evidence(pkg, study, ev, study_appendix="\n".join([*runner, *([prereg_toml] if prereg_toml else [])]),
                    extra_json={"run_manifest.json": json.loads(text),
@@ -523,13 +523,13 @@ def _targets(args: argparse.Namespace) -> list[Target]:
 
 
 def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
-    from analysis.plan.prereg import PlanError
     from analysis.runner.embedded import EmbeddedError
     from analysis.runner.ledger import LedgerError
+    from analysis.runner.prereg import PlanError
 
     try:
         if args.command == "sweep":
-            from analysis.plan.sweep_hook import is_plan_dir, prepare_sweep
+            from analysis.runner.prereg_sweep import is_plan_dir, prepare_sweep
             if is_plan_dir(args.plan):  # issue 13: a sealed preregistration directory
                 plan_toml = prepare_sweep(args, sys.argv[1:] if argv is None else argv)
                 args.plan = str(plan_toml) if plan_toml else None

@@ -8,16 +8,12 @@ token and (iii) contains no other graded value as a whole token. The
 is used for ``in_carrier`` (against the final carrier) and for the extra
 ``passed_presence`` column (against the answer).
 
-Whole token. The characters before and after the match must not be word
-characters (``\\w``, Unicode-aware). A joiner (``- _ . / @ : +``) next to the
-match is allowed only when it is itself followed (after) or preceded (before)
-by a non-word character or the text boundary, so a sentence-final ``47311.``
-passes while ``47311.5``, ``x-47311`` and ``v1.2.3-hf4x`` fail.
-Normalisation (both sides): Unicode NFC and runs of spaces/tabs/NBSP collapsed
-to one space; case is preserved unless the check declares otherwise. A line
-identifies a label when its case-folded text, with ``*``, `` ` ``, ``_`` and
-``-`` replaced by spaces, contains the label as a phrase bounded by non-word
-characters. Repeated appearances add nothing: each check is binary.
+Whole token and normalisation: the evidence format's presence rule,
+``analysis.evidence.tokens.contains_token`` (NFC, space runs collapsed, word
+boundaries with the joiner rule; case preserved unless the check declares
+otherwise). A line identifies a label when its case-folded text, with ``*``,
+`` ` ``, ``_`` and ``-`` replaced by spaces, contains the label as a phrase
+bounded by non-word characters. Repeated appearances add nothing: each check is binary.
 """
 
 from __future__ import annotations
@@ -27,6 +23,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+
+from analysis.evidence.tokens import SPACES, contains_token
 
 __all__ = [
     "RECALL_SYSTEM_PROMPT",
@@ -43,9 +41,6 @@ RECALL_SYSTEM_PROMPT = (
     "remains of the session. Answer from it exactly."
 )
 
-_JOINERS = "-_./@:+"
-_JOINERS_BEFORE = "-_./@+"  # "port:47311" keeps the value whole; "x-47311" does not
-_SPACES = re.compile(r"[ \t\u00a0\u2007\u202f]+")
 _LABEL_PUNCT = re.compile(r"[*`_\-]+")
 
 
@@ -90,47 +85,8 @@ def recall_prompt(carrier: str, labels: Sequence[str]) -> str:
     )
 
 
-def _norm(text: str) -> str:
-    return _SPACES.sub(" ", unicodedata.normalize("NFC", text))
-
-
-def _is_word(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
-
-
-def _boundary_ok(text: str, start: int, end: int) -> bool:
-    before = text[start - 1] if start > 0 else ""
-    if before:
-        if _is_word(before):
-            return False
-        if before in _JOINERS_BEFORE and start >= 2 and _is_word(text[start - 2]):
-            return False
-    after = text[end] if end < len(text) else ""
-    if after:
-        if _is_word(after):
-            return False
-        if after in _JOINERS and end + 1 < len(text) and _is_word(text[end + 1]):
-            return False
-    return True
-
-
-def contains_token(text: str, value: str, *, case_sensitive: bool = True) -> bool:
-    """Whether ``value`` occurs in ``text`` as a whole token (see module note)."""
-    hay, needle = _norm(text), _norm(value).strip()
-    if not needle:
-        return False
-    if not case_sensitive:
-        hay, needle = hay.casefold(), needle.casefold()
-    start = hay.find(needle)
-    while start != -1:
-        if _boundary_ok(hay, start, start + len(needle)):
-            return True
-        start = hay.find(needle, start + 1)
-    return False
-
-
 def _label_key(text: str) -> str:
-    return _SPACES.sub(" ", _LABEL_PUNCT.sub(" ", unicodedata.normalize("NFC", text).casefold())).strip()
+    return SPACES.sub(" ", _LABEL_PUNCT.sub(" ", unicodedata.normalize("NFC", text).casefold())).strip()
 
 
 @lru_cache(maxsize=256)

@@ -10,6 +10,10 @@ timestamps, the order of sealing and running *on one machine*. It does not prove
 seal was made: only a copy of the plan digest published elsewhere before the run (a public
 commit, a registry entry) does that.
 
+It lives in the runner because a seal pins what the runner will run (its fixture and arms) and
+the runner's `sweep --plan` checks it; `python generate.py plan seal|check` (analysis.plan.cli)
+and the results' preregistration block (analysis.plan.report_blocks) call it from above.
+
 Digests: fixture = Fixture.digest (the runner's); arms = SHA-256 of the canonical JSON
 {code: arm_record(arm)} of the plan's arms; params = SHA-256 of the canonical JSON of the
 analysis Params the plan implies (DEFAULT_PARAMS with the plan's alpha, thresholds, min_pairs).

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from analysis.plan.prereg import (
+from analysis.runner.prereg import (
     LOCK_FILE,
     PLAN_FILE,
     PlanError,
