@@ -205,7 +205,9 @@ def parse_csv(file: str, raw_bytes: bytes | memoryview, problems: list[Problem],
         typed, bad = _convert(file, raw, structure.lines[done:done + count], schema, findings,
                               structure.quoted)
         del raw
-        frames.append(typed.rechunk())  # one chunk per batch, not one per reader thread block
+        # several batches: one chunk each, not one per reader thread block; a single batch keeps
+        # the reader's chunks, as a whole-file read did (float sums follow the chunks to the bit)
+        frames.append(typed.rechunk() if len(batches) > 1 else typed)
         bad_cols |= bad
         done += count
         if release is not None:
