@@ -10,9 +10,15 @@ machine the wall time includes waiting for the CPU; the CPU time does not.
 Targets: 100k rows < 2 s and < 1 GiB; 1 M rows (a 620 MB package) peak RSS <= 1.5 GB and
 CPU time within 10x of the 100k figure (memory that scales with the data, issue 16).
 
-Recorded (2 polars threads, shared 2-core machine; peak RSS, CPU s, wall s):
-- before (whole-file buffers and scan): 100k 604 MiB, 1.3 s, 1.0 s; 1 M 3009 MiB, 17.6 s, 13.9 s.
-- after (one verified buffer, block-wise scan, batched parse, narrow rules): see RECORDED below.
+Recorded 2026-12-03 (2 polars threads; a shared 2-core machine at load 4, so wall > CPU;
+peak RSS as VmHWM of the loading process; CPU user+sys; wall):
+- before (whole-file buffers, whole-file scan, whole-table hash tables):
+  100k rows 599-606 MiB, 1.2-1.9 s CPU, 1.2-1.9 s wall; 1 M rows 3009 MiB, 18.9-20.1 s CPU,
+  20.5-24.7 s wall.
+- after (one verified buffer hashed while read, block-wise scan, batched parse that gives
+  consumed pages back, narrow cross-file rules): 100k rows 335-343 MiB, 0.89-1.04 s CPU,
+  1.3-1.5 s wall; 1 M rows 1321-1340 MiB, 7.9-8.7 s CPU (under 9x the 100k figure),
+  10.6-12.7 s wall.
 """
 from __future__ import annotations
 
@@ -132,7 +138,8 @@ def main() -> int:
         best = min(runs, key=lambda r: r["verify_load_s"])
         print(f"rows {best['rows']}, checks {best['checks']}, threads {args.threads}")
         print("verify+load wall time: " + ", ".join(f"{r['verify_load_s']:.3f}" for r in runs)
-              + f" s (best {best['verify_load_s']:.3f} s; target < 2 s)")
+              + f" s (best {best['verify_load_s']:.3f} s"
+              + ("; target < 2 s)" if args.rows <= 100_000 else ")"))
         print("CPU time (user+sys) of verify+load: "
               + ", ".join(f"{r['cpu_s']:.3f}" for r in runs) + " s (independent of other load; "
               f"with {args.threads} threads the wall time on an idle machine is about this or less)")
