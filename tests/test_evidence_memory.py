@@ -7,6 +7,7 @@ return to whole-file temporaries cheaply.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from evidence_support import HANDMADE, REPO, copy_handmade
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +26,6 @@ from analysis.evidence import csvscan, load_package, verify_files
 from analysis.evidence.errors import Problem
 from analysis.evidence.files import read_evidence_buffer, release_prefix
 from analysis.evidence.loader import parse_csv
-from evidence_support import HANDMADE, REPO, copy_handmade
 
 FUZZ = settings(max_examples=80, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -53,7 +54,7 @@ def test_scan_is_the_same_for_any_block_size(monkeypatch, pieces, bom, block, ba
         assert small.lines.tolist() == big.lines.tolist()
         assert small.offset == big.offset and small.header_end == big.header_end
         spans = [(s, e) for s, e, _ in small.batches]  # consecutive, covering every record
-        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
         assert sum(n for _, _, n in small.batches) == len(small.lines)
         if small.batches:
             assert spans[0][0] == small.header_end and spans[-1][1] == len(small.data)

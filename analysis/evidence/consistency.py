@@ -176,7 +176,7 @@ def _lookup(keys: pl.Series, table: pl.Series) -> np.ndarray:
     unsure = cand[~same & keys.gather(cand).is_not_null().to_numpy()]
     if unsure.size:  # another string with the same hash: look these few up exactly
         wanted = set(keys.gather(unsure).to_list())
-        where = {}
+        where: dict[str, int] = {}
         for i, value in enumerate(table.to_list()):
             if value in wanted:
                 where.setdefault(value, i)

@@ -8,8 +8,8 @@ column; every problem is collected, none raised early.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import polars as pl

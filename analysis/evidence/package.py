@@ -27,7 +27,7 @@ def load_package(root: str | Path) -> EvidencePackage:
     digests = verified.digests
     contents = dict(verified.contents)
     del verified  # each file's verified bytes are dropped as soon as they are parsed
-    parsed_study = parse_study(contents.pop(STUDY_FILE))
+    parsed_study = parse_study(bytes(contents.pop(STUDY_FILE)))  # small, never a buffer: no copy
     study = parsed_study.study
     schema_problems: list[Problem] = []
     rows = _parse_table(ROWS_FILE, contents.pop(ROWS_FILE), schema_problems)
@@ -38,7 +38,8 @@ def load_package(root: str | Path) -> EvidencePackage:
         if checks is not None:
             consistency.check_checks(rows, checks, cross)
     fold_problems: list[Problem] = []  # optional file: parsed only when the lock names it
-    folds_bytes = contents.pop(FOLDS_FILE, None)
+    folds_raw = contents.pop(FOLDS_FILE, None)
+    folds_bytes = None if folds_raw is None else bytes(folds_raw)
     folds = parse_folds(folds_bytes, None if rows is None or folds_bytes is None
                         else rows.frame.get_column("row_id").to_list(), fold_problems)
     buckets: dict[type[EvidenceError], list[Problem]] = {

@@ -146,7 +146,7 @@ def verify_files(root: str | Path, required: Sequence[str] = REQUIRED_FILES) -> 
     expected = read_lock(root)
     problems: list[Problem] = []
     mismatches: list[Mismatch] = []
-    contents: dict[str, bytes] = {}
+    contents: dict[str, bytes | memoryview] = {}
     unsafe: list[Problem] = []
     for name in sorted(expected):
         want = expected[name]
