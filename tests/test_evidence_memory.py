@@ -200,3 +200,20 @@ def test_hash_prefilters_are_exact_even_when_every_hash_collides(tmp_path, monke
     monkeypatch.setattr(pl.DataFrame, "hash_rows", lambda self, *a, **k: pl.Series("", [7] * self.height,
                                                                                    dtype=pl.UInt64))
     assert problems() == real
+
+
+def test_a_file_that_grows_while_read_is_read_whole_or_refused(tmp_path, monkeypatch) -> None:
+    """The buffer is sized from fstat; a file longer than that (it grew) is still read and hashed
+    whole, and refused once it passes the limit. Simulated by under-reporting the size."""
+    import hashlib
+
+    from analysis.evidence import files
+
+    root = copy_handmade(tmp_path / "p")
+    whole = (root / "checks.csv").read_bytes()
+    real_open = files._open
+    monkeypatch.setattr(files, "_open", lambda d, n, limit: (real_open(d, n, 1 << 30)[0], 10))
+    buf, digest = read_evidence_buffer(root, "checks.csv")
+    assert buf == whole and digest == hashlib.sha256(whole).hexdigest()
+    with pytest.raises(files.UnsafeFileError, match="grew above the limit"):
+        read_evidence_buffer(root, "checks.csv", limit_bytes=len(whole) - 1)
