@@ -3,9 +3,22 @@
 Not a timed test. Run ``python benchmarks/bench_load.py [--rows N] [--threads T]``.
 The package is written to a temporary directory; the load runs in a fresh child
 process limited to ``T`` polars threads (default 2) so that its peak resident
-memory (getrusage maxrss), wall time and CPU time are its own. On a shared
+memory, wall time and CPU time are its own. The peak is VmHWM of /proc/self/status: getrusage's
+ru_maxrss survives exec, so in a child of this process (which holds the built package, about
+3.7 GB at 1 M rows) it reported the builder's peak, not the loader's. On a shared
 machine the wall time includes waiting for the CPU; the CPU time does not.
-Target: < 2 s, < 1 GiB.
+Targets: 100k rows < 2 s and < 1 GiB; 1 M rows (a 620 MB package) peak RSS <= 1.5 GB and
+CPU time within 10x of the 100k figure (memory that scales with the data, issue 16).
+
+Recorded 2026-12-03 (2 polars threads; a shared 2-core machine at load 4, so wall > CPU;
+peak RSS as VmHWM of the loading process; CPU user+sys; wall):
+- before (whole-file buffers, whole-file scan, whole-table hash tables):
+  100k rows 599-606 MiB, 1.2-1.9 s CPU, 1.2-1.9 s wall; 1 M rows 3009 MiB, 18.9-20.1 s CPU,
+  20.5-24.7 s wall.
+- after (one verified buffer hashed while read, block-wise scan, batched parse that gives
+  consumed pages back, narrow cross-file rules): 100k rows 335-343 MiB, 0.89-1.04 s CPU,
+  1.3-1.5 s wall; 1 M rows 1321-1340 MiB, 7.9-8.7 s CPU (under 9x the 100k figure),
+  10.6-12.7 s wall.
 """
 from __future__ import annotations
 
@@ -82,6 +95,12 @@ def build_package(root: Path, n_rows: int, seed: int = 7) -> None:
 
 CHILD = """
 import json, resource, sys, time
+def peak_mib():  # this process's own peak: VmHWM restarts at exec, ru_maxrss keeps the parent's
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 t0 = time.perf_counter()
 from analysis.evidence import verify_package
 t1 = time.perf_counter()
@@ -92,7 +111,7 @@ r1 = resource.getrusage(resource.RUSAGE_SELF)
 cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 print(json.dumps({"import_s": t1 - t0, "verify_load_s": t2 - t1, "cpu_s": cpu,
                   "rows": s.rows, "checks": s.checks,
-                  "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "maxrss_mib": peak_mib()}))
 """
 
 
@@ -119,14 +138,16 @@ def main() -> int:
         best = min(runs, key=lambda r: r["verify_load_s"])
         print(f"rows {best['rows']}, checks {best['checks']}, threads {args.threads}")
         print("verify+load wall time: " + ", ".join(f"{r['verify_load_s']:.3f}" for r in runs)
-              + f" s (best {best['verify_load_s']:.3f} s; target < 2 s)")
+              + f" s (best {best['verify_load_s']:.3f} s"
+              + ("; target < 2 s)" if args.rows <= 100_000 else ")"))
         print("CPU time (user+sys) of verify+load: "
               + ", ".join(f"{r['cpu_s']:.3f}" for r in runs) + " s (independent of other load; "
               f"with {args.threads} threads the wall time on an idle machine is about this or less)")
         print(f"load average during the runs: {', '.join(f'{x:.1f}' for x in os.getloadavg())} "
               f"on {os.cpu_count()} CPUs (wall times above include waiting for the CPU)")
+        target = "<= 1.5 GB (1430 MiB)" if args.rows >= 1_000_000 else "< 1024 MiB"
         print(f"peak RSS of the loading process (incl. interpreter and polars import): "
-              f"{max(r['maxrss_mib'] for r in runs):.0f} MiB (target < 1024 MiB); "
+              f"{max(r['maxrss_mib'] for r in runs):.0f} MiB (target {target}); "
               f"import took {best['import_s']:.2f} s")
     return 0
 

@@ -267,5 +267,5 @@ def test_scan_lines_agree_with_the_csv_module(table, crlf: bool) -> None:
         previous_end = reader.line_num
     assert problems == [] and structure is not None, (text, problems)
     assert structure.lines.tolist() == expected_lines
-    frame = pl.read_csv(structure.data, infer_schema=False, empty_string_is_null=False)
+    frame = pl.read_csv(structure.data.tobytes(), infer_schema=False, empty_string_is_null=False)
     assert frame.rows() == [tuple(r) for r in table]

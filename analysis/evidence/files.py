@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import mmap
 import os
 import stat
 from collections.abc import Iterator
@@ -111,7 +112,8 @@ def read_evidence_file(package_dir: str | Path, name: str, limit_bytes: int | No
     Raises UnsafeFileError (outside the package, link loop, device, FIFO, too large),
     FileNotFoundError (nothing there) or IsADirectoryError (a directory).
     """
-    return b"".join(iter_evidence_file(package_dir, name, limit_bytes))
+    chunks = list(iter_evidence_file(package_dir, name, limit_bytes, first=None))
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)  # one chunk: no second copy
 
 
 def sha256_evidence_file(package_dir: str | Path, name: str, limit_bytes: int | None = None) -> str:
@@ -122,10 +124,8 @@ def sha256_evidence_file(package_dir: str | Path, name: str, limit_bytes: int | 
     return h.hexdigest()
 
 
-def iter_evidence_file(package_dir: str | Path, name: str,
-                       limit_bytes: int | None = None) -> Iterator[bytes]:
-    """The bytes of a file of the package in chunks (the checks of :func:`read_evidence_file`)."""
-    limit = limit_for(name) if limit_bytes is None else limit_bytes
+def _open(package_dir: str | Path, name: str, limit: int) -> tuple[int, int]:
+    """A checked, open descriptor of ``name`` and its size (the checks of the module docstring)."""
     path = safe_path(package_dir, name)
     _check_stat(name, os.stat(path), limit)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) \
@@ -137,10 +137,29 @@ def iter_evidence_file(package_dir: str | Path, name: str,
             raise
         raise _unsafe(name, f"cannot be opened ({exc.strerror}); make it a readable regular file") from None
     try:
-        _check_stat(name, os.fstat(fd), limit)
+        st = os.fstat(fd)
+        _check_stat(name, st, limit)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
+
+
+def iter_evidence_file(package_dir: str | Path, name: str, limit_bytes: int | None = None,
+                       first: int | None = _CHUNK) -> Iterator[bytes]:
+    """The bytes of a file of the package in chunks (the checks of :func:`read_evidence_file`).
+
+    ``first``: size of the first chunk; None reads the whole file (as its size was when
+    opened) in the first chunk, so a file that does not grow is one bytes object.
+    """
+    limit = limit_for(name) if limit_bytes is None else limit_bytes
+    fd, size = _open(package_dir, name, limit)
+    try:
         total = 0
+        want = size + 1 if first is None else first
         while True:
-            chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+            chunk = os.read(fd, min(want, limit + 1 - total))
+            want = _CHUNK
             if not chunk:
                 break
             total += len(chunk)
@@ -152,3 +171,64 @@ def iter_evidence_file(package_dir: str | Path, name: str,
         raise _unsafe(name, "would block when read; make it a regular file") from None
     finally:
         os.close(fd)
+
+
+def read_evidence_buffer(package_dir: str | Path, name: str,
+                         limit_bytes: int | None = None) -> tuple[memoryview, str]:
+    """The bytes of a file of the package, read once, and their SHA-256, computed while reading.
+
+    The bytes lie in one private anonymous memory map (no other process can change them), returned
+    as a read-only memoryview: the digest is of exactly these bytes, so a parser that reads the view
+    reads what was hashed. A parser may give consumed pages back with :func:`release_prefix`.
+    The checks and errors of :func:`read_evidence_file`.
+    """
+    limit = limit_for(name) if limit_bytes is None else limit_bytes
+    fd, size = _open(package_dir, name, limit)
+    h = hashlib.sha256()
+    try:
+        # private (not shared even with a forked child); one spare byte: a file that grew fills it
+        buf = mmap.mmap(-1, size + 1, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        view = memoryview(buf)
+        total = 0
+        with os.fdopen(fd, "rb", buffering=0, closefd=False) as f:
+            while total <= size:
+                got = f.readinto(view[total:min(size + 1, total + _CHUNK)])
+                if got is None:
+                    raise _unsafe(name, "would block when read; make it a regular file")
+                if not got:
+                    break
+                h.update(view[total:total + got])
+                total += got
+            if total <= size:
+                return view[:total].toreadonly(), h.hexdigest()
+            rest = [bytes(view[:total])]  # the file grew while it was read: rare, copy as before
+            view.release()
+            while True:
+                chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > limit:
+                    raise _unsafe(name, f"grew above the limit of {_size(limit)} while it was read; "
+                                        "split or shorten it")
+                h.update(chunk)
+                rest.append(chunk)
+        return memoryview(b"".join(rest)), h.hexdigest()
+    except BlockingIOError:
+        raise _unsafe(name, "would block when read; make it a regular file") from None
+    finally:
+        os.close(fd)
+
+
+def release_prefix(view: memoryview, upto: int) -> None:
+    """Give back to the system the whole pages of ``view``'s memory map below byte ``upto``.
+
+    For a view from :func:`read_evidence_buffer` whose bytes before ``upto`` were consumed: those
+    pages read as zeros afterwards, so only the parser that consumed them may call this. A no-op
+    for any other buffer.
+    """
+    buf = view.obj
+    if isinstance(buf, mmap.mmap) and hasattr(buf, "madvise"):
+        length = (min(upto, len(view)) // mmap.PAGESIZE) * mmap.PAGESIZE
+        if length > 0:
+            buf.madvise(mmap.MADV_DONTNEED, 0, length)

@@ -8,6 +8,7 @@ column; every problem is collected, none raised early.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,9 +65,19 @@ def _describe(col: Column) -> str:
     return "text"
 
 
+@dataclass(slots=True)
+class _Found:
+    """Problems of one kind over all batches: the first MAX_PER_RULE + 1 kept, all counted."""
+
+    what: str
+    items: list[Problem]
+    total: int = 0
+
+
 def _convert(file: str, raw: pl.DataFrame, lines: np.ndarray, schema: tuple[Column, ...],
-             problems: list[Problem], quoted: bool) -> tuple[pl.DataFrame, set[str]]:
-    """Cast every schema column; report empty required cells, bad types, ranges."""
+             findings: dict[int, _Found], quoted: bool) -> tuple[pl.DataFrame, set[str]]:
+    """Cast every schema column; record empty required cells, bad types, ranges in ``findings``
+    (keyed by the check's index, so batches of one file add to the same entries)."""
     if quoted:  # a quoted empty field ("") is read as "", but it is a missing value too
         raw = raw.with_columns(pl.when(pl.col(c) == "").then(None).otherwise(pl.col(c)).alias(c)
                                for c in raw.columns)
@@ -102,14 +113,16 @@ def _convert(file: str, raw: pl.DataFrame, lines: np.ndarray, schema: tuple[Colu
     flags = both.select([m.any().alias(f"m{i}") for i, (_, _, m) in enumerate(masks)]).row(0)
     bad_cols: set[str] = set()
     out_of_range = []
-    for (col, what, mask), flagged in zip(masks, flags, strict=True):
+    for i, ((col, what, mask), flagged) in enumerate(zip(masks, flags, strict=True)):
         if not flagged:
             continue
         bad_cols.add(col.name)
         if what in ("range", "charset"):
             out_of_range.append(pl.when(mask).then(None).otherwise(pl.col(col.name)).alias(col.name))
         idx = both.select(mask.alias("m")).get_column("m").arg_true()
-        picked = idx.head(csvscan.MAX_PER_RULE + 1).to_list()
+        entry = findings.setdefault(i, _Found(f"{col.name} {what}", []))
+        entry.total += idx.len()
+        picked = idx.head(max(0, csvscan.MAX_PER_RULE + 1 - len(entry.items))).to_list()
         values = raw.get_column(col.name).gather(picked).to_list()
         found = []
         for row, value in zip(picked, values, strict=True):
@@ -122,7 +135,7 @@ def _convert(file: str, raw: pl.DataFrame, lines: np.ndarray, schema: tuple[Colu
             else:
                 msg = f"{value} is out of range: must be {_describe(col)}"
             found.append(Problem(file, int(lines[row]), col.name, msg))
-        capped(problems, found, file, f"{col.name} {what}", idx.len())
+        entry.items += found
     if out_of_range:  # a value out of range or charset is not kept: the cross-file rules see it as empty
         typed = typed.with_columns(out_of_range)
     return typed, bad_cols
@@ -151,8 +164,15 @@ def _rule_problems(file: str, frame: pl.DataFrame, lines: np.ndarray, rules: tup
         capped(problems, found, file, rule.name, idx.len())
 
 
-def parse_csv(file: str, raw_bytes: bytes, problems: list[Problem]) -> ParsedCsv | None:
-    """Parse one of the package's CSV files; append problems; None if unusable."""
+def parse_csv(file: str, raw_bytes: bytes | memoryview, problems: list[Problem],
+              release: Callable[[int], None] | None = None) -> ParsedCsv | None:
+    """Parse one of the package's CSV files; append problems; None if unusable.
+
+    The records are read in batches of about csvscan.BATCH bytes, each straight from
+    ``raw_bytes`` (with the header row in front) and converted before the next is read, so
+    only one batch is ever held as text. ``release(end)``, when given, is called after each
+    batch with the offset in ``raw_bytes`` below which nothing is read again.
+    """
     schema = SCHEMAS[file]
     structure, found = csvscan.scan(raw_bytes, file)
     problems.extend(found)
@@ -162,19 +182,40 @@ def parse_csv(file: str, raw_bytes: bytes, problems: list[Problem]) -> ParsedCsv
     if head:
         problems.extend(head)
         return None
-    try:
-        raw = pl.read_csv(structure.data, has_header=True, infer_schema=False, quote_char='"',
-                          empty_string_is_null=True, truncate_ragged_lines=False,
-                          raise_if_empty=False, encoding="utf8")
-    except pl.exceptions.PolarsError as exc:  # structure was checked; keep a clean error anyway
-        problems.append(Problem(file, None, None, f"cannot be parsed as CSV: {exc}".splitlines()[0]))
-        return None
-    if raw.height != len(structure.lines) or tuple(raw.columns) != structure.header:
-        problems.append(Problem(file, None, None,
-                                f"parsed {raw.height} rows but found {len(structure.lines)} records; "
-                                "check quoting and line ends"))
-        return None
-    frame, bad_cols = _convert(file, raw, structure.lines, schema, problems, structure.quoted)
-    del raw
+    data = structure.data
+    header_row = data[:structure.header_end].tobytes()
+    batches = structure.batches or ((structure.header_end, structure.header_end, 0),)
+    frames: list[pl.DataFrame] = []
+    findings: dict[int, _Found] = {}
+    bad_cols: set[str] = set()
+    done = 0
+    for start, end, count in batches:
+        try:
+            raw = pl.read_csv(b"".join((header_row, data[start:end])), has_header=True,
+                              infer_schema=False, quote_char='"', empty_string_is_null=True,
+                              truncate_ragged_lines=False, raise_if_empty=False, encoding="utf8")
+        except pl.exceptions.PolarsError as exc:  # structure was checked; keep a clean error anyway
+            problems.append(Problem(file, None, None, f"cannot be parsed as CSV: {exc}".splitlines()[0]))
+            return None
+        if raw.height != count or tuple(raw.columns) != structure.header:
+            problems.append(Problem(file, None, None,
+                                    f"parsed {done + raw.height} rows but found {done + count} records; "
+                                    "check quoting and line ends"))
+            return None
+        typed, bad = _convert(file, raw, structure.lines[done:done + count], schema, findings,
+                              structure.quoted)
+        del raw
+        # several batches: one chunk each, not one per reader thread block; a single batch keeps
+        # the reader's chunks, as a whole-file read did (float sums follow the chunks to the bit)
+        frames.append(typed.rechunk() if len(batches) > 1 else typed)
+        bad_cols |= bad
+        done += count
+        if release is not None:
+            release(structure.offset + end)
+    for key in sorted(findings):
+        entry = findings[key]
+        capped(problems, entry.items, file, entry.what, entry.total)
+    frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical", rechunk=False)
+    del frames
     _rule_problems(file, frame, structure.lines, RULES[file], problems)
     return ParsedCsv(frame=frame, lines=structure.lines, bad_cells=frozenset(bad_cols))

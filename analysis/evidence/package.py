@@ -11,8 +11,9 @@ from types import MappingProxyType
 
 from . import consistency
 from .errors import ConsistencyError, EvidenceError, Problem, SchemaError, StudyError, raise_collected
+from .files import release_prefix
 from .folds import FOLDS_FILE, FoldsFormatError, parse_folds
-from .loader import parse_csv
+from .loader import ParsedCsv, parse_csv
 from .model import EvidencePackage, PackageSummary
 from .provenance import verify_files
 from .schema import CHECKS_FILE, ROWS_FILE, STUDY_FILE
@@ -23,28 +24,42 @@ def load_package(root: str | Path) -> EvidencePackage:
     """Verify the lock, then parse and validate the package; raise EvidenceError subclasses."""
     root = Path(root)
     verified = verify_files(root)
+    digests = verified.digests
     contents = dict(verified.contents)
-    parsed_study = parse_study(contents.pop(STUDY_FILE))
+    del verified  # each file's verified bytes are dropped as soon as they are parsed
+    parsed_study = parse_study(bytes(contents.pop(STUDY_FILE)))  # small, never a buffer: no copy
     study = parsed_study.study
     schema_problems: list[Problem] = []
-    rows = parse_csv(ROWS_FILE, contents.pop(ROWS_FILE), schema_problems)
-    checks = parse_csv(CHECKS_FILE, contents.pop(CHECKS_FILE), schema_problems)
+    rows = _parse_table(ROWS_FILE, contents.pop(ROWS_FILE), schema_problems)
+    checks = _parse_table(CHECKS_FILE, contents.pop(CHECKS_FILE), schema_problems)
     cross: list[Problem] = []
     if rows is not None:
         consistency.check_rows(rows, parsed_study, cross)
         if checks is not None:
             consistency.check_checks(rows, checks, cross)
     fold_problems: list[Problem] = []  # optional file: parsed only when the lock names it
-    folds = parse_folds(contents.pop(FOLDS_FILE, None),
-                        None if rows is None else rows.frame.get_column("row_id").to_list(), fold_problems)
+    folds_raw = contents.pop(FOLDS_FILE, None)
+    folds_bytes = None if folds_raw is None else bytes(folds_raw)
+    folds = parse_folds(folds_bytes, None if rows is None or folds_bytes is None
+                        else rows.frame.get_column("row_id").to_list(), fold_problems)
     buckets: dict[type[EvidenceError], list[Problem]] = {
         StudyError: parsed_study.problems, SchemaError: schema_problems, ConsistencyError: cross,
         FoldsFormatError: fold_problems}
     raise_collected(buckets)
     if study is None or rows is None or checks is None:  # pragma: no cover - a bug, not bad input
         raise RuntimeError("a file failed to parse without reporting a problem")
-    return EvidencePackage(root=root, digests=MappingProxyType(dict(verified.digests)), study=study,
+    return EvidencePackage(root=root, digests=MappingProxyType(dict(digests)), study=study,
                            rows=rows.frame, checks=checks.frame, folds=folds)
+
+
+def _parse_table(file: str, data: bytes | memoryview, problems: list[Problem]) -> ParsedCsv | None:
+    """Parse a CSV file from its verified buffer, giving pages back as batches are consumed.
+
+    This function holds the only reference to the buffer, so no one reads the released pages.
+    """
+    view = memoryview(data)
+    del data
+    return parse_csv(file, view, problems, release=lambda end: release_prefix(view, end))
 
 
 def verify_package(root: str | Path) -> PackageSummary:

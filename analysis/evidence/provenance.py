@@ -20,12 +20,14 @@ from typing import Any
 
 from .depth import MAX_DEPTH, json_depth
 from .errors import LockFormatError, Mismatch, PackageNotFoundError, Problem, ProvenanceError
-from .files import LOCK_LIMIT, UnsafeFileError, read_evidence_file, sha256_evidence_file
+from .files import LOCK_LIMIT, UnsafeFileError, read_evidence_buffer, read_evidence_file, sha256_evidence_file
 
 LOCK_NAME = "provenance.lock"
 REQUIRED_FILES: tuple[str, ...] = ("study.toml", "rows.csv", "checks.csv")
 PARSED_OPTIONAL: tuple[str, ...] = ("folds.jsonl",)
 """Optional files the analysis parses when the lock names them (their verified bytes are returned)."""
+BUFFERED: tuple[str, ...] = ("rows.csv", "checks.csv")
+"""Files returned as a read-only memoryview of one private buffer (read once, hashed while read)."""
 ALGORITHM = "sha256"
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -36,8 +38,9 @@ class VerifiedFiles:
 
     digests: Mapping[str, str]
     """Every file named in the lock -> its SHA-256 (lowercase hex)."""
-    contents: Mapping[str, bytes]
-    """The exact verified bytes of the required files (and of PARSED_OPTIONAL ones the lock names)."""
+    contents: Mapping[str, bytes | memoryview]
+    """The exact verified bytes of the required files (and of PARSED_OPTIONAL ones the lock names);
+    BUFFERED files as a read-only memoryview of the very buffer that was hashed."""
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -143,12 +146,20 @@ def verify_files(root: str | Path, required: Sequence[str] = REQUIRED_FILES) -> 
     expected = read_lock(root)
     problems: list[Problem] = []
     mismatches: list[Mismatch] = []
-    contents: dict[str, bytes] = {}
+    contents: dict[str, bytes | memoryview] = {}
     unsafe: list[Problem] = []
     for name in sorted(expected):
         want = expected[name]
+        kept = name in required or name in PARSED_OPTIONAL
+        data: bytes | memoryview | None = None
         try:
-            data = read_evidence_file(root, name)
+            if name in BUFFERED:  # large tables: one buffer, hashed while read, parsed in place
+                data, got = read_evidence_buffer(root, name)
+            elif kept:
+                data = read_evidence_file(root, name)
+                got = sha256_bytes(data)
+            else:  # never parsed: hashed in chunks, not held
+                got = sha256_evidence_file(root, name)
         except UnsafeFileError as exc:
             unsafe.extend(exc.problems)
             mismatches.append(Mismatch(name, want, None))
@@ -158,12 +169,11 @@ def verify_files(root: str | Path, required: Sequence[str] = REQUIRED_FILES) -> 
                                     f"missing: the lock expects sha256 {want}, actual: no such file"))
             mismatches.append(Mismatch(name, want, None))
             continue
-        got = sha256_bytes(data)
         if got != want:
             problems.append(Problem(name, None, None,
                                     f"changed: expected sha256 {want}, actual {got}"))
             mismatches.append(Mismatch(name, want, got))
-        elif name in required or name in PARSED_OPTIONAL:
+        elif kept and data is not None:
             contents[name] = data
         del data
     for name in required:
