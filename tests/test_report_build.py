@@ -67,7 +67,7 @@ def test_check_is_clean_then_names_a_tampered_file(tmp_path: Path, built: Path) 
 
 
 def test_results_json_names_the_code_by_digest_not_by_commit(tmp_path: Path, built: Path) -> None:
-    from analysis.build import source_digest
+    from analysis.sources import source_digest
 
     out = tmp_path / "o"
     shutil.copytree(built, out)
@@ -225,13 +225,13 @@ def test_the_committed_pilot_section_reports_the_null_result(built: Path) -> Non
 RESULTS_ONLY = """
 import sys
 from pathlib import Path
-from analysis.build import _CLAIMS
+from analysis.build import _CLAIMS, PILOT_DIR, run_stage
+from analysis.build.inputs import BuildInputs
 from analysis.params import DEFAULT_PARAMS
-from analysis.report.pipeline import Pipeline
-pipe = Pipeline(Path(sys.argv[1]), Path(sys.argv[2]), DEFAULT_PARAMS, claims_path=_CLAIMS)
-pipe.stage_verify()
+inputs = BuildInputs(Path(sys.argv[1]), Path(sys.argv[2]), DEFAULT_PARAMS, claims_path=_CLAIMS, pilot_dir=PILOT_DIR)
+run_stage("verify", inputs)
 Path(sys.argv[2]).mkdir(parents=True)
-pipe.stage_results()
+run_stage("results", inputs)
 """
 
 

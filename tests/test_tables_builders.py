@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analysis.tables import TABLE_ORDER
+from analysis.tables.registry import TABLE_ORDER
 from analysis.tables import arm_means, cells, failures, fill, headings, panel, pilot
 from analysis.tables.registry import build_tables
 from analysis.tables.render import to_csv, to_html, to_markdown

@@ -35,11 +35,15 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analysis.outdir import (DEFAULT_WAIT_S, LOCK_FILE, MANAGED, QUARTO_OWN, BuildError, BuildInterrupted,
                              BuildLock, commit, deferred_signals, interruptible, is_managed_rel, new_staging,
                              stale_outputs, validate_out)
+from analysis.sources import file_sha256, source_lines
+
+if TYPE_CHECKING:
+    from analysis.build.inputs import BuildInputs
 
 STAMP_NAME = ".build-stamp.json"
 STAMP_VERSION = 1
@@ -47,19 +51,10 @@ STAGES: tuple[str, ...] = ("verify", "results", "tables", "figures", "report")
 UNMANAGED_REPORT_DIRS: tuple[str, ...] = QUARTO_OWN
 """Quarto's own files and render output inside report/, never written, removed or compared."""
 
-_PKG = Path(__file__).resolve().parent
-_REPO = _PKG.parent
+_REPO = Path(__file__).resolve().parents[2]
 _CLAIMS = _REPO / "data" / "published" / "claims.yaml"
 PILOT_DIR = _REPO / "data" / "v2" / "pilot"
 """The runner's v2 pilot package; the report gains a section on it when it exists."""
-_STAGE_SOURCES: dict[str, tuple[str, ...]] = {
-    "verify": ("evidence",),
-    "results": ("evidence", "estimators", "params.py", "results.py", "audit", "reconstruct",
-                "report/pipeline.py", "tables/pilot.py", "plan"),  # the v2 pilot block (pipeline.pilot_block)
-    "tables": ("tables", "estimators", "audit", "reconstruct"),
-    "figures": ("figures", "style", "tables", "estimators"),
-    "report": ("report", "tables", "viewer", "estimators", "evidence"),  # viewer: report/trajectories*.html
-}
 _STAGE_LIBS: dict[str, tuple[str, ...]] = {
     "verify": ("polars",),
     "results": ("polars", "numpy", "scipy", "statsmodels"),
@@ -94,18 +89,6 @@ def stderr_progress(line: str) -> None:
 
 # --------------------------------------------------------------------------- hashing
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _file_sha(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def evidence_key(evidence_dir: Path, *, strict: bool = True) -> str | None:
     """The package's content key (analysis.evidence.package_key: the lock is validated first).
 
@@ -121,30 +104,6 @@ def evidence_key(evidence_dir: Path, *, strict: bool = True) -> str | None:
         if strict:
             raise
         return None
-
-
-def _source_files(names: Iterable[str]) -> list[Path]:
-    files: list[Path] = []
-    for name in names:
-        p = _PKG / name
-        if p.is_file():
-            files.append(p)
-        elif p.is_dir():
-            files += [f for f in p.rglob("*") if f.is_file() and "__pycache__" not in f.parts
-                      and f.suffix not in (".pyc", ".pyo")]
-    return sorted(set(files))
-
-
-def source_digest(stage: str) -> str:
-    """SHA-256 over the analysis source files a stage runs (relative path and bytes of each).
-
-    The code's identity as results.json records it: equal in every clone of the same sources,
-    whatever the commit, branch or working-tree state.
-    """
-    h = hashlib.sha256()
-    for f in _source_files(_STAGE_SOURCES[stage]):
-        h.update(f"{f.relative_to(_PKG).as_posix()}:{_file_sha(f)}\n".encode())
-    return h.hexdigest()
 
 
 def _lib_versions(libs: Iterable[str]) -> str:
@@ -174,10 +133,10 @@ def stage_keys(evidence_dir: Path, params: Any) -> dict[str, str] | None:
     prev = f"evidence:{ev}\nparams:{_params_text(params)}\npython:{sys.version_info[:2]}"
     for stage in STAGES:
         h = hashlib.sha256(f"{STAMP_VERSION}\n{stage}\n{prev}\n".encode())
-        for f in _source_files(_STAGE_SOURCES[stage]):
-            h.update(f"{f.relative_to(_PKG).as_posix()}:{_file_sha(f)}\n".encode())
+        for line in source_lines(stage):
+            h.update(line.encode())
         if stage in ("results", "tables") and _CLAIMS.is_file():
-            h.update(f"claims:{_file_sha(_CLAIMS)}\n".encode())
+            h.update(f"claims:{file_sha256(_CLAIMS)}\n".encode())
         if stage == "results":  # the v2 pilot's bytes; later stages chain this key, so they rerun too
             h.update(f"pilot:{evidence_key(PILOT_DIR, strict=False)}\n".encode())
         h.update(_lib_versions(_STAGE_LIBS[stage]).encode())
@@ -210,13 +169,65 @@ def _unchanged(out_dir: Path, entry: Any, key: str) -> bool:
         if not is_managed_rel(rel):  # a stamp naming anything else is not ours: rebuild
             return False
         p = out_dir / rel
-        if not p.is_file() or _file_sha(p) != digest:
+        if not p.is_file() or file_sha256(p) != digest:
             return False
     return True
 
 
 def _digests(out_dir: Path, paths: Iterable[Path]) -> dict[str, str]:
-    return {p.relative_to(out_dir).as_posix(): _file_sha(p) for p in sorted(set(paths))}
+    return {p.relative_to(out_dir).as_posix(): file_sha256(p) for p in sorted(set(paths))}
+
+
+# --------------------------------------------------------------------------- the stages
+# Each stage's work lives with what it produces; these adapters feed it the build's shared inputs.
+# Heavy modules are imported only when a stage runs.
+
+def _verify(inputs: BuildInputs) -> tuple[list[Path], str]:
+    from analysis.evidence.stage import verify_stage
+    from analysis.report.stage import check_evidence_label
+
+    package = inputs.package
+    check_evidence_label(inputs.evidence_label)  # the report's YAML holds the path: refuse it now
+    return verify_stage(package, inputs.evidence_label)
+
+
+def _results(inputs: BuildInputs) -> tuple[list[Path], str]:
+    from analysis.results.stage import assemble_results, results_stage
+
+    results = assemble_results(inputs.package, inputs.params, audit=inputs.audit,
+                               pilot=inputs.pilot_package, pilot_path=inputs.pilot_dir,
+                               user_dir=inputs.user_dir)
+    paths, detail, inputs.results = results_stage(results, inputs.out_dir)
+    return paths, detail
+
+
+def _tables(inputs: BuildInputs) -> tuple[list[Path], str]:
+    from analysis.tables.registry import tables_stage
+
+    return tables_stage(inputs.context(), inputs.out_dir)
+
+
+def _figures(inputs: BuildInputs) -> tuple[list[Path], str]:
+    from analysis.figures.registry import figures_stage
+
+    return figures_stage(inputs.context(), inputs.out_dir)
+
+
+def _report(inputs: BuildInputs) -> tuple[list[Path], str]:
+    from analysis.report.stage import evidence_summary, report_stage
+
+    summary = evidence_summary(inputs.package, inputs.evidence_dir)
+    return report_stage(inputs.out_dir, inputs.results, inputs.params, summary, inputs.package,
+                        inputs.pilot_package)
+
+
+_STAGE_WORK: dict[str, Callable[[BuildInputs], tuple[list[Path], str]]] = {
+    "verify": _verify, "results": _results, "tables": _tables, "figures": _figures, "report": _report}
+
+
+def run_stage(stage: str, inputs: BuildInputs) -> tuple[list[Path], str]:
+    """Run one stage's work on ``inputs`` (no keys, stamp, staging or lock): (paths written, detail)."""
+    return _STAGE_WORK[stage](inputs)
 
 
 # --------------------------------------------------------------------------- the pipeline
@@ -286,16 +297,17 @@ def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str
                 (staging / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(out_dir / rel, staging / rel)
 
-        from analysis.report.pipeline import Pipeline  # heavy imports only when there is work to do
+        from analysis.build.inputs import BuildInputs  # heavy imports only when there is work to do
 
-        pipe = Pipeline(evidence_dir, staging, params, claims_path=_CLAIMS, user_dir=out_dir)
+        inputs = BuildInputs(evidence_dir, staging, params, claims_path=_CLAIMS, user_dir=out_dir,
+                             pilot_dir=PILOT_DIR)
         written: list[str] = []
         for i, stage in enumerate(STAGES, 1):
             if stage not in todo:
                 say(f"[{i}/{len(STAGES)}] {stage}: unchanged, skipped")
                 continue
             t0 = time.perf_counter()
-            paths, detail = getattr(pipe, f"stage_{stage}")()
+            paths, detail = _STAGE_WORK[stage](inputs)
             digests = _digests(staging, paths)
             written += digests
             new_stamp[stage] = {"key": None if keys is None else keys[stage], "outputs": digests}

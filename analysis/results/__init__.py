@@ -82,7 +82,7 @@ def provenance(params: Params) -> dict[str, Any]:
     import scipy
     import statsmodels
 
-    from analysis.build import source_digest
+    from analysis.sources import source_digest
 
     return {
         "results_version": RESULTS_VERSION,
