@@ -152,10 +152,10 @@ def _plain_without_figures() -> Path:
 def _build_without_drawing(package: Path, out: Path, figures_from: Path) -> None:
     """verify, results, tables and report stages; figures copied from a plain build (drawing six
     figures per example would cost seconds; the corpus test above draws them)."""
-    from analysis.build import _CLAIMS, PILOT_DIR, run_stage
+    from analysis.build import _CLAIMS, run_stage
     from analysis.build.inputs import BuildInputs
 
-    inputs = BuildInputs(package, out, DEFAULT_PARAMS, claims_path=_CLAIMS, pilot_dir=PILOT_DIR)
+    inputs = BuildInputs(package, out, DEFAULT_PARAMS, claims_path=_CLAIMS)
     run_stage("verify", inputs)
     out.mkdir(parents=True)
     shutil.copytree(figures_from / "figures", out / "figures")

@@ -46,7 +46,8 @@ EVIDENCE: dict[Path, Path] = {}
 @pytest.fixture(scope="module", params=PACKAGES)
 def out(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     o = tmp_path_factory.mktemp("out")
-    build(request.param, o, DEFAULT_PARAMS, progress=None)
+    companions = [PILOT] if request.param != PILOT and (PILOT / "provenance.lock").is_file() else []
+    build(request.param, o, DEFAULT_PARAMS, progress=None, companions=companions)
     EVIDENCE[o] = request.param
     return o
 

@@ -32,7 +32,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,8 +53,6 @@ UNMANAGED_REPORT_DIRS: tuple[str, ...] = QUARTO_OWN
 
 _REPO = Path(__file__).resolve().parents[2]
 _CLAIMS = _REPO / "data" / "published" / "claims.yaml"
-PILOT_DIR = _REPO / "data" / "v2" / "pilot"
-"""The runner's v2 pilot package; the report gains a section on it when it exists."""
 _STAGE_LIBS: dict[str, tuple[str, ...]] = {
     "verify": ("polars",),
     "results": ("polars", "numpy", "scipy", "statsmodels"),
@@ -124,7 +122,7 @@ def _params_text(params: Any) -> str:
     return json.dumps(data, sort_keys=True, default=repr)
 
 
-def stage_keys(evidence_dir: Path, params: Any) -> dict[str, str] | None:
+def stage_keys(evidence_dir: Path, params: Any, companions: Sequence[Path] = ()) -> dict[str, str] | None:
     """The content key of every stage, chained in stage order; None when the evidence is unreadable."""
     ev = evidence_key(evidence_dir)
     if ev is None:
@@ -137,8 +135,9 @@ def stage_keys(evidence_dir: Path, params: Any) -> dict[str, str] | None:
             h.update(line.encode())
         if stage in ("results", "tables") and _CLAIMS.is_file():
             h.update(f"claims:{file_sha256(_CLAIMS)}\n".encode())
-        if stage == "results":  # the v2 pilot's bytes; later stages chain this key, so they rerun too
-            h.update(f"pilot:{evidence_key(PILOT_DIR, strict=False)}\n".encode())
+        if stage == "results":  # the companions' bytes; later stages chain this key, so they rerun too
+            for companion in companions:
+                h.update(f"companion:{evidence_key(companion, strict=False)}\n".encode())
         h.update(_lib_versions(_STAGE_LIBS[stage]).encode())
         keys[stage] = prev = h.hexdigest()
     return keys
@@ -240,6 +239,7 @@ def build(
     progress: Progress | None = stderr_progress,
     force: bool = False,
     wait: float = DEFAULT_WAIT_S,
+    companions: Sequence[Path] = (),
 ) -> BuildSummary:
     """Regenerate every output of OUT from the evidence package; skip stages whose inputs are unchanged.
 
@@ -247,7 +247,8 @@ def build(
     staging directory and the new files replace the old ones in one short commit (analysis.outdir):
     a failure or a signal before it leaves OUT as it was. Only files this build writes, or that the
     previous manifest names and this build no longer produces, are replaced or removed. ``wait``
-    bounds the wait for another build of the same OUT. Raises analysis.evidence.EvidenceError
+    bounds the wait for another build of the same OUT. ``companions`` names the packages reported
+    beside the evidence: at most one, a pilot (``kind = "pilot"`` in its study.toml). Raises analysis.evidence.EvidenceError
     subclasses for a package that fails verification (nothing is written then), BuildError for an
     unusable OUT, BuildInterrupted for SIGINT/SIGTERM (main thread).
     """
@@ -255,8 +256,12 @@ def build(
         raise BuildError("--out is empty; pass the output directory (it is created when missing)")
     evidence_dir, out_dir = Path(evidence_dir), Path(out_dir)
     say = progress or (lambda _line: None)
-    validate_out(out_dir, [evidence_dir, *([PILOT_DIR] if PILOT_DIR.is_dir() else [])])
-    keys = stage_keys(evidence_dir, params)
+    companions = [Path(c) for c in companions]
+    if len(companions) > 1:
+        raise BuildError(f"{len(companions)} companions named; the report shows one pilot beside the "
+                         "evidence: pass --companion once")
+    validate_out(out_dir, [evidence_dir, *companions])
+    keys = stage_keys(evidence_dir, params, companions)
     from analysis.plan.report_blocks import mix_design_key  # issue 13: OUT/design.json feeds the report
     keys = mix_design_key(keys, out_dir)
     if not out_dir.exists():  # verify before creating anything: a failing package writes nothing
@@ -265,7 +270,7 @@ def build(
         load_package(evidence_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
     with interruptible(), BuildLock(out_dir, wait, say):
-        return _build_locked(evidence_dir, out_dir, params, keys, say, force)
+        return _build_locked(evidence_dir, out_dir, params, keys, say, force, companions)
 
 
 def _remove_staging(staging: Path) -> list[int]:
@@ -276,7 +281,7 @@ def _remove_staging(staging: Path) -> list[int]:
 
 
 def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str, str] | None,
-                  say: Progress, force: bool) -> BuildSummary:
+                  say: Progress, force: bool, companions: Sequence[Path]) -> BuildSummary:
     previous = _read_stamp(out_dir).get("stages", {})
     previous = previous if isinstance(previous, dict) else {}
     stamp = {} if force or keys is None else previous
@@ -300,7 +305,7 @@ def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str
         from analysis.build.inputs import BuildInputs  # heavy imports only when there is work to do
 
         inputs = BuildInputs(evidence_dir, staging, params, claims_path=_CLAIMS, user_dir=out_dir,
-                             pilot_dir=PILOT_DIR)
+                             pilot_dir=companions[0] if companions else None)
         written: list[str] = []
         for i, stage in enumerate(STAGES, 1):
             if stage not in todo:
@@ -379,14 +384,15 @@ def diff_outputs(expected_dir: Path, actual_dir: Path) -> list[str]:
     return sorted(differ)
 
 
-def check(evidence_dir: Path, out_dir: Path, params: Any, *, progress: Progress | None = None) -> list[str]:
+def check(evidence_dir: Path, out_dir: Path, params: Any, *, progress: Progress | None = None,
+          companions: Sequence[Path] = ()) -> list[str]:
     """Regenerate into a temporary directory and list the committed outputs of OUT that differ.
 
     An empty list means OUT is exactly what the evidence, params and code produce now.
     """
     tmp = Path(tempfile.mkdtemp(prefix="generate-check-"))
     try:
-        build(Path(evidence_dir), tmp, params, progress=progress, force=True)
+        build(Path(evidence_dir), tmp, params, progress=progress, force=True, companions=companions)
         out_dir = Path(out_dir)
         if (out_dir / LOCK_FILE).is_file():  # a build of OUT in progress: compare after its commit
             try:

@@ -2,7 +2,8 @@
 
 Methods note: ``display_path`` names a package relative to the repository (or the working
 directory), so outputs do not depend on where the build ran. ``evidence_kind`` says how a
-package is reported. ``runner_table`` reads the ``[runner]`` table of a verified package's
+package is reported, from what its study.toml declares (``[study] kind``), never from where it
+lies. ``runner_table`` reads the ``[runner]`` table of a verified package's
 study.toml (read again under the evidence file rules).
 """
 
@@ -30,11 +31,14 @@ def display_path(path: Path) -> Path:
     return Path(path)
 
 
-def evidence_kind(path: Path) -> str:
-    """'v1', 'v2-pilot', 'handmade' or 'other', by where the package lives in the repository."""
-    known = {REPO / "data" / "v1": "v1", REPO / "data" / "v2" / "pilot": "v2-pilot",
-             REPO / "tests" / "fixtures" / "handmade": "handmade"}
-    return known.get(Path(path).resolve(), "other")
+REPORT_KINDS: dict[str | None, str] = {"reconstruction": "v1", "pilot": "v2-pilot", "fixture": "handmade",
+                                       None: "other"}
+"""``[study] kind`` (schema.STUDY_KINDS; None when absent) -> how the report presents the package."""
+
+
+def evidence_kind(package: Any) -> str:
+    """'v1', 'v2-pilot', 'handmade' or 'other': what the package's study.toml says it is (``[study] kind``)."""
+    return REPORT_KINDS[package.study.kind]
 
 
 def runner_table(root: Path) -> dict[str, Any] | None:

@@ -19,7 +19,7 @@ from .errors import Problem, StudyWarning
 from .model import Configuration, PartitionRun, Study
 from .depth import MAX_DEPTH, MAX_KEY_PARTS, toml_depth
 from .schema import (ARM, CHARSETS, CONFIGURATION_KEYS, IDENTIFIER, MAX_COUNT, MAX_PLANNED_SLOTS, MAX_TEXT,
-                     PARTITION_RUN_KEYS, STUDY_FILE, STUDY_KEYS, charset_problem)
+                     PARTITION_RUN_KEYS, STUDY_FILE, STUDY_KEYS, STUDY_KINDS, charset_problem)
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*\]\]?\s*(?:#.*)?$")
 _KEY = re.compile(r"""^\s*((?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)"""
@@ -140,6 +140,10 @@ class _Checker:
                     err = f"must be an integer in 1..{MAX_COUNT}, not {_shown(value)}"
             elif kind in CHARSETS:
                 err = charset_problem(kind, value)
+            elif kind == "study_kind":
+                if value not in STUDY_KINDS:
+                    err = (f"must be one of {', '.join(repr(k) for k in STUDY_KINDS)} (or left out for a "
+                           f"study of its own), not {_shown(value)}")
             elif kind == "arm_list":
                 if not isinstance(value, list) or not value:
                     err = "must be a non-empty array of arm codes, like [\"j\", \"q\"]"
@@ -261,7 +265,7 @@ def _parse(data: bytes) -> tuple[Study | None, list[Problem], frozenset[str] | N
         return None, c.problems, keys, tuple(runs)
     study = Study(head["name"], head["recency_cutoff"], head["control"], head["treatment"],
                   head["scenario"], MappingProxyType(configurations), tuple(runs),
-                  tuple(head["arms"]) if "arms" in head else None)
+                  tuple(head["arms"]) if "arms" in head else None, head.get("kind"))
     return study, [], keys, tuple(runs)
 
 

@@ -155,7 +155,7 @@ def _design(args: argparse.Namespace) -> int:
     design = make_design(pkg, plan, prices=prices, fixture=fixture, cost_ratio=args.cost_ratio, progress=None)
     from analysis.evidence.describe import evidence_kind
 
-    ev = {"path": str(evidence), "kind": evidence_kind(Path(evidence)), "sha256": dict(pkg.digests)}
+    ev = {"path": str(evidence), "kind": evidence_kind(pkg), "sha256": dict(pkg.digests)}
     if ev["kind"] == "v1":
         _say("plan: data/v1 is a RECONSTRUCTION fitted to the paper's published numbers; its components "
              "describe that reconstruction, not the released v1 package")

@@ -25,7 +25,7 @@ def check_evidence_label(label: str) -> None:
 
 def evidence_summary(package: Any, evidence_dir: Path) -> dict[str, Any]:
     """What the report says about the evidence: path, kind, study name and counts."""
-    return {"path": display_path(evidence_dir).as_posix(), "kind": evidence_kind(evidence_dir),
+    return {"path": display_path(evidence_dir).as_posix(), "kind": evidence_kind(package),
             "study_name": package.study.name, "rows": package.rows.height,
             "valid_rows": int(package.rows.get_column("valid").sum()), "checks": package.checks.height,
             "configurations": len(package.study.configurations)}
