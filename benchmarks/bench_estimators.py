@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import importlib
-import importlib.util
 import sys
 import time
 from pathlib import Path

@@ -14,6 +14,7 @@ from analysis.evidence import load_package
 from analysis.figures import FIGURE_ORDER
 from analysis.params import DEFAULT_PARAMS
 from analysis.results import build_results
+from analysis.results.block import Block
 from analysis.results.inputs import ResultsInputs
 from analysis.results.registry import (
     DOCS_PATH,
@@ -27,7 +28,6 @@ from analysis.results.registry import (
     entry,
     with_docs_index,
 )
-from analysis.results.block import Block
 from analysis.tables.registry import TABLE_ORDER
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,7 +55,7 @@ def test_results_json_has_exactly_the_registry_keys_in_order(results) -> None:
 def test_the_registry_is_consistent() -> None:
     assert check_registry((f for _, f in TABLE_ORDER), (f for _, f in FIGURE_ORDER)) == []
     assert check_registry(["t"], []) != []  # a reader that is no builder is reported
-    with pytest.raises(ResultsRegistryError, match="registry.py"):
+    with pytest.raises(ResultsRegistryError, match=r"registry\.py"):
         entry("no_such_block")
 
 

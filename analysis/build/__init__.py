@@ -1,5 +1,17 @@
 """The generation pipeline behind ``python generate.py``: verify -> results -> tables -> figures -> report.
 
+The orchestrator on top: it decides which stages run (content keys, the stamp), stages and commits
+their outputs, and holds the lock. Each stage's work lives with what it produces:
+
+- verify: analysis.evidence.stage (plus the report's check that its front matter can hold the path)
+- results: analysis.results.stage (every block of analysis.results.registry) -> results.json
+- tables: analysis.tables.registry.tables_stage -> tables/
+- figures: analysis.figures.registry.figures_stage -> figures/
+- report: analysis.report.stage (manuscript, Pandoc page, claims-audit copies, trajectory pages) -> report/
+
+analysis.build.inputs holds the inputs the stages share (loaded lazily, at most once); the sources
+each stage runs are listed in analysis.sources (its key, and results.json's code digest).
+
 Methods note: every stage has a content key, the SHA-256 of what it reads: the bytes of the
 evidence files named in the provenance lock, the analysis Params, the source files of the
 code it runs, the versions of the libraries that shape its bytes, and the key of the stage
@@ -37,9 +49,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from analysis.outdir import (DEFAULT_WAIT_S, LOCK_FILE, MANAGED, QUARTO_OWN, BuildError, BuildInterrupted,
-                             BuildLock, commit, deferred_signals, interruptible, is_managed_rel, new_staging,
-                             stale_outputs, validate_out)
+from analysis.outdir import (
+    DEFAULT_WAIT_S,
+    LOCK_FILE,
+    MANAGED,
+    QUARTO_OWN,
+    BuildError,
+    BuildInterrupted,
+    BuildLock,
+    commit,
+    deferred_signals,
+    interruptible,
+    is_managed_rel,
+    new_staging,
+    stale_outputs,
+    validate_out,
+)
 from analysis.sources import file_sha256, source_lines
 
 if TYPE_CHECKING:
@@ -248,9 +273,10 @@ def build(
     a failure or a signal before it leaves OUT as it was. Only files this build writes, or that the
     previous manifest names and this build no longer produces, are replaced or removed. ``wait``
     bounds the wait for another build of the same OUT. ``companions`` names the packages reported
-    beside the evidence: at most one, a pilot (``kind = "pilot"`` in its study.toml). Raises analysis.evidence.EvidenceError
-    subclasses for a package that fails verification (nothing is written then), BuildError for an
-    unusable OUT, BuildInterrupted for SIGINT/SIGTERM (main thread).
+    beside the evidence: at most one, a pilot (``kind = "pilot"`` in its study.toml). Raises
+    analysis.evidence.EvidenceError subclasses for a package that fails verification (nothing is
+    written then), BuildError for an unusable OUT (CompanionError for a companion that is no pilot),
+    BuildInterrupted for SIGINT/SIGTERM (main thread).
     """
     if isinstance(out_dir, str) and not out_dir.strip():
         raise BuildError("--out is empty; pass the output directory (it is created when missing)")

@@ -20,7 +20,8 @@ from analysis.estimators.common import outcomes
 
 SCHEMA: dict[str, Any] = {
     "configuration": pl.String, "arm": pl.String, "rows": pl.Int64, "valid_rows": pl.Int64,
-    "scored_rows": pl.Int64, "checks_passed": pl.Int64, "checks": pl.Int64, "mean_recall": pl.Float64, "rows_partial": pl.Int64, "folds": pl.Int64,
+    "scored_rows": pl.Int64, "checks_passed": pl.Int64, "checks": pl.Int64, "mean_recall": pl.Float64,
+    "rows_partial": pl.Int64, "folds": pl.Int64,
     "parse_failures": pl.Int64, "finish_length": pl.Int64, "mean_carried_chars": pl.Float64,
     "carried_chars_rows": pl.Int64, "audited_rows": pl.Int64, "carrier_values": pl.Int64,
     "audited_checks": pl.Int64, "repeats": pl.Int64, "distinct_answers": pl.Int64,
