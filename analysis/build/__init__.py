@@ -216,9 +216,10 @@ def _verify(inputs: BuildInputs) -> tuple[list[Path], str]:
 
 
 def _results(inputs: BuildInputs) -> tuple[list[Path], str]:
+    from analysis.audit.headline import audit_block
     from analysis.results.stage import assemble_results, results_stage
 
-    results = assemble_results(inputs.package, inputs.params, audit=inputs.audit,
+    results = assemble_results(inputs.package, inputs.params, claims_audit=audit_block(inputs.audit),
                                pilot=inputs.pilot_package, pilot_path=inputs.pilot_dir,
                                user_dir=inputs.user_dir)
     paths, detail, inputs.results = results_stage(results, inputs.out_dir)

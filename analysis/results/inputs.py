@@ -1,6 +1,6 @@
 """What the results blocks are computed from: the package, the params, and the estimates several
 blocks share (the paired panel, its subsets, bounds, family weighting, dependence), each computed
-once on first use. The build adds what only it has: the claims audit, a companion pilot and OUT."""
+once on first use. The build adds what only it has: the claims-audit headline, a companion pilot and OUT."""
 
 from __future__ import annotations
 
@@ -22,12 +22,13 @@ CONTRACT_SPARSE_K = 4
 class ResultsInputs:
     """One package's inputs to the results blocks, with the shared estimates cached."""
 
-    def __init__(self, package: Any, params: Params, *, audit: Any = None, pilot: Any = None,
+    def __init__(self, package: Any, params: Params, *, claims_audit: dict[str, Any] | None = None, pilot: Any = None,
                  pilot_path: Path | None = None, user_dir: Path | None = None) -> None:
         self.package = package
         self.params = params
-        self.audit = audit
-        """The claims audit (analysis.audit), or None when it was not run."""
+        self.claims_audit = claims_audit
+        """The claims audit's headline block (analysis.audit.headline.audit_block), or None when the
+        audit was not run. Handed in by the build: results does not import the audit (its sibling)."""
         self.pilot = pilot
         """The verified companion pilot package, or None."""
         self.pilot_path = pilot_path

@@ -17,10 +17,11 @@ from analysis.results.inputs import ResultsInputs
 from analysis.results.registry import assemble
 
 
-def assemble_results(package: Any, params: Any, *, audit: Any, pilot: Any, pilot_path: Path | None,
-                     user_dir: Path) -> dict[str, Any]:
+def assemble_results(package: Any, params: Any, *, claims_audit: dict[str, Any] | None, pilot: Any,
+                     pilot_path: Path | None, user_dir: Path) -> dict[str, Any]:
     """results.json as a dict: every block of analysis.results.registry, the build's included."""
-    inputs = ResultsInputs(package, params, audit=audit, pilot=pilot, pilot_path=pilot_path, user_dir=user_dir)
+    inputs = ResultsInputs(package, params, claims_audit=claims_audit, pilot=pilot, pilot_path=pilot_path,
+                           user_dir=user_dir)
     return assemble(inputs, ("evidence", "build"))
 
 
