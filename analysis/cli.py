@@ -133,7 +133,7 @@ def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool 
             raise CliError(str(exc)) from None
         return 0
     if check:
-        raise CliError("--check needs the report pipeline (analysis/build.py), which is not installed")
+        raise CliError("--check needs the build pipeline (analysis/build/), which is not installed")
     package = load_package(evidence)
     progress(f"verified {evidence}: {len(package.digests)} files, {package.rows.height} rows, "
              f"{package.checks.height} checks")
