@@ -26,6 +26,8 @@ from analysis.evidence import LOCK_NAME, EvidenceError, load_package, verify_pac
 REPO_ROOT = Path(__file__).resolve().parents[1]
 V1_EVIDENCE = REPO_ROOT / "data" / "v1"
 HANDMADE_EVIDENCE = REPO_ROOT / "tests" / "fixtures" / "handmade"
+V2_PILOT = REPO_ROOT / "data" / "v2" / "pilot"
+"""The runner's v2 pilot: the companion of data/v1 in the default invocation."""
 DEFAULT_OUT = REPO_ROOT
 """Default output root: results.json, tables/, figures/ and report/ of the repository."""
 
@@ -33,13 +35,16 @@ DESCRIPTION = """\
 Analysis, audit and runner for 'Partitioned versus Undivided Compaction Carriers'.
 
 With no arguments: verify the shipped evidence (data/v1 when it has a
-provenance.lock, else the hand-made package tests/fixtures/handmade) and
-write the results, tables, figures and report into the repository."""
+provenance.lock, else the hand-made package tests/fixtures/handmade), with the
+v2 pilot data/v2/pilot as the companion of data/v1, and write the results,
+tables, figures and report into the repository."""
 
 EPILOG = """\
 examples:
   python generate.py                                  main job on the shipped evidence
   python generate.py --evidence DIR --out OUT         analyse another evidence package
+  python generate.py --evidence DIR --companion PILOT --out OUT
+                                                      ... with a pilot reported beside it
   python generate.py --check                          exit 1 if committed outputs are stale
   python generate.py verify [DIR]                     check a package's lock and format
   python generate.py lock DIR [--files README.md ...] write DIR/provenance.lock
@@ -59,6 +64,13 @@ exit status: 0 success, 1 the evidence (or another input) is not usable, 2 bad u
 def shipped_evidence() -> Path:
     """data/v1 when it carries a provenance lock, else the hand-made package."""
     return V1_EVIDENCE if (V1_EVIDENCE / LOCK_NAME).is_file() else HANDMADE_EVIDENCE
+
+
+def default_companions(evidence: Path) -> list[Path]:
+    """The companions of the default invocation: the v2 pilot beside data/v1 (when both are locked)."""
+    if evidence == V1_EVIDENCE and (V2_PILOT / LOCK_NAME).is_file():
+        return [V2_PILOT]
+    return []
 
 
 def say(message: object, *, err: bool = True) -> None:
@@ -92,18 +104,21 @@ def _default_params() -> Any:
 
 
 def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool = False,
-                 progress: Callable[[str], None] = _progress, wait: float | None = None) -> int:
+                 progress: Callable[[str], None] = _progress, wait: float | None = None,
+                 companions: Sequence[Path] = ()) -> int:
     """Verify ``evidence`` and build every output into ``out`` (or compare, with ``check``).
 
     With the report pipeline (``analysis.build``) present, it does the work: it verifies
     the package first and writes nothing when verification fails. Without it, the package
     is verified and loaded here and OUT/results.json gets the evidence digests only.
+    ``companions``: packages reported beside the evidence (a pilot, ``--companion``).
     """
     if importlib.util.find_spec("analysis.build") is not None:
         pipeline = importlib.import_module("analysis.build")
         try:
             if check:
-                differ = pipeline.check(evidence, out, _default_params(), progress=progress)
+                differ = pipeline.check(evidence, out, _default_params(), progress=progress,
+                                        companions=companions)
                 for rel in differ:
                     say(f"differs: {rel}")
                 if differ:
@@ -112,13 +127,14 @@ def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool 
                     return 1
                 say(f"OK {out}: outputs are up to date", err=False)
                 return 0
-            options = {} if wait is None else {"wait": wait}
-            pipeline.build(evidence, out, _default_params(), progress=progress, force=force, **options)
+            options: dict[str, Any] = {} if wait is None else {"wait": wait}
+            pipeline.build(evidence, out, _default_params(), progress=progress, force=force,
+                           companions=companions, **options)
         except getattr(pipeline, "BuildError", CliError) as exc:
             raise CliError(str(exc)) from None
         return 0
     if check:
-        raise CliError("--check needs the report pipeline (analysis/build.py), which is not installed")
+        raise CliError("--check needs the build pipeline (analysis/build/), which is not installed")
     package = load_package(evidence)
     progress(f"verified {evidence}: {len(package.digests)} files, {package.rows.height} rows, "
              f"{package.checks.height} checks")
@@ -172,6 +188,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--evidence", metavar="DIR", type=_nonempty_path, default=None,
                         help="evidence package to analyse (default: data/v1 if locked, "
                              "else tests/fixtures/handmade)")
+    parser.add_argument("--companion", metavar="DIR", type=_nonempty_path, action="append", default=None,
+                        help="a pilot package to report beside the evidence (its study.toml declares "
+                             'kind = "pilot"); default: data/v2/pilot beside data/v1 when --evidence is '
+                             "not given, else none")
     parser.add_argument("--out", metavar="OUT", type=_nonempty_path, default=None,
                         help="output directory, created when missing (default: the repository "
                              "root, i.e. results.json, tables/, figures/, report/); not empty, "
@@ -239,11 +259,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.simplefilter("always")
         try:
             if args.command is None:
-                status = run_main_job(args.evidence or shipped_evidence(), out,
-                                      check=args.check, force=args.force, wait=args.wait)
+                evidence = args.evidence or shipped_evidence()
+                companions = (args.companion if args.companion is not None
+                              else default_companions(evidence) if args.evidence is None else [])
+                status = run_main_job(evidence, out, check=args.check, force=args.force, wait=args.wait,
+                                      companions=companions)
             else:
-                if args.evidence or args.out or args.check or args.force or args.wait is not None:
-                    say("error: --evidence/--out/--check/--force/--wait belong to the main job, not "
+                if (args.evidence or args.out or args.check or args.force or args.wait is not None
+                        or args.companion is not None):
+                    say("error: --evidence/--companion/--out/--check/--force/--wait belong to the main job, not "
                         f"to '{args.command}'")
                     return 2
                 status = args.func(args)

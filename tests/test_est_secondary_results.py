@@ -1,4 +1,5 @@
-"""secondary_results / headings_block (analysis/estimators/secondary_results.py) on the hand-made package."""
+"""The secondary-analysis blocks (analysis/estimators/secondary_results.py, computed per key through
+analysis.results.registry) and headings_block on the hand-made package."""
 
 from __future__ import annotations
 
@@ -8,10 +9,18 @@ import math
 import pytest
 from est_handmade_support import handmade
 
-from analysis.estimators.secondary_results import headings_block, secondary_results
+from analysis.estimators.secondary_results import headings_block
 from analysis.params import DEFAULT_PARAMS
+from analysis.results.inputs import ResultsInputs
+from analysis.results.registry import entry
 
 KEYS = {"fill", "headings_detail", "carrier_audit", "failure_modes", "beyond_paper"}
+
+
+def secondary_results(package, params):
+    """The secondary-analysis blocks of ``package``, each computed by its registry entry."""
+    inputs = ResultsInputs(package, params)
+    return {key: entry(key).compute(inputs).value for key in sorted(KEYS)}
 
 
 @pytest.fixture(scope="module")

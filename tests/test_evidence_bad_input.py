@@ -97,18 +97,18 @@ CASES = [
     Case("check-of-unknown-row", "checks.csv", "a1-j,dns zone,corp.vantgrid.test,true,\n",
          "zz-9,dns zone,corp.vantgrid.test,true,\n", ConsistencyError, ("checks.csv", 11, "row_id")),
     Case("study-bad-date", "study.toml", "published = 2026-03-01", "published = 2026-02-30",
-         StudyError, ("study.toml", 10, "char 13")),
+         StudyError, ("study.toml", 11, "char 13")),
     Case("study-date-as-string", "study.toml", "recency_cutoff = 2026-01-28",
          'recency_cutoff = "2026-01-28"', StudyError, ("study.toml", 3, "study.recency_cutoff")),
     Case("study-datetime", "study.toml", "published = 2026-03-01", "published = 2026-03-01T10:00:00",
-         StudyError, ("study.toml", 10, 'configurations."acme/alpha-1".published')),
+         StudyError, ("study.toml", 11, 'configurations."acme/alpha-1".published')),
     Case("study-missing-key", "study.toml", 'control = "j"\n', "", StudyError,
          ("study.toml", 1, "study.control")),
     Case("study-unknown-run-configuration", "study.toml", 'configuration = "beta/beta-1"',
          'configuration = "beta/beta-9"', StudyError,
-         ("study.toml", 34, "partition_runs[2].configuration")),
+         ("study.toml", 35, "partition_runs[2].configuration")),
     Case("study-planned-zero", "study.toml", "planned_repeats = 3", "planned_repeats = 0",
-         StudyError, ("study.toml", 26, "partition_runs[0].planned_repeats"), ),
+         StudyError, ("study.toml", 27, "partition_runs[0].planned_repeats"), ),
 ]
 
 

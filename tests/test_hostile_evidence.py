@@ -196,7 +196,7 @@ def test_planned_repeats_past_their_range_are_errors(pkg: Path, value: str) -> N
     edit(pkg, "study.toml", "planned_repeats = 3", f"planned_repeats = {value}", count=3)
     with pytest.raises(StudyError) as info:
         load_package(pkg)
-    assert ("study.toml", 26, "partition_runs[0].planned_repeats") in where(info.value)
+    assert ("study.toml", 27, "partition_runs[0].planned_repeats") in where(info.value)
     _cli_fails_cleanly("verify", str(pkg), expect="planned_repeats")
 
 

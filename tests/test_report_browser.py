@@ -47,7 +47,9 @@ def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     o = tmp_path_factory.mktemp("out")
-    build(HANDMADE, o, DEFAULT_PARAMS, progress=None)
+    pilot = HANDMADE.parents[2] / "data" / "v2" / "pilot"  # its survival figure joins the report (--companion)
+    build(HANDMADE, o, DEFAULT_PARAMS, progress=None,
+          companions=[pilot] if (pilot / "provenance.lock").is_file() else [])
     return o
 
 

@@ -14,11 +14,15 @@ from analysis.build import STAGES, STAMP_NAME, build, check, diff_outputs, manag
 from analysis.params import DEFAULT_PARAMS
 from report_support import HANDMADE
 
+PILOT = HANDMADE.parents[2] / "data" / "v2" / "pilot"
+COMPANIONS = [PILOT] if (PILOT / "provenance.lock").is_file() else []
+"""The v2 pilot reported beside the hand-made package in the ``built`` tree (--companion)."""
+
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("out")
-    build(HANDMADE, out, DEFAULT_PARAMS, progress=None)
+    build(HANDMADE, out, DEFAULT_PARAMS, progress=None, companions=COMPANIONS)
     return out
 
 
@@ -33,9 +37,9 @@ def test_outputs_exist(built: Path) -> None:
 
 
 def test_noop_rebuild_skips_every_stage(built: Path) -> None:
-    build(HANDMADE, built, DEFAULT_PARAMS, progress=None)  # refresh: the tree may have changed since
+    build(HANDMADE, built, DEFAULT_PARAMS, progress=None, companions=COMPANIONS)  # refresh: the tree may have changed
     lines: list[str] = []
-    summary = build(HANDMADE, built, DEFAULT_PARAMS, progress=lines.append)
+    summary = build(HANDMADE, built, DEFAULT_PARAMS, progress=lines.append, companions=COMPANIONS)
     assert summary.ran == () and summary.skipped == STAGES
     assert len(lines) == len(STAGES) and all("skipped" in line for line in lines)
 
@@ -43,7 +47,7 @@ def test_noop_rebuild_skips_every_stage(built: Path) -> None:
 def test_changed_params_rerun_from_results(tmp_path: Path, built: Path) -> None:
     out = tmp_path / "o"
     shutil.copytree(built, out)
-    summary = build(HANDMADE, out, DEFAULT_PARAMS.replace(min_pairs=2), progress=None)
+    summary = build(HANDMADE, out, DEFAULT_PARAMS.replace(min_pairs=2), progress=None, companions=COMPANIONS)
     assert summary.ran == STAGES  # verify is re-run whenever any stage has work
 
 
@@ -51,23 +55,23 @@ def test_deleted_output_is_rebuilt(tmp_path: Path, built: Path) -> None:
     out = tmp_path / "o"
     shutil.copytree(built, out)
     (out / "figures" / "forest.svg").unlink()
-    summary = build(HANDMADE, out, DEFAULT_PARAMS, progress=None)
+    summary = build(HANDMADE, out, DEFAULT_PARAMS, progress=None, companions=COMPANIONS)
     assert summary.ran == ("verify", "figures") and (out / "figures" / "forest.svg").is_file()
 
 
 def test_check_is_clean_then_names_a_tampered_file(tmp_path: Path, built: Path) -> None:
     out = tmp_path / "o"
     shutil.copytree(built, out)
-    assert check(HANDMADE, out, DEFAULT_PARAMS) == []
+    assert check(HANDMADE, out, DEFAULT_PARAMS, companions=COMPANIONS) == []
     (out / "tables" / "t3_panel.md").write_text("tampered\n")
     (out / "tables" / "stale.csv").write_text("x\n")
     (out / "figures" / "ladder.png").unlink()
-    assert check(HANDMADE, out, DEFAULT_PARAMS) == ["figures/ladder.png", "tables/stale.csv",
+    assert check(HANDMADE, out, DEFAULT_PARAMS, companions=COMPANIONS) == ["figures/ladder.png", "tables/stale.csv",
                                                     "tables/t3_panel.md"]
 
 
 def test_results_json_names_the_code_by_digest_not_by_commit(tmp_path: Path, built: Path) -> None:
-    from analysis.build import source_digest
+    from analysis.sources import source_digest
 
     out = tmp_path / "o"
     shutil.copytree(built, out)
@@ -142,23 +146,25 @@ def test_unusable_out_is_a_named_error(tmp_path: Path) -> None:
     f = tmp_path / "file"
     f.write_text("x")
     with pytest.raises(BuildError, match="pass a directory"):
-        build(HANDMADE, f, DEFAULT_PARAMS, progress=None)
+        build(HANDMADE, f, DEFAULT_PARAMS, progress=None, companions=COMPANIONS)
 
 
 def test_outputs_do_not_depend_on_the_working_directory(tmp_path: Path, built: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    assert check(HANDMADE.resolve(), built, DEFAULT_PARAMS) == []
+    assert check(HANDMADE.resolve(), built, DEFAULT_PARAMS, companions=COMPANIONS) == []
 
 
-def test_v2_pilot_section_when_the_pilot_exists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import analysis.build as build_mod
+def test_v2_pilot_section_when_the_pilot_exists(tmp_path: Path) -> None:
+    from analysis.evidence import write_lock
 
     pilot = tmp_path / "pilot"
-    shutil.copytree(HANDMADE, pilot)  # any conforming package stands in for data/v2/pilot
-    monkeypatch.setattr(build_mod, "PILOT_DIR", pilot)
+    shutil.copytree(HANDMADE, pilot)  # any conforming package declared a pilot stands in for data/v2/pilot
+    study = pilot / "study.toml"
+    study.write_text(study.read_text().replace('kind = "fixture"', 'kind = "pilot"', 1))
+    write_lock(pilot)
     out = tmp_path / "o"
-    build(HANDMADE, out, DEFAULT_PARAMS, progress=None)
+    build(HANDMADE, out, DEFAULT_PARAMS, progress=None, companions=[pilot])
     block = json.loads((out / "results.json").read_text())["v2_pilot"]
     assert block["panel"]["configurations"] == 3 and block["panel"]["mean"] == pytest.approx(0.25)
     assert block["mcnemar"]["complete"]["pairs"] == 6 and block["rows"] == 22
@@ -177,10 +183,8 @@ def test_v2_pilot_section_when_the_pilot_exists(tmp_path: Path, monkeypatch: pyt
     rows = pilot / "rows.csv"
     rows.write_text(rows.read_text().replace("a1-j,S5,acme/alpha-1,g1,1,j,1,true,,14,14,0,5,8200,",
                                              "a1-j,S5,acme/alpha-1,g1,1,j,1,true,,14,14,0,5,8500,", 1))
-    from analysis.evidence import write_lock
-
     write_lock(pilot)
-    again = build(HANDMADE, out, DEFAULT_PARAMS, progress=None)
+    again = build(HANDMADE, out, DEFAULT_PARAMS, progress=None, companions=[pilot])
     assert again.ran == STAGES
     # alpha-1 j carried chars (8500 + 9500 + 9000) / 3 = 9000 (was 8900).
     assert "| 9000 (n=3) |" in (out / "tables" / "t_v2_pilot.md").read_text(encoding="utf-8")
@@ -200,8 +204,6 @@ def test_a_package_failing_verification_writes_nothing(tmp_path: Path) -> None:
         build(bad, tmp_path / "o", DEFAULT_PARAMS, progress=None)
     assert not (tmp_path / "o").exists()
 
-
-PILOT = HANDMADE.parents[2] / "data" / "v2" / "pilot"
 
 
 @pytest.mark.skipif(not (PILOT / "provenance.lock").is_file(), reason="data/v2/pilot not present")
@@ -225,13 +227,13 @@ def test_the_committed_pilot_section_reports_the_null_result(built: Path) -> Non
 RESULTS_ONLY = """
 import sys
 from pathlib import Path
-from analysis.build import _CLAIMS
+from analysis.build import _CLAIMS, run_stage
+from analysis.build.inputs import BuildInputs
 from analysis.params import DEFAULT_PARAMS
-from analysis.report.pipeline import Pipeline
-pipe = Pipeline(Path(sys.argv[1]), Path(sys.argv[2]), DEFAULT_PARAMS, claims_path=_CLAIMS)
-pipe.stage_verify()
+inputs = BuildInputs(Path(sys.argv[1]), Path(sys.argv[2]), DEFAULT_PARAMS, claims_path=_CLAIMS)
+run_stage("verify", inputs)
 Path(sys.argv[2]).mkdir(parents=True)
-pipe.stage_results()
+run_stage("results", inputs)
 """
 
 

@@ -152,16 +152,15 @@ def _plain_without_figures() -> Path:
 def _build_without_drawing(package: Path, out: Path, figures_from: Path) -> None:
     """verify, results, tables and report stages; figures copied from a plain build (drawing six
     figures per example would cost seconds; the corpus test above draws them)."""
-    from analysis.build import _CLAIMS
-    from analysis.report.pipeline import Pipeline
+    from analysis.build import _CLAIMS, run_stage
+    from analysis.build.inputs import BuildInputs
 
-    pipe = Pipeline(package, out, DEFAULT_PARAMS, claims_path=_CLAIMS)
-    pipe.stage_verify()
+    inputs = BuildInputs(package, out, DEFAULT_PARAMS, claims_path=_CLAIMS)
+    run_stage("verify", inputs)
     out.mkdir(parents=True)
     shutil.copytree(figures_from / "figures", out / "figures")
-    pipe.stage_results()
-    pipe.stage_tables()
-    pipe.stage_report()
+    for stage in ("results", "tables", "report"):
+        run_stage(stage, inputs)
 
 
 NAMES = st.text(min_size=1, max_size=24)

@@ -46,7 +46,8 @@ EVIDENCE: dict[Path, Path] = {}
 @pytest.fixture(scope="module", params=PACKAGES)
 def out(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     o = tmp_path_factory.mktemp("out")
-    build(request.param, o, DEFAULT_PARAMS, progress=None)
+    companions = [PILOT] if request.param != PILOT and (PILOT / "provenance.lock").is_file() else []
+    build(request.param, o, DEFAULT_PARAMS, progress=None, companions=companions)
     EVIDENCE[o] = request.param
     return o
 
@@ -129,9 +130,8 @@ def test_missing_populations_leave_a_sentence_not_a_float(out: Path) -> None:
 def test_the_rendered_numbers_are_the_computed_ones(out: Path) -> None:
     """Every number of the rendered prose is a filter output over results.json (or a printed data
     string), and the headline numbers of results.json appear as computed."""
-    from analysis.build import _CLAIMS
-    from analysis.report.pipeline import Pipeline
     from analysis.report.render import render_report
+    from analysis.report.stage import evidence_summary
 
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     html = (out / "report" / "index.html").read_text(encoding="utf-8")
@@ -141,7 +141,9 @@ def test_the_rendered_numbers_are_the_computed_ones(out: Path) -> None:
     body = re.sub(r'<span class="header-section-number">[\d.]+</span>', " ", body)
     body = re.sub(r">(?:Table|Figure)\u00a0\d+<", "><", body)
     text = visible_text(body)
-    evidence = Pipeline(EVIDENCE[out], out, DEFAULT_PARAMS, claims_path=_CLAIMS).evidence_summary()
+    from analysis.evidence import load_package
+
+    evidence = evidence_summary(load_package(EVIDENCE[out]), EVIDENCE[out])
     trace = render_report(out, results, DEFAULT_PARAMS, evidence).trace
     sources = set(trace.emitted) | {"2026"}  # the cited paper's year
     for s in trace.strings:

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.tables import TABLE_ORDER
-from analysis.tables.registry import build_tables
+from analysis.tables.registry import TABLE_ORDER, build_tables
 from analysis.tables.render import to_csv, to_html, to_markdown
 from report_support import GOLDEN, context
 

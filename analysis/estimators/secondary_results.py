@@ -1,12 +1,10 @@
 """results.json blocks of the secondary analyses: fill, headings, carrier audit, failure modes
 and the panel inference the paper does not report (bootstrap, sign flip, GEE, Wilson cells).
 
-`headings_block(package, params)` is the RESULTS.md `headings` block exactly;
-`secondary_results(package, params)` returns the further keys (documented in
-docs/RESULTS_KEYS.md), JSON-ready: NaN -> null, tuples -> lists.
-
-Keys: `fill`, `headings_detail`, `carrier_audit`, `failure_modes`, `beyond_paper`
-(the last labelled "ours, not the paper's").
+`headings_block(package, params)` is the RESULTS.md `headings` block exactly; one function
+per further key (`fill_block`, `headings_detail_block`, `carrier_audit_block`,
+`failure_modes_block`, `beyond_paper_block`, the last labelled "ours, not the paper's"), each
+JSON-ready (NaN -> null, tuples -> lists). analysis.results.registry names them per key.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ import polars as pl
 
 from analysis.estimators import bootstrap, carrier, failures, fill, headings, paired, randomization, wilson
 from analysis.estimators.cells import cell_summary
-from analysis.estimators.common import OURS_LABEL, contrast_of, json_ready, json_ready_block, runs_frame
+from analysis.estimators.common import OURS_LABEL, json_ready, json_ready_block, runs_frame
 from analysis.estimators.correlation import Correlation
 from analysis.estimators.dependence import within_row_dependence
 from analysis.estimators.gee import gee_arm_effect
@@ -33,12 +31,6 @@ def _frame(df: pl.DataFrame) -> list[dict[str, Any]]:
 def effects_from_panel(panel: paired.Panel) -> pl.DataFrame:
     """Adapter: the paired panel's per-configuration effects as fill.EFFECT_COLUMNS (+ execution_group)."""
     return panel.frame.select(*fill.EFFECT_COLUMNS, "execution_group")
-
-
-def _panel(package: Any, params: Params) -> paired.Panel:
-    study = package.study
-    return paired.panel(package.rows, runs_frame(study), contrast_of(study),
-                        recency_cutoff=study.recency_cutoff, params=params)
 
 
 def headings_block(package: Any, params: Params) -> dict[str, Any]:
@@ -163,34 +155,49 @@ def _panel_inference_block(package: Any, params: Params, p: paired.Panel) -> dic
     }
 
 
-def secondary_results(package: Any, params: Params) -> dict[str, Any]:
-    """results.json keys of the secondary analyses (JSON-ready); see the module docstring."""
+def fill_block(package: Any, params: Params, p: paired.Panel) -> dict[str, Any]:
+    """results.json ``fill``: fill fractions, their correlations with the effect, rescue and gains."""
     study = package.study
-    p = _panel(package, params)
     effects = effects_from_panel(p)
     fills = fill.fill_fractions(package.rows, arm=study.control, scenario=study.scenario,
                                 runs=effects.select("configuration", "execution_group"))
     fa = fill.fill_analysis(effects, fills, params)
     fr = fill.fill_recall_correlation(package.rows, arm=study.control, scenario=study.scenario)
-    ceiling = carrier.ceiling_adherence(package.rows, study.scenario)
+    return json_ready_block(_fill_block(fa, fr))
+
+
+def headings_detail_block(package: Any, params: Params) -> dict[str, Any]:
+    """results.json ``headings_detail``: headings tables and within-cell fits."""
+    study = package.study
     h = headings.headings_analysis(package.rows, study.scenario, study.control, params)
+    return json_ready_block(_headings_detail(h, params))
+
+
+def carrier_audit_block(package: Any) -> dict[str, Any]:
+    """results.json ``carrier_audit``: carrier-vs-answer agreement and ceiling adherence."""
+    study = package.study
+    ceiling = carrier.ceiling_adherence(package.rows, study.scenario)
     audit = carrier.carrier_audit(package.rows, package.checks, study.scenario)
-    fm = failures.failure_modes(package.rows, package.checks, study.scenario, params)
-    out = {
-        "fill": _fill_block(fa, fr),
-        "headings_detail": _headings_detail(h, params),
-        "carrier_audit": {
-            "scenario": study.scenario, "audited_rows": audit.audited_rows, "agree_rows": audit.agree_rows,
-            "carrier_higher_rows": audit.carrier_higher_rows, "answer_higher_rows": audit.answer_higher_rows,
-            "present_missed_rows": audit.present_missed_rows,
-            "absent_answered_rows": audit.absent_answered_rows,
-            "per_arm": _frame(audit.per_arm),
-            "ceiling_adherence": {"tolerance": ceiling.tolerance, "per_arm": _frame(ceiling.per_arm)},
-        },
-        "failure_modes": _failures_block(fm),
-        "beyond_paper": _panel_inference_block(package, params, p),
-    }
-    cells = out["beyond_paper"]["design_effect_intervals"].pop("cells")
-    ready = json_ready_block(out)
-    ready["beyond_paper"]["design_effect_intervals"]["cells"] = _frame(cells)  # large: converted vectorised
+    return json_ready_block({
+        "scenario": study.scenario, "audited_rows": audit.audited_rows, "agree_rows": audit.agree_rows,
+        "carrier_higher_rows": audit.carrier_higher_rows, "answer_higher_rows": audit.answer_higher_rows,
+        "present_missed_rows": audit.present_missed_rows,
+        "absent_answered_rows": audit.absent_answered_rows,
+        "per_arm": _frame(audit.per_arm),
+        "ceiling_adherence": {"tolerance": ceiling.tolerance, "per_arm": _frame(ceiling.per_arm)},
+    })
+
+
+def failure_modes_block(package: Any, params: Params) -> dict[str, Any]:
+    """results.json ``failure_modes``: parse failures, invalid rows, fabrication and grader agreement."""
+    fm = failures.failure_modes(package.rows, package.checks, package.study.scenario, params)
+    return json_ready_block(_failures_block(fm))
+
+
+def beyond_paper_block(package: Any, params: Params, p: paired.Panel) -> dict[str, Any]:
+    """results.json ``beyond_paper`` (ours, not the paper's): bootstrap, sign flip, GEE, Wilson cells."""
+    block = _panel_inference_block(package, params, p)
+    cells = block["design_effect_intervals"].pop("cells")
+    ready = json_ready_block(block)
+    ready["design_effect_intervals"]["cells"] = _frame(cells)  # large: converted vectorised
     return ready

@@ -57,6 +57,8 @@ class Study:
     """The panel's runs, in file order."""
     arms: tuple[str, ...] | None = None
     """Declared arms (``[study] arms``), or None when study.toml does not declare them."""
+    kind: str | None = None
+    """What the package is (``[study] kind``, a key of schema.STUDY_KINDS), or None: a study of its own."""
 
 
 @dataclass(frozen=True)

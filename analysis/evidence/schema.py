@@ -158,7 +158,14 @@ STUDY_KEYS: dict[str, tuple[str, bool, str]] = {
     "treatment": (ARM, True, "treatment arm of the primary contrast (differs from control)"),
     "scenario": (IDENTIFIER, True, "scenario the primary contrast is read on"),
     "arms": ("arm_list", False, "every arm of rows.csv; when given, a row with another arm is an error"),
+    "kind": ("study_kind", False, "what the package is (STUDY_KINDS); absent: a study of its own"),
 }
+STUDY_KINDS: dict[str, str] = {
+    "reconstruction": "a reconstruction of the published v1 study: reported with the claims audit",
+    "pilot": "a small pilot run: reported on its own, or beside another package as its companion",
+    "fixture": "a hand-made package with hand-derived values, for tests and examples",
+}
+"""Values of ``[study] kind`` -> what they mean. An absent key means a study of its own."""
 CONFIGURATION_KEYS: dict[str, tuple[str, bool, str]] = {
     "family": ("text", True, "model family"),
     "published": ("date", True, "publication date of the configuration"),

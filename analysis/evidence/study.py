@@ -29,6 +29,7 @@ from .schema import (
     PARTITION_RUN_KEYS,
     STUDY_FILE,
     STUDY_KEYS,
+    STUDY_KINDS,
     charset_problem,
 )
 
@@ -151,6 +152,10 @@ class _Checker:
                     err = f"must be an integer in 1..{MAX_COUNT}, not {_shown(value)}"
             elif kind in CHARSETS:
                 err = charset_problem(kind, value)
+            elif kind == "study_kind":
+                if value not in STUDY_KINDS:
+                    err = (f"must be one of {', '.join(repr(k) for k in STUDY_KINDS)} (or left out for a "
+                           f"study of its own), not {_shown(value)}")
             elif kind == "arm_list":
                 if not isinstance(value, list) or not value:
                     err = "must be a non-empty array of arm codes, like [\"j\", \"q\"]"
@@ -272,7 +277,7 @@ def _parse(data: bytes) -> tuple[Study | None, list[Problem], frozenset[str] | N
         return None, c.problems, keys, tuple(runs)
     study = Study(head["name"], head["recency_cutoff"], head["control"], head["treatment"],
                   head["scenario"], MappingProxyType(configurations), tuple(runs),
-                  tuple(head["arms"]) if "arms" in head else None)
+                  tuple(head["arms"]) if "arms" in head else None, head.get("kind"))
     return study, [], keys, tuple(runs)
 
 

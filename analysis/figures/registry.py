@@ -25,3 +25,9 @@ def write_figures(specs: list[FigureSpec], directory: Path) -> list[Path]:
     path = directory / "index.json"
     path.write_text(json.dumps(index, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", newline="\n")
     return [*paths, path]
+
+
+def figures_stage(ctx: ReportContext, out_dir: Path) -> tuple[list[Path], str]:
+    """Draw every figure; write PNG and SVG under OUT/figures. Returns (paths, detail)."""
+    paths = write_figures(build_figures(ctx), out_dir / "figures")
+    return paths, f"{(len(paths) - 1) // 2} figures (PNG and SVG)"

@@ -157,9 +157,9 @@ def _design(args: argparse.Namespace) -> int:
     _say(f"plan: fitting variance components to {evidence} and simulating "
          f"{len(plan.configurations) * len(plan.repeats) * len(plan.effects)} cells x {plan.sims} studies x 2 variants")
     design = make_design(pkg, plan, prices=prices, fixture=fixture, cost_ratio=args.cost_ratio, progress=None)
-    from analysis.report.pipeline import evidence_kind
+    from analysis.evidence.describe import evidence_kind
 
-    ev = {"path": str(evidence), "kind": evidence_kind(Path(evidence)), "sha256": dict(pkg.digests)}
+    ev = {"path": str(evidence), "kind": evidence_kind(pkg), "sha256": dict(pkg.digests)}
     if ev["kind"] == "v1":
         _say("plan: data/v1 is a RECONSTRUCTION fitted to the paper's published numbers; its components "
              "describe that reconstruction, not the released v1 package")

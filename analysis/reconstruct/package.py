@@ -73,7 +73,8 @@ def study_toml(b: Builder) -> bytes:
     out = ['# RECONSTRUCTION of the v1 study configuration (see RECONSTRUCTION.md). Publication dates',
            '# are placeholders on the correct side of the recency cutoff; nothing here is the released package.',
            "[study]", 'name = "capacity-matched partition study (v1 reconstruction)"',
-           f"recency_cutoff = {CUTOFF.isoformat()}", 'control = "j"', 'treatment = "q"', 'scenario = "S5"', ""]
+           f"recency_cutoff = {CUTOFF.isoformat()}", 'control = "j"', 'treatment = "q"', 'scenario = "S5"',
+           'kind = "reconstruction"', ""]
     configs: dict[str, bool] = {}
     for _, cfg in PANEL:
         configs[cfg] = True

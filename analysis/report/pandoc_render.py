@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis.build import BuildError
+from analysis.outdir import BuildError
 
 TEMPLATES = Path(__file__).with_name("templates")
 CROSSREF_FILTER = TEMPLATES / "crossref.lua"

@@ -29,7 +29,7 @@ import jinja2
 from markupsafe import Markup
 
 from analysis import escape
-from analysis.build import BuildError
+from analysis.outdir import BuildError
 from analysis.report.numbers import NumberTrace
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -164,7 +164,7 @@ def render_report(out_dir: Path, results: dict[str, Any], params: Any, evidence:
         if name in figures:
             return not figures[name].get("empty_reason")
         raise KeyError(f"the report template names {name!r}, which neither the tables stage wrote nor "
-                       "the figures stage drew; add it to analysis.tables.TABLE_ORDER or "
+                       "the figures stage drew; add it to analysis.tables.registry.TABLE_ORDER or "
                        "analysis.figures.FIGURE_ORDER, or fix the template")
 
     def include_table(name: str) -> Markup:

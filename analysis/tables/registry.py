@@ -1,4 +1,5 @@
-"""Build every table and write its CSV, Markdown and HTML renderings, plus tables/index.json."""
+"""Every table in report order (TABLE_ORDER); build them and write their CSV, Markdown and HTML renderings
+plus tables/index.json (the tables stage of the build)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,43 @@ import importlib
 import json
 from pathlib import Path
 
-from analysis.tables import TABLE_ORDER
 from analysis.tables.context import ReportContext
 from analysis.tables.render import to_csv, to_html, to_markdown
 from analysis.tables.spec import TableSpec
+
+TABLE_ORDER: tuple[tuple[str, str], ...] = (
+    ("analysis.tables.arm_means", "supporting_arms"),
+    ("analysis.tables.arm_means", "ladder"),
+    ("analysis.tables.arm_means", "scenario_comparison"),
+    ("analysis.tables.arm_means", "reduced_ceiling"),
+    ("analysis.tables.arm_means", "reduced_ceiling_by_model"),
+    ("analysis.tables.arm_means", "fill_examples"),
+    ("analysis.tables.panel", "table3"),
+    ("analysis.tables.panel", "out_of_window"),
+    ("analysis.tables.panel", "panel_summary"),
+    ("analysis.tables.panel", "sparse_cells"),
+    ("analysis.tables.panel", "sensitivity"),
+    ("analysis.tables.fill", "threshold_classes"),
+    ("analysis.tables.fill", "borderline"),
+    ("analysis.tables.cells", "deeper_repeats"),
+    ("analysis.tables.headings", "headings"),
+    ("analysis.tables.headings", "headings_within"),
+    ("analysis.tables.carrier", "carrier"),
+    ("analysis.tables.failures", "fabrication"),
+    ("analysis.tables.failures", "parse_failure_summary"),
+    ("analysis.tables.failures", "invalid_summary"),
+    ("analysis.tables.cells", "validity"),
+    ("analysis.tables.cells", "recall_cells"),
+    ("analysis.tables.panel_inference", "panel_inference"),
+    ("analysis.tables.cells", "cell_intervals"),
+    ("analysis.tables.failures", "claims_summary"),
+    ("analysis.tables.failures", "claims_audit"),
+    ("analysis.tables.survival", "fact_survival"),
+    ("analysis.tables.survival", "fact_survival_cuts"),
+    ("analysis.tables.pilot", "v2_pilot"),
+)
+"""Every table builder, in report order, as (module, function)."""
+
 
 
 def build_tables(ctx: ReportContext) -> list[TableSpec]:
@@ -39,3 +73,11 @@ def write_tables(specs: list[TableSpec], directory: Path) -> list[Path]:
     path.write_text(json.dumps(index, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", newline="\n")
     written.append(path)
     return written
+
+
+def tables_stage(ctx: ReportContext, out_dir: Path) -> tuple[list[Path], str]:
+    """Build every table; write CSV, Markdown and HTML under OUT/tables. Returns (paths, detail)."""
+    specs = build_tables(ctx)
+    paths = write_tables(specs, out_dir / "tables")
+    empty = sum(1 for t in specs if t.is_empty)
+    return paths, f"{len(specs)} tables ({empty} not in this evidence)"

@@ -1,5 +1,17 @@
 """The generation pipeline behind ``python generate.py``: verify -> results -> tables -> figures -> report.
 
+The orchestrator on top: it decides which stages run (content keys, the stamp), stages and commits
+their outputs, and holds the lock. Each stage's work lives with what it produces:
+
+- verify: analysis.evidence.stage (plus the report's check that its front matter can hold the path)
+- results: analysis.results.stage (every block of analysis.results.registry) -> results.json
+- tables: analysis.tables.registry.tables_stage -> tables/
+- figures: analysis.figures.registry.figures_stage -> figures/
+- report: analysis.report.stage (manuscript, Pandoc page, claims-audit copies, trajectory pages) -> report/
+
+analysis.build.inputs holds the inputs the stages share (loaded lazily, at most once); the sources
+each stage runs are listed in analysis.sources (its key, and results.json's code digest).
+
 Methods note: every stage has a content key, the SHA-256 of what it reads: the bytes of the
 evidence files named in the provenance lock, the analysis Params, the source files of the
 code it runs, the versions of the libraries that shape its bytes, and the key of the stage
@@ -32,10 +44,10 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from analysis.outdir import (
     DEFAULT_WAIT_S,
@@ -53,6 +65,10 @@ from analysis.outdir import (
     stale_outputs,
     validate_out,
 )
+from analysis.sources import file_sha256, source_lines
+
+if TYPE_CHECKING:
+    from analysis.build.inputs import BuildInputs
 
 STAMP_NAME = ".build-stamp.json"
 STAMP_VERSION = 1
@@ -60,19 +76,8 @@ STAGES: tuple[str, ...] = ("verify", "results", "tables", "figures", "report")
 UNMANAGED_REPORT_DIRS: tuple[str, ...] = QUARTO_OWN
 """Quarto's own files and render output inside report/, never written, removed or compared."""
 
-_PKG = Path(__file__).resolve().parent
-_REPO = _PKG.parent
+_REPO = Path(__file__).resolve().parents[2]
 _CLAIMS = _REPO / "data" / "published" / "claims.yaml"
-PILOT_DIR = _REPO / "data" / "v2" / "pilot"
-"""The runner's v2 pilot package; the report gains a section on it when it exists."""
-_STAGE_SOURCES: dict[str, tuple[str, ...]] = {
-    "verify": ("evidence",),
-    "results": ("evidence", "estimators", "params.py", "results.py", "audit", "reconstruct",
-                "report/pipeline.py", "tables/pilot.py", "plan"),  # the v2 pilot block (pipeline.pilot_block)
-    "tables": ("tables", "estimators", "audit", "reconstruct"),
-    "figures": ("figures", "style", "tables", "estimators"),
-    "report": ("report", "tables", "viewer", "estimators", "evidence"),  # viewer: report/trajectories*.html
-}
 _STAGE_LIBS: dict[str, tuple[str, ...]] = {
     "verify": ("polars",),
     "results": ("polars", "numpy", "scipy", "statsmodels"),
@@ -107,18 +112,6 @@ def stderr_progress(line: str) -> None:
 
 # --------------------------------------------------------------------------- hashing
 
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _file_sha(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def evidence_key(evidence_dir: Path, *, strict: bool = True) -> str | None:
     """The package's content key (analysis.evidence.package_key: the lock is validated first).
 
@@ -134,30 +127,6 @@ def evidence_key(evidence_dir: Path, *, strict: bool = True) -> str | None:
         if strict:
             raise
         return None
-
-
-def _source_files(names: Iterable[str]) -> list[Path]:
-    files: list[Path] = []
-    for name in names:
-        p = _PKG / name
-        if p.is_file():
-            files.append(p)
-        elif p.is_dir():
-            files += [f for f in p.rglob("*") if f.is_file() and "__pycache__" not in f.parts
-                      and f.suffix not in (".pyc", ".pyo")]
-    return sorted(set(files))
-
-
-def source_digest(stage: str) -> str:
-    """SHA-256 over the analysis source files a stage runs (relative path and bytes of each).
-
-    The code's identity as results.json records it: equal in every clone of the same sources,
-    whatever the commit, branch or working-tree state.
-    """
-    h = hashlib.sha256()
-    for f in _source_files(_STAGE_SOURCES[stage]):
-        h.update(f"{f.relative_to(_PKG).as_posix()}:{_file_sha(f)}\n".encode())
-    return h.hexdigest()
 
 
 def _lib_versions(libs: Iterable[str]) -> str:
@@ -178,7 +147,7 @@ def _params_text(params: Any) -> str:
     return json.dumps(data, sort_keys=True, default=repr)
 
 
-def stage_keys(evidence_dir: Path, params: Any) -> dict[str, str] | None:
+def stage_keys(evidence_dir: Path, params: Any, companions: Sequence[Path] = ()) -> dict[str, str] | None:
     """The content key of every stage, chained in stage order; None when the evidence is unreadable."""
     ev = evidence_key(evidence_dir)
     if ev is None:
@@ -187,12 +156,13 @@ def stage_keys(evidence_dir: Path, params: Any) -> dict[str, str] | None:
     prev = f"evidence:{ev}\nparams:{_params_text(params)}\npython:{sys.version_info[:2]}"
     for stage in STAGES:
         h = hashlib.sha256(f"{STAMP_VERSION}\n{stage}\n{prev}\n".encode())
-        for f in _source_files(_STAGE_SOURCES[stage]):
-            h.update(f"{f.relative_to(_PKG).as_posix()}:{_file_sha(f)}\n".encode())
+        for line in source_lines(stage):
+            h.update(line.encode())
         if stage in ("results", "tables") and _CLAIMS.is_file():
-            h.update(f"claims:{_file_sha(_CLAIMS)}\n".encode())
-        if stage == "results":  # the v2 pilot's bytes; later stages chain this key, so they rerun too
-            h.update(f"pilot:{evidence_key(PILOT_DIR, strict=False)}\n".encode())
+            h.update(f"claims:{file_sha256(_CLAIMS)}\n".encode())
+        if stage == "results":  # the companions' bytes; later stages chain this key, so they rerun too
+            for companion in companions:
+                h.update(f"companion:{evidence_key(companion, strict=False)}\n".encode())
         h.update(_lib_versions(_STAGE_LIBS[stage]).encode())
         keys[stage] = prev = h.hexdigest()
     return keys
@@ -223,13 +193,66 @@ def _unchanged(out_dir: Path, entry: Any, key: str) -> bool:
         if not is_managed_rel(rel):  # a stamp naming anything else is not ours: rebuild
             return False
         p = out_dir / rel
-        if not p.is_file() or _file_sha(p) != digest:
+        if not p.is_file() or file_sha256(p) != digest:
             return False
     return True
 
 
 def _digests(out_dir: Path, paths: Iterable[Path]) -> dict[str, str]:
-    return {p.relative_to(out_dir).as_posix(): _file_sha(p) for p in sorted(set(paths))}
+    return {p.relative_to(out_dir).as_posix(): file_sha256(p) for p in sorted(set(paths))}
+
+
+# --------------------------------------------------------------------------- the stages
+# Each stage's work lives with what it produces; these adapters feed it the build's shared inputs.
+# Heavy modules are imported only when a stage runs.
+
+def _verify(inputs: BuildInputs) -> tuple[list[Path], str]:
+    from analysis.evidence.stage import verify_stage
+    from analysis.report.stage import check_evidence_label
+
+    package = inputs.package
+    check_evidence_label(inputs.evidence_label)  # the report's YAML holds the path: refuse it now
+    return verify_stage(package, inputs.evidence_label)
+
+
+def _results(inputs: BuildInputs) -> tuple[list[Path], str]:
+    from analysis.audit.headline import audit_block
+    from analysis.results.stage import assemble_results, results_stage
+
+    results = assemble_results(inputs.package, inputs.params, claims_audit=audit_block(inputs.audit),
+                               pilot=inputs.pilot_package, pilot_path=inputs.pilot_dir,
+                               user_dir=inputs.user_dir)
+    paths, detail, inputs.results = results_stage(results, inputs.out_dir)
+    return paths, detail
+
+
+def _tables(inputs: BuildInputs) -> tuple[list[Path], str]:
+    from analysis.tables.registry import tables_stage
+
+    return tables_stage(inputs.context(), inputs.out_dir)
+
+
+def _figures(inputs: BuildInputs) -> tuple[list[Path], str]:
+    from analysis.figures.registry import figures_stage
+
+    return figures_stage(inputs.context(), inputs.out_dir)
+
+
+def _report(inputs: BuildInputs) -> tuple[list[Path], str]:
+    from analysis.report.stage import evidence_summary, report_stage
+
+    summary = evidence_summary(inputs.package, inputs.evidence_dir)
+    return report_stage(inputs.out_dir, inputs.results, inputs.params, summary, inputs.package,
+                        inputs.pilot_package)
+
+
+_STAGE_WORK: dict[str, Callable[[BuildInputs], tuple[list[Path], str]]] = {
+    "verify": _verify, "results": _results, "tables": _tables, "figures": _figures, "report": _report}
+
+
+def run_stage(stage: str, inputs: BuildInputs) -> tuple[list[Path], str]:
+    """Run one stage's work on ``inputs`` (no keys, stamp, staging or lock): (paths written, detail)."""
+    return _STAGE_WORK[stage](inputs)
 
 
 # --------------------------------------------------------------------------- the pipeline
@@ -242,6 +265,7 @@ def build(
     progress: Progress | None = stderr_progress,
     force: bool = False,
     wait: float = DEFAULT_WAIT_S,
+    companions: Sequence[Path] = (),
 ) -> BuildSummary:
     """Regenerate every output of OUT from the evidence package; skip stages whose inputs are unchanged.
 
@@ -249,16 +273,22 @@ def build(
     staging directory and the new files replace the old ones in one short commit (analysis.outdir):
     a failure or a signal before it leaves OUT as it was. Only files this build writes, or that the
     previous manifest names and this build no longer produces, are replaced or removed. ``wait``
-    bounds the wait for another build of the same OUT. Raises analysis.evidence.EvidenceError
-    subclasses for a package that fails verification (nothing is written then), BuildError for an
-    unusable OUT, BuildInterrupted for SIGINT/SIGTERM (main thread).
+    bounds the wait for another build of the same OUT. ``companions`` names the packages reported
+    beside the evidence: at most one, a pilot (``kind = "pilot"`` in its study.toml). Raises
+    analysis.evidence.EvidenceError subclasses for a package that fails verification (nothing is
+    written then), BuildError for an unusable OUT (CompanionError for a companion that is no pilot),
+    BuildInterrupted for SIGINT/SIGTERM (main thread).
     """
     if isinstance(out_dir, str) and not out_dir.strip():
         raise BuildError("--out is empty; pass the output directory (it is created when missing)")
     evidence_dir, out_dir = Path(evidence_dir), Path(out_dir)
     say = progress or (lambda _line: None)
-    validate_out(out_dir, [evidence_dir, *([PILOT_DIR] if PILOT_DIR.is_dir() else [])])
-    keys = stage_keys(evidence_dir, params)
+    companions = [Path(c) for c in companions]
+    if len(companions) > 1:
+        raise BuildError(f"{len(companions)} companions named; the report shows one pilot beside the "
+                         "evidence: pass --companion once")
+    validate_out(out_dir, [evidence_dir, *companions])
+    keys = stage_keys(evidence_dir, params, companions)
     from analysis.plan.report_blocks import mix_design_key  # issue 13: OUT/design.json feeds the report
     keys = mix_design_key(keys, out_dir)
     if not out_dir.exists():  # verify before creating anything: a failing package writes nothing
@@ -267,7 +297,7 @@ def build(
         load_package(evidence_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
     with interruptible(), BuildLock(out_dir, wait, say):
-        return _build_locked(evidence_dir, out_dir, params, keys, say, force)
+        return _build_locked(evidence_dir, out_dir, params, keys, say, force, companions)
 
 
 def _remove_staging(staging: Path) -> list[int]:
@@ -278,7 +308,7 @@ def _remove_staging(staging: Path) -> list[int]:
 
 
 def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str, str] | None,
-                  say: Progress, force: bool) -> BuildSummary:
+                  say: Progress, force: bool, companions: Sequence[Path]) -> BuildSummary:
     previous = _read_stamp(out_dir).get("stages", {})
     previous = previous if isinstance(previous, dict) else {}
     stamp = {} if force or keys is None else previous
@@ -299,16 +329,17 @@ def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str
                 (staging / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(out_dir / rel, staging / rel)
 
-        from analysis.report.pipeline import Pipeline  # heavy imports only when there is work to do
+        from analysis.build.inputs import BuildInputs  # heavy imports only when there is work to do
 
-        pipe = Pipeline(evidence_dir, staging, params, claims_path=_CLAIMS, user_dir=out_dir)
+        inputs = BuildInputs(evidence_dir, staging, params, claims_path=_CLAIMS, user_dir=out_dir,
+                             pilot_dir=companions[0] if companions else None)
         written: list[str] = []
         for i, stage in enumerate(STAGES, 1):
             if stage not in todo:
                 say(f"[{i}/{len(STAGES)}] {stage}: unchanged, skipped")
                 continue
             t0 = time.perf_counter()
-            paths, detail = getattr(pipe, f"stage_{stage}")()
+            paths, detail = _STAGE_WORK[stage](inputs)
             digests = _digests(staging, paths)
             written += digests
             new_stamp[stage] = {"key": None if keys is None else keys[stage], "outputs": digests}
@@ -380,14 +411,15 @@ def diff_outputs(expected_dir: Path, actual_dir: Path) -> list[str]:
     return sorted(differ)
 
 
-def check(evidence_dir: Path, out_dir: Path, params: Any, *, progress: Progress | None = None) -> list[str]:
+def check(evidence_dir: Path, out_dir: Path, params: Any, *, progress: Progress | None = None,
+          companions: Sequence[Path] = ()) -> list[str]:
     """Regenerate into a temporary directory and list the committed outputs of OUT that differ.
 
     An empty list means OUT is exactly what the evidence, params and code produce now.
     """
     tmp = Path(tempfile.mkdtemp(prefix="generate-check-"))
     try:
-        build(Path(evidence_dir), tmp, params, progress=progress, force=True)
+        build(Path(evidence_dir), tmp, params, progress=progress, force=True, companions=companions)
         out_dir = Path(out_dir)
         if (out_dir / LOCK_FILE).is_file():  # a build of OUT in progress: compare after its commit
             try:

@@ -1,4 +1,8 @@
-"""The claims-audit headline as a JSON-ready block of results.json (``claims_audit``)."""
+"""The claims-audit headline as a JSON-ready block of results.json (``claims_audit``).
+
+The build computes it and hands it to the results assembly (analysis.results.registry), so results
+never imports the audit, which itself reads results (the audit sits beside results).
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,106 @@
+"""The inputs of one build, loaded lazily and at most once, that the stages share.
+
+Methods note: the package (verified before parsing), results.json (computed by the results stage,
+or read back from OUT when that stage was skipped), the claims audit (v1 evidence only) and the
+companion package named beside the evidence (``--companion``: a package whose study.toml declares
+``kind = "pilot"``), also verified first.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from analysis.evidence import load_package
+from analysis.evidence.describe import display_path, evidence_kind
+from analysis.outdir import BuildError
+
+
+class CompanionError(BuildError):
+    """A companion package the report cannot show beside the evidence; the message says the fix."""
+
+
+class BuildInputs:
+    """One build's evidence, params, OUT (the staging directory) and lazily loaded inputs."""
+
+    def __init__(self, evidence_dir: Path, out_dir: Path, params: Any, *, claims_path: Path,
+                 pilot_dir: Path | None = None, user_dir: Path | None = None) -> None:
+        """``pilot_dir``: the companion package reported beside the evidence (its pilot), if any."""
+        self.evidence_dir = Path(evidence_dir)
+        self.evidence_label = display_path(self.evidence_dir).as_posix()
+        self.out_dir = Path(out_dir)
+        self.user_dir = Path(user_dir) if user_dir is not None else self.out_dir
+        """The real OUT (the stages write into a staging dir): inputs the user keeps there, e.g. design.json."""
+        self.params = params
+        self.claims_path = claims_path
+        self.pilot_dir = Path(pilot_dir) if pilot_dir is not None else None
+        self._package: Any = None
+        self._results: dict[str, Any] | None = None
+        self._audit: Any = None
+        self._audit_done = False
+        self._pilot: Any = None
+        self._pilot_done = False
+
+    @property
+    def package(self) -> Any:
+        """The verified EvidencePackage."""
+        if self._package is None:
+            self._package = load_package(self.evidence_dir)
+        return self._package
+
+    @property
+    def results(self) -> dict[str, Any]:
+        """results.json: computed by the results stage, else read from OUT."""
+        if self._results is None:
+            path = self.out_dir / "results.json"
+            self._results = json.loads(path.read_text(encoding="utf-8"))
+        return self._results
+
+    @results.setter
+    def results(self, value: dict[str, Any]) -> None:
+        self._results = value
+
+    @property
+    def pilot_package(self) -> Any:
+        """The verified companion pilot package, or None when none is named or the evidence is itself a pilot."""
+        if not self._pilot_done:
+            self._pilot_done = True
+            if self.pilot_dir is not None and evidence_kind(self.package) != "v2-pilot":
+                pilot = load_package(self.pilot_dir)  # verifies the lock before parsing
+                if evidence_kind(pilot) != "v2-pilot":
+                    kind = pilot.study.kind
+                    declared = "no kind" if kind is None else f"kind = {kind!r}"
+                    raise CompanionError(
+                        f"--companion {self.pilot_dir}: the report shows a pilot beside the evidence, and "
+                        f"this package's study.toml declares {declared}; "
+                        'add kind = "pilot" to its [study] table and re-lock it (python generate.py lock DIR), '
+                        "or leave out --companion")
+                self._pilot = pilot
+        return self._pilot
+
+    @property
+    def audit(self) -> Any:
+        """The claims audit (analysis.audit.claims_audit.audit_claims) of the v1 evidence, else None.
+
+        The audit compares the paper's printed numbers with values computed from the package, which
+        is meaningful for the v1 reconstruction only; other packages (the hand-made fixture, a v2
+        run) measure something else, and the report says that the audit was not run for them.
+        """
+        if not self._audit_done:
+            self._audit_done = True
+            if evidence_kind(self.package) == "v1" and self.claims_path.is_file():
+                from analysis.audit.claims_audit import audit_claims
+                from analysis.reconstruct.claims import load_claims
+
+                self._audit = audit_claims(self.package, load_claims(self.claims_path), self.params)
+        return self._audit
+
+    def context(self) -> Any:
+        """The ReportContext every table and figure builder reads."""
+        from analysis.tables.context import ReportContext
+        from analysis.tables.pilot import PILOT_KEY
+
+        pilot = self.pilot_package
+        extras = {} if pilot is None else {PILOT_KEY: pilot}
+        return ReportContext(self.package, self.results, self.params, self.audit, extras)

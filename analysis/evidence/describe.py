@@ -1,0 +1,56 @@
+"""What outputs say about a package: its display path, its kind and its runner pins.
+
+Methods note: ``display_path`` names a package relative to the repository (or the working
+directory), so outputs do not depend on where the build ran. ``evidence_kind`` says how a
+package is reported, from what its study.toml declares (``[study] kind``), never from where it
+lies. ``runner_table`` reads the ``[runner]`` table of a verified package's
+study.toml (read again under the evidence file rules).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from analysis.evidence.errors import EvidenceError
+from analysis.evidence.files import read_evidence_file
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def display_path(path: Path) -> Path:
+    """How outputs name ``path``: relative to the repository when inside it, else to the working
+    directory when below it, else as given. Outputs then do not depend on where the build ran."""
+    resolved = Path(path).resolve()
+    for base in (REPO, Path.cwd()):
+        try:
+            return resolved.relative_to(base)
+        except ValueError:
+            continue
+    return Path(path)
+
+
+REPORT_KINDS: dict[str | None, str] = {"reconstruction": "v1", "pilot": "v2-pilot", "fixture": "handmade",
+                                       None: "other"}
+"""``[study] kind`` (schema.STUDY_KINDS; None when absent) -> how the report presents the package."""
+
+
+def evidence_kind(package: Any) -> str:
+    """'v1', 'v2-pilot', 'handmade' or 'other': what the package's study.toml says it is (``[study] kind``)."""
+    return REPORT_KINDS[package.study.kind]
+
+
+def runner_table(root: Path) -> dict[str, Any] | None:
+    """The [runner] table of a package's study.toml (the runner's pins and request shape), or None.
+
+    Call only on a package that load_package verified: study.toml is one of its locked files.
+    """
+    try:  # the evidence file rules again: the file could have been swapped since it was verified
+        doc = tomllib.loads(read_evidence_file(root, "study.toml").decode("utf-8"))
+    except (OSError, ValueError, RecursionError, EvidenceError):
+        return None
+    runner = doc.get("runner")
+    if not isinstance(runner, dict) or not runner:
+        return None
+    return {str(k): v for k, v in sorted(runner.items()) if isinstance(v, dict)} or None

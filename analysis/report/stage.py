@@ -1,0 +1,61 @@
+"""The report stage of the build: the manuscript, its offline page, the claims-audit copies and the
+trajectory pages under OUT/report.
+
+Methods note: the report reads only what earlier stages wrote (results.json, the table and figure
+indexes) plus the verified packages for the trajectory pages, so it can run alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from analysis.evidence.describe import display_path, evidence_kind
+
+DETAIL = ("report/index.qmd, report/_quarto.yml, report/index.html (Pandoc), report/claims_audit.*, "
+          "report/trajectories*.html")
+
+
+def check_evidence_label(label: str) -> None:
+    """Refuse, before anything is written, an evidence path the report's YAML front matter cannot hold."""
+    from analysis.report.render import front_matter
+
+    front_matter(label)
+
+
+def evidence_summary(package: Any, evidence_dir: Path) -> dict[str, Any]:
+    """What the report says about the evidence: path, kind, study name and counts."""
+    return {"path": display_path(evidence_dir).as_posix(), "kind": evidence_kind(package),
+            "study_name": package.study.name, "rows": package.rows.height,
+            "valid_rows": int(package.rows.get_column("valid").sum()), "checks": package.checks.height,
+            "configurations": len(package.study.configurations)}
+
+
+def trajectory_pages(directory: Path, package: Any, pilot: Any, params: Any) -> list[Path]:
+    """report/trajectories.html (the evidence) and trajectories-v2-pilot.html (the pilot beside it)."""
+    from analysis.tables.survival import survival_of
+    from analysis.viewer.trajectories import write_trajectory_pages
+
+    pages = [("trajectories.html", package, survival_of(package, params), "this evidence")]
+    if pilot is not None:
+        pages.append(("trajectories-v2-pilot.html", pilot, survival_of(pilot, params), "v2 pilot"))
+    return write_trajectory_pages(directory, pages)
+
+
+def report_stage(out_dir: Path, results: dict[str, Any], params: Any, summary: dict[str, Any],
+                 package: Any, pilot: Any) -> tuple[list[Path], str]:
+    """Render report/_quarto.yml, report/index.qmd and the offline report/index.html (Pandoc), copy the
+    claims audit beside them and write the trajectory pages. Returns (paths, detail)."""
+    from analysis.report.render import write_report
+
+    directory = out_dir / "report"
+    paths = write_report(out_dir, results, params, summary)
+    # The claims audit also lives beside the manuscript (CSV and Markdown), as the audit issue asks.
+    for suffix in (".csv", ".md"):
+        source = out_dir / "tables" / f"t_claims_audit{suffix}"
+        if source.is_file():
+            target = directory / f"claims_audit{suffix}"
+            target.write_bytes(source.read_bytes())
+            paths.append(target)
+    paths += trajectory_pages(directory, package, pilot, params)
+    return paths, DETAIL

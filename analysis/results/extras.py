@@ -1,0 +1,43 @@
+"""Results blocks beyond the core estimators: fact survival, and the blocks only the build can compute
+(claims audit, companion pilot, preregistration, design). analysis.results.registry names them per key."""
+
+from __future__ import annotations
+
+from analysis.estimators import survival_results
+from analysis.results.block import Block
+from analysis.results.inputs import ResultsInputs
+
+
+def fact_survival(i: ResultsInputs) -> Block:
+    """``fact_survival``: fold-by-fold capture and survival (analysis.estimators.survival_results)."""
+    return Block(survival_results.survival_block(i.package, i.params))
+
+
+def claims_audit(i: ResultsInputs) -> Block | None:
+    """``claims_audit``: the audit's headline (analysis.audit.headline.audit_block), when the build ran
+    the audit and handed it in."""
+    return None if i.claims_audit is None else Block(i.claims_audit)
+
+
+def v2_pilot(i: ResultsInputs) -> Block | None:
+    """``v2_pilot``: the companion pilot through the same estimators, when one is named."""
+    from analysis.results.pilot import pilot_block
+
+    if i.pilot is None or i.pilot_path is None:
+        return None
+    return Block(pilot_block(i.pilot, i.params, i.pilot_path))
+
+
+def preregistration(i: ResultsInputs) -> Block:
+    """``preregistration``: the sealed plan and every deviation from it (issue 13)."""
+    from analysis.plan.report_blocks import preregistration_block  # issue 13
+
+    return Block(preregistration_block(i.package, i.params, i.panel.summary.configurations))
+
+
+def design(i: ResultsInputs) -> Block | None:
+    """``design``: OUT/design.json, when the build's OUT holds one (issue 13)."""
+    from analysis.plan.report_blocks import design_block  # issue 13
+
+    design = None if i.user_dir is None else design_block(i.user_dir)
+    return None if design is None else Block(design)

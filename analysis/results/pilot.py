@@ -1,0 +1,45 @@
+"""The ``v2_pilot`` block of results.json: a companion package through the same estimators.
+
+Methods note: paired effect, planned-repeat bounds and exact McNemar come from
+analysis.results.build_results on the companion package; the per-arm cells from
+analysis.estimators.arm_cells.pilot_arms (the t_v2_pilot table's data); the endpoint
+provenance from the [runner] table of its (locked) study.toml.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from analysis.estimators.arm_cells import pilot_arms
+from analysis.estimators.common import json_ready
+from analysis.evidence.describe import display_path, runner_table
+from analysis.evidence.schema import extra_column
+
+
+def pilot_block(pkg: Any, params: Any, path: Path) -> dict[str, Any]:
+    """The ``v2_pilot`` block of the verified package ``pkg`` found at ``path``."""
+    from analysis.results import build_results
+
+    res = build_results(pkg, params)
+    keep = ("configurations", "mean", "median", "min", "max", "positive", "negative", "zero", "effects")
+    arms = pilot_arms(pkg, params)
+    served = None
+    if extra_column("served_models") in pkg.rows.columns:  # a runner extra column of rows.csv
+        served = sorted(pkg.rows.get_column(extra_column("served_models")).drop_nulls().unique().to_list())
+    return {"path": display_path(path).as_posix(), "study_name": pkg.study.name,
+            "evidence": res.get("evidence"), "contrast": res.get("contrast"),
+            "rows": pkg.rows.height, "valid_rows": int(pkg.rows.get_column("valid").fill_null(False).sum()),
+            "panel": {k: (res.get("panel") or {}).get(k) for k in keep},
+            "bounds": res.get("bounds"),
+            "mcnemar": (res.get("mcnemar") or {}).get("partial"),
+            "arms": json_ready(arms),
+            "identical_repeats": bool(arms.height) and bool(
+                (arms.get_column("distinct_answers") == 1).all()
+                and (arms.get_column("repeats") > 1).all()),
+            "checks_passed": int(arms.get_column("checks_passed").sum()),
+            "checks": int(arms.get_column("checks").sum()),
+            "carrier_values": int(arms.get_column("carrier_values").sum()),
+            "audited_checks": int(arms.get_column("audited_checks").sum()),
+            "served_models": served, "runner": json_ready(runner_table(pkg.root)),
+            "fact_survival": res.get("fact_survival")}

@@ -1,0 +1,125 @@
+"""The registry of results blocks (analysis/results/registry.py) is what results.json, the docs and the
+table and figure builders agree on (issue 16 item 6)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+from pathlib import Path
+
+import pytest
+
+from analysis.evidence import load_package
+from analysis.figures import FIGURE_ORDER
+from analysis.params import DEFAULT_PARAMS
+from analysis.results import build_results
+from analysis.results.block import Block
+from analysis.results.inputs import ResultsInputs
+from analysis.results.registry import (
+    DOCS_PATH,
+    REASONS_FROM,
+    RESULTS_BLOCKS,
+    ResultsRegistryError,
+    block_reasons,
+    check_registry,
+    collect_reasons,
+    docs_index,
+    entry,
+    with_docs_index,
+)
+from analysis.tables.registry import TABLE_ORDER
+
+REPO = Path(__file__).resolve().parents[1]
+HANDMADE = REPO / "tests" / "fixtures" / "handmade"
+CONTRACT = ("evidence", "panel", "sparse", "bounds", "families", "dependence", "headings")
+"""The top-level keys of the shared contract RESULTS.md (version 1), in its order."""
+
+
+@pytest.fixture(scope="module")
+def package():
+    return load_package(HANDMADE)
+
+
+@pytest.fixture(scope="module")
+def results(package):
+    return build_results(package, DEFAULT_PARAMS)
+
+
+def test_results_json_has_exactly_the_registry_keys_in_order(results) -> None:
+    assert list(results) == [b.key for b in RESULTS_BLOCKS if b.source == "evidence"]
+    assert [b.key for b in RESULTS_BLOCKS if b.contract] == list(CONTRACT)
+    assert list(results)[:len(CONTRACT)] == list(CONTRACT)
+
+
+def test_the_registry_is_consistent() -> None:
+    assert check_registry((f for _, f in TABLE_ORDER), (f for _, f in FIGURE_ORDER)) == []
+    assert check_registry(["t"], []) != []  # a reader that is no builder is reported
+    with pytest.raises(ResultsRegistryError, match=r"registry\.py"):
+        entry("no_such_block")
+
+
+def test_the_docs_index_is_generated_from_the_registry() -> None:
+    text = (REPO / DOCS_PATH).read_text(encoding="utf-8")
+    assert with_docs_index(text) == text, (
+        f"{DOCS_PATH} is stale; run `python -m analysis.results.registry --write-docs`")
+    for block in RESULTS_BLOCKS:
+        assert f"| `{block.key}` |" in docs_index()
+
+
+_HELPERS = {"effects_frame": "panel", "sparse_block": "sparse"}
+"""Table helpers (analysis.tables.panel / context) that read one results block for their caller."""
+
+
+def _blocks_read(module: str, name: str) -> set[str]:
+    """Top-level results keys a builder reads: section(ctx.results, "<key>", ...) and the helpers,
+    followed through the module's own functions it calls."""
+    tree = ast.parse(inspect.getsource(importlib.import_module(module)))
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    keys: set[str] = set()
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        fn = todo.pop()
+        if fn in seen or fn not in functions:
+            continue
+        seen.add(fn)
+        for node in ast.walk(functions[fn]):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            if called == "section" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+                keys.add(node.args[1].value)
+            keys |= {_HELPERS[called]} if called in _HELPERS else set()
+            if isinstance(f, ast.Name) and f.id in functions:
+                todo.append(f.id)
+    return keys
+
+
+@pytest.mark.parametrize("kind", ["tables", "figures"])
+def test_the_registry_names_every_reader(kind: str) -> None:
+    order = TABLE_ORDER if kind == "tables" else FIGURE_ORDER
+    found = {(key, name) for module, name in order for key in _blocks_read(module, name)}
+    declared = {(b.key, name) for b in RESULTS_BLOCKS for name in getattr(b, kind)}
+    assert found == declared
+
+
+def test_each_block_carries_its_own_null_reasons(package, results) -> None:
+    inputs = ResultsInputs(package, DEFAULT_PARAMS)
+    sparse = entry("sparse").compute(inputs)
+    assert sparse is not None and dict(sparse.reasons) == {
+        "min_pairs_4.mean": "no configurations in this population",
+        "min_pairs_4.median": "no configurations in this population"}
+    # results.json keeps RESULTS.md's top-level `reasons`, assembled from the blocks' own reasons ...
+    assert results["reasons"] == {f"sparse.{k}": v for k, v in sparse.reasons.items()}
+    # ... and a reader gets a block's reasons back without knowing where results.json keeps them.
+    assert block_reasons(results, "sparse") == dict(sparse.reasons)
+    assert block_reasons(results, "bounds") == {}
+    assert block_reasons({"fact_survival": {"reason": "no folds"}}, "fact_survival") == {"*": "no folds"}
+
+
+def test_summary_reasons_come_before_per_configuration_reasons() -> None:
+    computed = {"panel": Block({}, {"mean": "a", "effects.c.control_mean": "b"}), "bounds": Block({}, {"lo": "c"})}
+    assert list(collect_reasons(computed)) == ["panel.mean", "bounds.lo", "panel.effects.c.control_mean"]
+    assert set(REASONS_FROM) <= {b.key for b in RESULTS_BLOCKS}
