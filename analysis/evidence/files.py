@@ -145,6 +145,21 @@ def _open(package_dir: str | Path, name: str, limit: int) -> tuple[int, int]:
     return fd, st.st_size
 
 
+def _bounded_chunks(fd: int, name: str, total: int, limit: int, want: int) -> Iterator[bytes]:
+    """Chunks read from ``fd`` (``total`` bytes already read, the first chunk up to ``want``) until
+    end of file; UnsafeFileError once the file passes ``limit`` (it grew while it was read)."""
+    while True:
+        chunk = os.read(fd, min(want, limit + 1 - total))
+        want = _CHUNK
+        if not chunk:
+            return
+        total += len(chunk)
+        if total > limit:
+            raise _unsafe(name, f"grew above the limit of {_size(limit)} while it was read; "
+                                "split or shorten it")
+        yield chunk
+
+
 def iter_evidence_file(package_dir: str | Path, name: str, limit_bytes: int | None = None,
                        first: int | None = _CHUNK) -> Iterator[bytes]:
     """The bytes of a file of the package in chunks (the checks of :func:`read_evidence_file`).
@@ -155,18 +170,7 @@ def iter_evidence_file(package_dir: str | Path, name: str, limit_bytes: int | No
     limit = limit_for(name) if limit_bytes is None else limit_bytes
     fd, size = _open(package_dir, name, limit)
     try:
-        total = 0
-        want = size + 1 if first is None else first
-        while True:
-            chunk = os.read(fd, min(want, limit + 1 - total))
-            want = _CHUNK
-            if not chunk:
-                break
-            total += len(chunk)
-            if total > limit:
-                raise _unsafe(name, f"grew above the limit of {_size(limit)} while it was read; "
-                                    "split or shorten it")
-            yield chunk
+        yield from _bounded_chunks(fd, name, 0, limit, size + 1 if first is None else first)
     except BlockingIOError:
         raise _unsafe(name, "would block when read; make it a regular file") from None
     finally:
@@ -203,14 +207,7 @@ def read_evidence_buffer(package_dir: str | Path, name: str,
                 return view[:total].toreadonly(), h.hexdigest()
             rest = [bytes(view[:total])]  # the file grew while it was read: rare, copy as before
             view.release()
-            while True:
-                chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
-                if not chunk:
-                    break
-                total += len(chunk)
-                if total > limit:
-                    raise _unsafe(name, f"grew above the limit of {_size(limit)} while it was read; "
-                                        "split or shorten it")
+            for chunk in _bounded_chunks(fd, name, total, limit, _CHUNK):
                 h.update(chunk)
                 rest.append(chunk)
         return memoryview(b"".join(rest)), h.hexdigest()

@@ -17,11 +17,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from support.loopback import LoopbackServer
 
-class HostileServer:
+
+class HostileServer(LoopbackServer):
     """Threaded loopback server; use as a context manager."""
 
     def __init__(self, mode: str = "ok", *, models: Any = None, drip_s: float = 1.0) -> None:
@@ -80,19 +82,8 @@ class HostileServer:
                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
                 self._send(200, json.dumps(doc).encode())
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> HostileServer:
-        self._thread.start()
-        return self
+        self._listen(Handler)
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        super().__exit__(*exc)

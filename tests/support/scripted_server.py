@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import openai
@@ -31,6 +31,7 @@ import openai
 from analysis.runner.fixture import Fixture
 from analysis.runner.graders import RECALL_SYSTEM_PROMPT
 from analysis.runner.protocol import ChatReply, ChatRequest, InfrastructureFault
+from support.loopback import LoopbackServer
 
 HEADINGS = (
     "Identifiers and values",
@@ -58,7 +59,7 @@ class Reply:
 Responder = Callable[[dict[str, Any], int], Reply]
 
 
-class ScriptedServer:
+class ScriptedServer(LoopbackServer):
     """Threaded loopback server; use as a context manager."""
 
     def __init__(self, responder: Responder, *, model: str = "scripted/model-1") -> None:
@@ -131,22 +132,8 @@ class ScriptedServer:
                     doc["provider"] = reply.provider
                 self._send(200, json.dumps(doc, ensure_ascii=False).encode("utf-8"), reply.headers)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._listen(Handler)
 
-    @property
-    def base_url(self) -> str:
-        """``http://127.0.0.1:<port>/v1``."""
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> ScriptedServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
 
 
 # ---------------------------------------------------------------- the scripted model
