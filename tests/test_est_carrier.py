@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from est_handmade_support import CHECKS_SCHEMA, handmade, rows_frame
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis.estimators.carrier import carrier_audit
+from est_handmade_support import CHECKS_SCHEMA, handmade, rows_frame
 
 
 @pytest.fixture(scope="module")

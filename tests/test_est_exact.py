@@ -6,13 +6,13 @@ import math
 
 import polars as pl
 import pytest
-from est_loader_support import ROWS_SCHEMA, load_handmade
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
 from analysis.estimators import exact
+from est_loader_support import ROWS_SCHEMA, load_handmade
 
 
 def block_rows(blocks: list[tuple[str, int | None, int | None]], first: str, second: str,

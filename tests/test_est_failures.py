@@ -6,7 +6,6 @@ import math
 
 import polars as pl
 import pytest
-from est_handmade_support import handmade, rows_frame
 
 from analysis.estimators.failures import (
     PLACEHOLDER_SIGNATURE,
@@ -18,6 +17,7 @@ from analysis.estimators.failures import (
 )
 from analysis.evidence.schema import extra_column
 from analysis.params import DEFAULT_PARAMS
+from est_handmade_support import handmade, rows_frame
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ import math
 import numpy as np
 import polars as pl
 import pytest
-from est_handmade_support import handmade, rows_frame
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -20,6 +19,7 @@ from scipy import stats
 from analysis.estimators.common import runs_frame
 from analysis.estimators.fill import effects_frame, fill_analysis, fill_fractions
 from analysis.params import DEFAULT_PARAMS
+from est_handmade_support import handmade, rows_frame
 
 # ----------------------------------------------------------------------------- hand-made package
 

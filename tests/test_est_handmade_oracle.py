@@ -18,7 +18,6 @@ from fractions import Fraction
 import numpy as np
 import polars as pl
 import pytest
-from est_loader_support import load_handmade
 from scipy import stats
 
 from analysis.estimators import bounds, cells, dependence, families, paired
@@ -29,6 +28,7 @@ from analysis.estimators.common import (
     runs_frame,
 )
 from analysis.params import DEFAULT_PARAMS
+from est_loader_support import load_handmade
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ import numpy as np
 import polars as pl
 import pytest
 import statsmodels.api as sm
-from est_handmade_support import handmade, rows_frame
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
@@ -25,6 +24,7 @@ from analysis.estimators.headings import (
     within_cell,
 )
 from analysis.params import DEFAULT_PARAMS
+from est_handmade_support import handmade, rows_frame
 
 
 @pytest.fixture(scope="module")

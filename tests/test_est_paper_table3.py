@@ -19,11 +19,11 @@ import datetime
 
 import polars as pl
 import pytest
-from est_loader_support import ROWS_SCHEMA
 
 from analysis.estimators import families, paired
 from analysis.estimators.common import Contrast
 from analysis.params import DEFAULT_PARAMS
+from est_loader_support import ROWS_SCHEMA
 
 # configuration, complete pairs, paired q - j, j rows, q rows (paper Table 3)
 TABLE3 = """\

@@ -12,13 +12,13 @@ from fractions import Fraction
 import numpy as np
 import polars as pl
 import pytest
-from est_loader_support import ROWS_SCHEMA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis.estimators import bounds, cells, dependence, exact, families, paired
 from analysis.estimators.common import Contrast
 from analysis.params import DEFAULT_PARAMS
+from est_loader_support import ROWS_SCHEMA
 
 CUTOFF = datetime.date(2026, 1, 28)
 T = 4                                       # checks per row in these synthetic packages

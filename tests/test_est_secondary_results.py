@@ -7,12 +7,12 @@ import json
 import math
 
 import pytest
-from est_handmade_support import handmade
 
 from analysis.estimators.secondary_results import headings_block
 from analysis.params import DEFAULT_PARAMS
 from analysis.results.inputs import ResultsInputs
 from analysis.results.registry import entry
+from est_handmade_support import handmade
 
 KEYS = {"fill", "headings_detail", "carrier_audit", "failure_modes", "beyond_paper"}
 
@@ -92,6 +92,7 @@ def _with_out_of_window(pkg):
     import datetime
 
     import polars as pl
+
     from est_handmade_support import ROWS_SCHEMA
 
     study = pkg.study

@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from est_handmade_support import rows_frame
 from scipy import stats
 
 from analysis.estimators import exact
@@ -29,6 +28,7 @@ from analysis.evidence import LockFormatError, SchemaError, load_package
 from analysis.params import DEFAULT_PARAMS
 from analysis.reconstruct.claims import matches_printed
 from analysis.runner.graders import GradedCheck, contains_token, grade_answer, line_identifies
+from est_handmade_support import rows_frame
 from evidence_support import copy_handmade, edit, where
 
 # ============================================================================ part 1: the six mutants

@@ -7,10 +7,10 @@ import math
 from pathlib import Path
 
 import pytest
-from est_loader_support import load_handmade
 
 from analysis.params import DEFAULT_PARAMS
 from analysis.results import build_results, write_results
+from est_loader_support import load_handmade
 
 # The required keys of RESULTS.md (contract version 1), block by block.
 PANEL_KEYS = {"configurations", "mean", "median", "q1", "q3", "min", "max", "positive",
