@@ -19,7 +19,8 @@ import pytest
 
 from analysis.build import build
 from analysis.params import DEFAULT_PARAMS
-from analysis.runner.cli import SMOLLM2_PUBLISHED, build_parser, main
+from analysis.runner.arguments import build_parser
+from analysis.runner.cli import SMOLLM2_PUBLISHED, main
 from analysis.runner.preflight import default_cutoff, months_before, notices
 from support.scripted_server import MemorizingModel, ScriptedServer
 
