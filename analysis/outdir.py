@@ -23,7 +23,6 @@ Methods note (analysis.build uses these; nothing here computes an output):
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import shutil
 import signal
@@ -33,6 +32,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any, Self
+
+from analysis.digest import file_sha256
 
 LOCK_FILE = ".build.lock"
 STAGING_PREFIX = ".build-staging-"
@@ -241,12 +242,6 @@ def _inside_without_links(out_dir: Path, rel: str) -> bool:
     return Path(os.path.realpath((out_dir / rel).parent)) == parent
 
 
-def _sha(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def stale_outputs(out_dir: Path, previous: Mapping[str, object], produced: Iterable[str],
@@ -264,7 +259,7 @@ def stale_outputs(out_dir: Path, previous: Mapping[str, object], produced: Itera
         path = out_dir / rel
         if path.is_symlink() or not path.is_file() or not _inside_without_links(out_dir, rel):
             continue
-        if _sha(path) != digest:
+        if file_sha256(path) != digest:
             say(f"kept {rel}: an earlier build wrote it but it was changed since; delete it yourself "
                 "if it is not yours")
             continue

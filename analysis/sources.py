@@ -12,6 +12,8 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
+from analysis.digest import file_sha256
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 """The ``analysis`` package directory."""
 
@@ -25,13 +27,6 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
 """Sources per stage, relative to the analysis package (a folder means every file below it)."""
 
 
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes, read in 1 MiB chunks."""
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def source_files(names: Iterable[str]) -> list[Path]:

@@ -25,6 +25,7 @@ import pytest
 from analysis import build as build_mod
 from analysis import outdir
 from analysis.build import STAMP_NAME, BuildError, build, check, managed_files
+from analysis.digest import file_sha256
 from analysis.outdir import BuildInterrupted, BuildLock, commit, deferred_signals
 from analysis.params import DEFAULT_PARAMS
 from analysis.tables.render import to_csv
@@ -124,14 +125,14 @@ def test_stale_owned_output_is_removed_only_while_unchanged(tmp_path: Path, buil
     for rel, data in files.items():
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
         (out / rel).write_bytes(data)
-        stamp["stages"]["tables"]["outputs"][rel] = outdir._sha(out / rel)
+        stamp["stages"]["tables"]["outputs"][rel] = file_sha256(out / rel)
     # hostile manifest entries: outside OUT, Quarto's, OUT itself; never removed
     outside = tmp_path / "outside.txt"
     outside.write_text("keep\n")
     for rel, path in (("../outside.txt", outside), ("report/.quarto/x.json", out / "report" / ".quarto" / "x.json")):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("keep\n")
-        stamp["stages"]["report"]["outputs"][rel] = outdir._sha(path)
+        stamp["stages"]["report"]["outputs"][rel] = file_sha256(path)
     (out / STAMP_NAME).write_text(json.dumps(stamp))
     (out / "tables" / "t_edited.csv").write_bytes(b"the user edited it\n")
     lines: list[str] = []

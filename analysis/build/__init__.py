@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from analysis.digest import file_sha256
 from analysis.outdir import (
     DEFAULT_WAIT_S,
     LOCK_FILE,
@@ -65,7 +66,7 @@ from analysis.outdir import (
     stale_outputs,
     validate_out,
 )
-from analysis.sources import file_sha256, source_lines
+from analysis.sources import source_lines
 
 if TYPE_CHECKING:
     from analysis.build.inputs import BuildInputs

@@ -353,7 +353,8 @@ def _published(args: argparse.Namespace, default: dt.date | None) -> dt.date:
 
 
 def cmd_embedded(args: argparse.Namespace) -> dict:
-    from analysis.runner.embedded import MODEL_ALIAS, EmbeddedServer, file_sha256
+    from analysis.digest import file_sha256
+    from analysis.runner.embedded import MODEL_ALIAS, EmbeddedServer
     from analysis.runner.ledger import read_records
 
     out = Path(args.out)

