@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from analysis.digest import file_sha256
+from analysis.evidence.provenance import sha256_bytes
+
 PLAN_FILE = "plan.toml"
 LOCK_FILE = "plan.lock"
 LOCK_VERSION = 1
@@ -95,10 +98,6 @@ class Plan:
                                       threshold_full=float(self.thresholds.get("full", 1.0)))
 
 
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def canonical_digest(doc: Any) -> str:
     """SHA-256 of canonical JSON (sorted keys, no spaces)."""
     return sha256_bytes(json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode())
@@ -124,7 +123,7 @@ def code_digest(root: Path = _ANALYSIS) -> str:
     """Digest over every analysis/**/*.py file (relative path and bytes)."""
     h = hashlib.sha256()
     for f in sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts):
-        h.update(f"{f.relative_to(root).as_posix()}:{sha256_bytes(f.read_bytes())}\n".encode())
+        h.update(f"{f.relative_to(root).as_posix()}:{file_sha256(f)}\n".encode())
     return h.hexdigest()
 
 
