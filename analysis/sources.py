@@ -19,10 +19,11 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "verify": ("evidence",),
-    "results": ("evidence", "estimators", "params.py", "results", "audit", "reconstruct", "plan"),
-    "tables": ("tables", "estimators", "audit", "reconstruct"),
-    "figures": ("figures", "style", "tables", "estimators"),
-    "report": ("report", "tables", "viewer", "estimators", "evidence"),  # viewer: report/trajectories*.html
+    # runner: the preregistration block checks a sealed plan with analysis.runner.prereg
+    "results": ("evidence", "estimators", "params.py", "results", "audit", "reconstruct", "plan", "runner"),
+    "tables": ("tables", "estimators", "audit", "reconstruct", "evidence", "escape.py"),
+    "figures": ("figures", "style", "tables", "estimators", "evidence", "escape.py"),
+    "report": ("report", "tables", "viewer", "estimators", "evidence", "escape.py"),  # viewer: trajectories*.html
 }
 """Sources per stage, relative to the analysis package (a folder means every file below it)."""
 
