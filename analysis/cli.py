@@ -9,6 +9,7 @@ digests only.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import importlib.util
 import json
@@ -56,6 +57,10 @@ earlier build wrote, listed in OUT/.build-stamp.json); other files in OUT are ne
 touched. New outputs are staged and swapped in at the end, so Ctrl-C or SIGTERM leaves
 OUT as it was. Builds of one OUT run one at a time (OUT/.build.lock); a second one
 waits up to --wait seconds. OUT may not be empty, nor the evidence package or inside it.
+
+Without --out only the shipped evidence writes into the repository; --evidence DIR
+(or --companion) without --out is a usage error, so a run of your own never replaces
+the committed outputs. Every build ends by printing the path of the report it wrote.
 
 exit status: 0 success, 1 the evidence (or another input) is not usable, 2 bad usage,
 130 interrupted (SIGINT), 143 terminated (SIGTERM)."""
@@ -130,6 +135,9 @@ def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool 
             options: dict[str, Any] = {} if wait is None else {"wait": wait}
             pipeline.build(evidence, out, _default_params(), progress=progress, force=force,
                            companions=companions, **options)
+            report = out / "report" / "index.html"
+            if report.is_file():
+                say(f"report: {report}", err=False)
         except getattr(pipeline, "BuildError", CliError) as exc:
             raise CliError(str(exc)) from None
         return 0
@@ -194,8 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "not given, else none")
     parser.add_argument("--out", metavar="OUT", type=_nonempty_path, default=None,
                         help="output directory, created when missing (default: the repository "
-                             "root, i.e. results.json, tables/, figures/, report/); not empty, "
-                             "not the evidence package or inside it")
+                             "root, i.e. results.json, tables/, figures/, report/, for the shipped "
+                             "evidence only: with --evidence or --companion, --out is required); "
+                             "not empty, not the evidence package or inside it")
     parser.add_argument("--check", action="store_true",
                         help="do not write: regenerate into a temporary directory and exit 1 if "
                              "any output in OUT differs (for CI)")
@@ -230,6 +239,60 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """Every long option of ``parser`` and of its subcommands (for naming a misspelled flag)."""
+    found: set[str] = set()
+    for action in parser._actions:
+        found.update(o for o in action.option_strings if o.startswith("--"))
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= _option_strings(sub)
+    return found
+
+
+def unknown_option(parser: argparse.ArgumentParser, argv: Sequence[str]) -> str | None:
+    """A usage message for the first ``--flag`` in ``argv`` that no command knows, else None.
+
+    argparse reports ``--evidnce data/v1`` as an invalid subcommand 'data/v1', because the
+    unknown flag is skipped and its value taken for a command; this names the flag instead
+    (with the closest known spelling). Unambiguous abbreviations, which argparse accepts, pass.
+    """
+    known = _option_strings(parser)
+    for token in argv:
+        if token == "--":
+            return None
+        if not token.startswith("--") or token == "--":
+            continue
+        name = token.split("=", 1)[0]
+        if any(option.startswith(name) for option in known):
+            continue
+        close = difflib.get_close_matches(name, sorted(known), n=1)
+        hint = f"; did you mean {close[0]}?" if close else "; see --help"
+        return f"unknown option {name}{hint}"
+    return None
+
+
+def refuses_repository_overwrite(args: argparse.Namespace) -> str | None:
+    """Why a main job without --out may not write into the repository, else None.
+
+    Without --out the outputs go to the repository root, which holds the committed results of
+    the shipped evidence. Only the default invocation (shipped evidence, default companions) may
+    write there; anything else must name its OUT, so a user's run never replaces them.
+    """
+    if args.command is not None or args.out is not None or args.check:
+        return None
+    shipped = shipped_evidence().resolve()
+    if args.evidence is not None and args.evidence.resolve() != shipped:
+        return ("--evidence without --out would replace the repository's committed results.json, tables/, "
+                "figures/ and report/ with those of another package; add --out OUT "
+                "(for example --out runs/my-study)")
+    if args.companion is not None and [c.resolve() for c in args.companion] != [
+            c.resolve() for c in default_companions(shipped_evidence())]:
+        return ("--companion without --out would replace the repository's committed outputs; add --out OUT "
+                "(for example --out runs/my-study)")
+    return None
+
+
 def _sigterm_interrupts() -> Any:
     """SIGTERM raises BuildInterrupted while the CLI runs (so it ends with one line, exit 143)."""
     from analysis.outdir import BuildInterrupted
@@ -248,7 +311,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
     from analysis.outdir import BuildInterrupted
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    misspelled = unknown_option(parser, argv)
+    if misspelled:
+        parser.print_usage(sys.stderr)
+        say(f"generate.py: error: {misspelled}")
+        return 2
+    args = parser.parse_args(argv)
+    overwrite = refuses_repository_overwrite(args)
+    if overwrite:
+        say(f"error: {overwrite}")
+        return 2
     if args.wait is not None and not 0 <= args.wait < float("inf"):
         say("error: --wait must be a number of seconds, 0 or more")
         return 2

@@ -39,10 +39,12 @@ class EvidenceError(Exception):
     summary = "the evidence package is not usable"
     fix = "fix the problems listed and run `python generate.py verify DIR` again"
 
-    def __init__(self, problems: Sequence[Problem], summary: str | None = None) -> None:
+    def __init__(self, problems: Sequence[Problem], summary: str | None = None, fix: str | None = None) -> None:
         self.problems: list[Problem] = list(problems)
         if summary is not None:
             self.summary = summary
+        if fix is not None:  # a fix that names the package (the class default says DIR)
+            self.fix = fix
         super().__init__(self._render())
 
     def _render(self) -> str:
@@ -87,9 +89,10 @@ class ProvenanceError(EvidenceError):
         problems: Sequence[Problem],
         mismatches: Sequence[Mismatch] = (),
         summary: str | None = None,
+        fix: str | None = None,
     ) -> None:
         self.mismatches: tuple[Mismatch, ...] = tuple(mismatches)
-        super().__init__(problems, summary)
+        super().__init__(problems, summary, fix)
 
     @property
     def file(self) -> str:

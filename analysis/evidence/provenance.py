@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -75,13 +76,16 @@ def read_lock(root: Path) -> dict[str, str]:
     try:
         raw = read_evidence_file(root, LOCK_NAME, LOCK_LIMIT)
     except IsADirectoryError:
-        raise _lock_problem(f"{LOCK_NAME} is a directory; write a lock file with "
-                            "`python generate.py lock DIR`") from None
+        raise _lock_problem(f"{LOCK_NAME} is a directory; remove it and write a lock file with "
+                            f"`python generate.py lock {shlex.quote(str(root))}`") from None
     except FileNotFoundError:
+        command = f"python generate.py lock {shlex.quote(str(root))}"
         raise ProvenanceError(
-            [Problem(LOCK_NAME, None, None, f"{LOCK_NAME} is missing from {root}; "
-                     "write one with `python generate.py lock DIR`")],
+            [Problem(LOCK_NAME, None, None, f"{LOCK_NAME} is missing from {root}")],
             [Mismatch(LOCK_NAME, None, None)],
+            summary="the package has no provenance lock, nothing was read",
+            fix=(f"if you produced this package, pin its files with `{command}` (then verify it); "
+                 "if it came from someone else, ask them for its provenance.lock"),
         ) from None
     if json_depth(raw) > MAX_DEPTH:
         raise _lock_problem(f"nested deeper than {MAX_DEPTH} levels; a lock is one flat object of "
