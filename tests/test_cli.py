@@ -42,10 +42,10 @@ def test_lock_then_verify(tmp_path: Path) -> None:
     (root / "MANIFEST.txt").write_text("made by hand\n")
     proc = run_cli("lock", str(root), "--files", "MANIFEST.txt")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith(f"wrote {root / 'provenance.lock'}: 4 files")
+    assert proc.stdout.startswith(f"wrote {root / 'provenance.lock'}: 5 files")
     assert proc.stdout.splitlines()[-1].startswith("OK ")
     lock = json.loads((root / "provenance.lock").read_text())
-    assert set(lock["files"]) == {"MANIFEST.txt", "study.toml", "rows.csv", "checks.csv"}
+    assert set(lock["files"]) == {"MANIFEST.txt", "study.toml", "rows.csv", "checks.csv", "datapackage.json"}
     assert run_cli("verify", str(root)).returncode == 0
     # re-locking keeps the extra file pinned before
     proc = run_cli("lock", str(root))

@@ -38,9 +38,11 @@ def test_handmade_digests_match_hashlib(tmp_path: Path) -> None:
 def test_write_lock_reproduces_the_shipped_lock_bytes(tmp_path: Path) -> None:
     root = copy_handmade(tmp_path / "p")
     (root / "provenance.lock").unlink()
-    doc = write_lock(root)
+    doc = write_lock(root, datapackage=False)  # the hand-made lock predates datapackage.json
     assert (root / "provenance.lock").read_bytes() == (HANDMADE / "provenance.lock").read_bytes()
     assert doc["algorithm"] == "sha256" and set(doc["files"]) == {"study.toml", "rows.csv", "checks.csv"}
+    doc = write_lock(root)  # by default a package's lock also writes and pins datapackage.json
+    assert set(doc["files"]) == {"study.toml", "rows.csv", "checks.csv", "datapackage.json"}
 
 
 def test_write_lock_pins_extra_files(tmp_path: Path) -> None:

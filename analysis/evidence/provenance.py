@@ -14,18 +14,20 @@ import os
 import re
 import shlex
 import tempfile
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .datapackage import DATAPACKAGE_NAME, datapackage_bytes, datapackage_doc, datapackage_problems
 from .depth import MAX_DEPTH, json_depth
 from .errors import LockFormatError, Mismatch, PackageNotFoundError, Problem, ProvenanceError
 from .files import LOCK_LIMIT, UnsafeFileError, read_evidence_buffer, read_evidence_file, sha256_evidence_file
 
 LOCK_NAME = "provenance.lock"
 REQUIRED_FILES: tuple[str, ...] = ("study.toml", "rows.csv", "checks.csv")
-PARSED_OPTIONAL: tuple[str, ...] = ("folds.jsonl",)
+PARSED_OPTIONAL: tuple[str, ...] = ("folds.jsonl", DATAPACKAGE_NAME)
 """Optional files the analysis parses when the lock names them (their verified bytes are returned)."""
 BUFFERED: tuple[str, ...] = ("rows.csv", "checks.csv")
 """Files returned as a read-only memoryview of one private buffer (read once, hashed while read)."""
@@ -190,34 +192,44 @@ def verify_files(root: str | Path, required: Sequence[str] = REQUIRED_FILES) -> 
             mismatches.append(Mismatch(name, None, actual))
     if unsafe:
         raise UnsafeFileError(unsafe + problems, mismatches)
+    if not problems and DATAPACKAGE_NAME in contents:  # the Frictionless view must say what the lock says
+        sizes = {name: (root / name).stat().st_size for name in expected}
+        problems.extend(datapackage_problems(contents.pop(DATAPACKAGE_NAME), expected, sizes))
     if problems:
         raise ProvenanceError(problems, mismatches)
     return VerifiedFiles(digests=dict(sorted(expected.items())), contents=contents)
 
 
 def write_lock(root: str | Path, files: Sequence[str] | None = None, *,
-               required: Sequence[str] = REQUIRED_FILES) -> dict[str, Any]:
+               required: Sequence[str] = REQUIRED_FILES, datapackage: bool | None = None) -> dict[str, Any]:
     """Hash the package's files and write ``provenance.lock``.
 
     ``files`` are extra file names (relative, '/' separators) to pin besides the
     ``required`` ones (an evidence package's; a directory that is not a package, such
-    as the runner's fixture set, passes ``required=()``). Returns the lock document
-    that was written.
+    as the runner's fixture set, passes ``required=()``). For an evidence package
+    (``datapackage`` None and ``required`` given, or ``datapackage=True``) the Frictionless
+    ``datapackage.json`` describing the same files is written first and locked with them
+    (analysis.evidence.datapackage). Returns the lock document that was written.
     """
     root = Path(root)
     if not root.is_dir():
         raise PackageNotFoundError([Problem(str(root), None, None, "is not a directory")])
-    names = sorted(set(required) | set(files or ()))
+    with_datapackage = bool(required) if datapackage is None else datapackage
+    names = sorted((set(required) | set(files or ())) - {DATAPACKAGE_NAME})
     problems: list[Problem] = []
     unsafe: list[Problem] = []
     digests: dict[str, str] = {}
+    kept: dict[str, bytes] = {}
     for name in names:
         why = _bad_name(name)
         if why:
             problems.append(Problem(name, None, None, f"cannot be locked: {why}"))
             continue
         try:
-            digests[name] = sha256_bytes(read_evidence_file(root, name))
+            data = read_evidence_file(root, name)
+            digests[name] = sha256_bytes(data)
+            if with_datapackage:
+                kept[name] = data
         except UnsafeFileError as exc:
             unsafe.extend(Problem(p.file, p.line, p.column, f"cannot be locked: {p.message}")
                           for p in exc.problems)
@@ -229,8 +241,21 @@ def write_lock(root: str | Path, files: Sequence[str] | None = None, *,
         raise UnsafeFileError(unsafe + problems, summary="cannot write the lock")
     if problems:
         raise ProvenanceError(problems, summary="cannot write the lock")
+    if with_datapackage:
+        described = datapackage_bytes(datapackage_doc(_study_name(kept.get("study.toml"), root), kept, digests))
+        _write_atomic(root / DATAPACKAGE_NAME, described)
+        digests = dict(sorted({**digests, DATAPACKAGE_NAME: sha256_bytes(described)}.items()))
     _write_atomic(root / LOCK_NAME, canonical_lock_bytes(digests))
     return {"algorithm": ALGORITHM, "files": digests}
+
+
+def _study_name(study: bytes | None, root: Path) -> str:
+    """[study] name of study.toml for the datapackage title (the folder name when it has none)."""
+    try:
+        name = tomllib.loads((study or b"").decode("utf-8")).get("study", {}).get("name")
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, AttributeError):
+        name = None
+    return name if isinstance(name, str) and name.strip() else root.resolve().name
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
