@@ -361,3 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for message in dict.fromkeys(str(w.message) for w in caught):
                 say(f"warning: {message}")
     return status
+
+
+if __name__ == "__main__":  # python -m analysis.cli
+    raise SystemExit(main())

@@ -72,3 +72,22 @@ def test_a_build_ends_with_the_path_of_its_report(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1] == f"report: {out / 'report' / 'index.html'}"
     assert (out / "report" / "index.html").is_file()
+
+
+@pytest.mark.parametrize("module", ["analysis", "analysis.cli"])
+def test_module_entry_points_print_help(module: str) -> None:
+    """`python -m analysis` and `python -m analysis.cli` are the generate.py command line."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True,
+                          cwd=HANDMADE.parent, timeout=120, check=False,
+                          env={**__import__("os").environ, "PYTHONPATH": str(Path(cli.__file__).parents[1])})
+    assert proc.returncode == 0 and "usage:" in proc.stdout and "{verify,lock,plan}" in proc.stdout
+
+
+def test_console_scripts_are_declared() -> None:
+    import tomllib
+
+    scripts = tomllib.loads((Path(cli.__file__).parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts == {"carriers": "analysis.cli:main", "carriers-runner": "analysis.runner.cli:main"}
