@@ -43,7 +43,8 @@ def test_committed_data_v1_is_the_current_rebuild(two_builds):
 def test_lock_verifies_and_the_package_loads(two_builds):
     a, _, _ = two_builds
     pkg = load_package(a)
-    assert set(pkg.digests) == {"rows.csv", "checks.csv", "study.toml", "RECONSTRUCTION.md", "findings.csv"}
+    assert set(pkg.digests) == {"rows.csv", "checks.csv", "study.toml", "RECONSTRUCTION.md", "findings.csv",
+                                "datapackage.json"}
     assert len(pkg.study.partition_runs) == 23
     assert "RECONSTRUCTION" in (a / "RECONSTRUCTION.md").read_text(encoding="utf-8").splitlines()[0]
 
