@@ -102,12 +102,14 @@ by an exact multiset search so that 18 valid single-field rows average 141/252 a
 = parse failures, finish_stop = folds - finish_length. Rows without an outcome (infrastructure failures) carry
 the same 5 fold calls as a placeholder (the page does not say where they failed).
 
-**R20 Prompt tokens (placeholder).** 150,000 + carried characters (5 chunks of 30,000 tokens plus the carrier
+**R20 Prompt tokens (placeholder).** The printed session length (`design.session_tokens`, 150,000) + carried characters (5 chunks of 30,000 tokens plus the carrier
 re-read by folds 2-5 at 4 characters per token). The printed token differences are not fitted.
 
 **R21 Answers.** Lines `label: value` in check order, cut to 400 characters; a passed check shows the planted
-value; a failed one shows `not recorded` (an abstention marker) or, on a fabricating row, a stock placeholder
-(8443, /var/lib/migration/state.json, 02:00 UTC, 16 shards, the RFC example UUID, example.com ...). Among the
+value; a failed one shows `not recorded` (an abstention marker) or, on a fabricating row, a stock value: the
+port, timestamp and shard count of the 4.11 example (8443, 02:00 UTC, 16 shards) are read from the claims
+(`fab.example.fabricated_*`, declared by this rule), the others are placeholders of ours
+(/var/lib/migration/state.json, the RFC example UUID, example.com ...). Among the
 failing rows (recall < 0.5) of j q n t f, the first rows in build order fabricate, as many as the printed
 "fabricates" count; the rest abstain. The "abstains" counts then follow from how many rows fail, which the page
 determines only for t (16 - 3 = 13).
