@@ -51,7 +51,8 @@ EXPLAIN: dict[str, str] = {
     "carrier.j.length_calls": "the population is not stated; INCONSISTENT with 4 schema-invalid folds in 4.5",
     "probe.no_measurable_rows.configs": "capability-probe verdicts are not evidence rows",
     "probe.plain_text_arms_attempted": "capability-probe verdicts are not evidence rows",
-    "ladder.m_minus_q.over_k_m_gap.min_ratio": "a verbal comparison ('more than three times'), not a statistic",
+    "ladder.m_minus_q.over_k_m_gap.min_ratio": "a bound ('more than three times') on the ratio of two printed values; "
+                                               "the package computes no such ratio",
 }
 
 # Notes by id prefix (the first matching prefix applies when a claim has no note of its own).
