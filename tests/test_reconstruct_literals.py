@@ -105,3 +105,19 @@ def test_a_planted_literal_outside_a_rule_fails_with_claim_id_and_file_line(tmp_
     assert len(msgs) == 1 and cid in msgs[0] and f"{f}:3" in msgs[0], msgs
     # declared by a rule, the same literal passes
     assert undeclared(tmp_path, CLAIMS, (*bare[:-1], Rule(bare[-1].id, "x", builds=(cid,)))) == []
+
+
+def test_a_claims_file_whose_printed_value_the_code_types_fails_with_claim_id_and_file_line():
+    # A claims file that prints 4,790 (the carried characters R16 types for t rows near the ceiling, a choice of
+    # ours): the literal in annotate.py now is a printed value no rule declares.
+    from analysis.reconstruct.claims import parse_claims
+    text = (ROOT / "data" / "published" / "claims.yaml").read_text(encoding="utf-8")
+    extra = ("- {id: carrier.t.example_chars, section: '4.9', what: carried characters of one t row near the "
+             "ceiling, value: 4790, decimals: 0, printed: '4,790', role: primitive}\n")
+    claims = parse_claims(text.rstrip("\n") + "\n" + extra, "planted.yaml")
+    msgs = undeclared(ROOT / "analysis" / "reconstruct", claims)
+    line = next(i for i, s in enumerate((ROOT / "analysis/reconstruct/annotate.py").read_text().splitlines(), 1)
+                if "4790" in s)
+    assert msgs == [f"carrier.t.example_chars at {ROOT / 'analysis/reconstruct/annotate.py'}:{line}: literal 4790 "
+                    f"is a printed value no rule in analysis/reconstruct/rules.py declares; read it from the claims "
+                    f"inside a rule and declare it"]
