@@ -69,6 +69,10 @@ class Params:
     """Monte Carlo sign-flip draws above `signflip_exact_max`."""
     signflip_seed: int = 20_260_729
     """Seed of the Monte Carlo sign-flip generator."""
+    mcnemar_pairing_draws: int = 2_000
+    """Random re-pairings inside each run for the pooled McNemar's pairing range (ours, not the paper's)."""
+    mcnemar_pairing_seed: int = 20_261_919
+    """Seed of the generator of those random re-pairings."""
     gee_cov_type: str = "bias_reduced"
     """statsmodels GEE covariance: 'bias_reduced' (Mancl-DeRouen) for ~20 clusters."""
     secondary_pairs: tuple[tuple[str, str], ...] = (("q", "m"), ("j", "t"))
@@ -95,6 +99,7 @@ class Params:
         need(self.signflip_exact_max <= 24, "signflip_exact_max",
              "keep it <= 24 (2^n patterns are enumerated in memory)")
         need(self.signflip_draws >= 1, "signflip_draws", "use an integer >= 1")
+        need(self.mcnemar_pairing_draws >= 1, "mcnemar_pairing_draws", "use an integer >= 1")
         need(self.headings_max >= 0, "headings_max", "use an integer >= 0")
         need(all(_two_distinct(p) for p in self.secondary_pairs), "secondary_pairs",
              "use (first, second) pairs of two different arm codes")

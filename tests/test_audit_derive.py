@@ -7,17 +7,19 @@ import pytest
 
 from analysis.audit.derive import (
     CHOICE,
+    CONSISTENT,
     CONSTRUCTION,
     FITTED,
-    IDENTITY,
     INCONSISTENT,
     LEGEND,
     MISMATCH,
     NOT_DETERMINABLE,
+    REACHED,
     REPRODUCED,
     STATUSES,
     Reading,
     derive,
+    from_printed,
 )
 from analysis.reconstruct.claims import parse_claims
 from analysis.reconstruct.rules import (
@@ -51,10 +53,16 @@ def _d(cid, **kw):
     return derive(cid, rules=R, **kw)
 
 
-def test_reproduced_when_no_rule_behind_it_touches_it():
-    # a.mean = 0.5 computed by an estimator from rows that rule Rd placed without reading any claim.
+def test_reached_when_no_rule_behind_it_touches_it():
+    # a.mean = 0.5 computed by an estimator from rows that rule Rd placed without reading any claim: in a
+    # reconstruction that is "reached by the reconstruction", never "reproduced" (issue 19).
     v = _d("a.mean", rules_behind=("Rd",))
-    assert (v.status, v.rules) == (REPRODUCED, ("Rd",))
+    assert (v.status, v.rules) == (REACHED, ("Rd",))
+
+
+def test_reproduced_only_for_a_study_of_its_own():
+    v = _d("a.mean", rules_behind=("Rd",), reconstruction=False)
+    assert (v.status, v.rules) == (REPRODUCED, ())  # the rules of a reconstruction do not apply to real rows
 
 
 def test_holds_by_construction_when_a_rule_places_it():
@@ -68,12 +76,14 @@ def test_holds_by_construction_through_a_transcribed_cell():
     assert derive("a.sum", recomputed=True, matched=True, rules_behind=("Ra",), rules=r).status == CONSTRUCTION
 
 
-def test_arithmetic_identity_of_placed_cells():
-    # a.sum = 3 + 4 = 7 by hand, both cells placed by Ra.
-    v = _d("a.sum", rules_behind=("Ra",), of=("a.cell1", "a.cell2"))
-    assert v.status == IDENTITY and "a.cell1, a.cell2" in v.note
-    # ...but a formula over a cell no rule behind it places is an independent check
-    assert _d("a.sum", rules_behind=("Rd",), of=("a.cell1", "a.cell2")).status == REPRODUCED
+def test_a_claim_the_printed_cells_decide_is_judged_against_them_alone():
+    # a.sum = 3 + 4 = 7 from the printed cells: consistent, whatever the rows give (the note says what they give)
+    v = from_printed(matched=True, cells="a.cell1 + a.cell2", explanation="The package's rows give 8.")
+    assert v.status == CONSISTENT and "a.cell1 + a.cell2" in v.note and "rows give 8" in v.note
+    v = from_printed(matched=False, cells="c", readings=[Reading("unrounded inputs", True, "gives 7")])
+    assert v.status == CHOICE and "unrounded inputs" in v.note
+    v = from_printed(matched=False, cells="c", readings=[Reading("unrounded inputs", False, "gives 6")])
+    assert v.status == INCONSISTENT and "unrounded inputs: gives 6" in v.note
 
 
 def test_fitted_beats_every_other_reason():
@@ -104,7 +114,7 @@ def test_not_determinable_only_without_a_recomputed_value():
 
 
 def test_legend_documents_every_status():
-    assert set(LEGEND) == set(STATUSES) and len(STATUSES) == 8
+    assert set(LEGEND) == set(STATUSES) and len(STATUSES) == 9
 
 
 def test_a_rule_naming_an_unknown_claim_is_a_named_error():

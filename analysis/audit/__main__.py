@@ -8,7 +8,8 @@ from pathlib import Path
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m analysis.audit",
-                                 description="Audit every published claim against its recomputation from an "
+                                 description="Audit every published claim: against the paper's own printed cells "
+                                             "where they decide it, else against its recomputation from an "
                                              "evidence package (default: the v1 reconstruction).")
     ap.add_argument("--evidence", type=Path, default=Path("data/v1"), help="evidence package (default: data/v1)")
     ap.add_argument("--claims", type=Path, default=Path("data/published/claims.yaml"), help="claims file")

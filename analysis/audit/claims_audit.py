@@ -1,12 +1,17 @@
-"""The claims audit: every published claim against its recomputation from the v1 reconstruction.
+"""The claims audit: every published claim against the paper's printed cells, or else against the evidence rows.
 
-Methods note. Each claim is recomputed through the estimators (``recompute.REGISTRY``) and judged at
-printed precision (|x - value| <= half a unit of the last printed decimal, in exact rationals). Its
-status is DERIVED (``derive.derive``) from the reconstruction's rule declarations
-(``analysis.reconstruct.rules``: what each rule reads, builds and was fitted to), the rules behind
-the recomputation (``dependencies.BEHIND``), whether the recomputation is hand arithmetic of printed
-cells (``dependencies.OF``) and the alternative readings tried when it misses (``readings``). The
-legend of the eight statuses is ``derive.LEGEND``; every row names the rules behind it.
+Methods note. A claim that the paper's own printed cells decide (``printed.PRINTED``: Table 3, Table 1, the
+McNemar tables, the ladder means ...) is computed from those cells alone, through the same estimator code,
+and judged against them: consistent, reachable under a stated choice, or inconsistent (``derive.from_printed``).
+Every other claim needs row-level data the paper does not print; it is recomputed from the evidence package
+through the estimators (``recompute.REGISTRY``) and its status is derived (``derive.derive``) from the
+reconstruction's rule declarations (``analysis.reconstruct.rules``: what each rule reads, builds and was fitted
+to), the rules behind the recomputation (``dependencies.BEHIND``) and the alternative readings tried when it
+misses (``readings``). Values are judged at printed precision (|x - value| <= half a unit of the last printed
+decimal, in exact rationals). The package's recomputation is shown for every claim, and a printed-cell claim
+the package's rows miss says so in its note (``reconstruction_misses``). Whether the package is a
+reconstruction is what its study.toml says (``kind = "reconstruction"``); only a study of its own can
+reproduce anything. The legend is ``derive.LEGEND``.
 """
 from __future__ import annotations
 
@@ -18,8 +23,25 @@ from typing import Any
 import polars as pl
 
 from analysis.audit.context import AuditContext, NotDeterminable
-from analysis.audit.dependencies import OF, rules_behind
-from analysis.audit.derive import LEGEND, REPRODUCED, STATUSES, Reading, derive
+from analysis.audit.dependencies import rules_behind
+from analysis.audit.derive import (
+    CHOICE,
+    CONSISTENT,
+    CONSTRUCTION,
+    FITTED,
+    INCONSISTENT,
+    LEGEND,
+    MISMATCH,
+    NOT_DETERMINABLE,
+    REACHED,
+    REPRODUCED,
+    STATUSES,
+    Reading,
+    derive,
+    from_printed,
+)
+from analysis.audit.printed import PRINTED, PrintedCells, fill_readings
+from analysis.audit.printed import matches as printed_matches
 from analysis.audit.readings import grim_readings, k_m_gap_readings, row_count_readings, spearman_readings
 from analysis.audit.recompute import REGISTRY
 from analysis.audit.statuses import EXPLAIN, PREFIX_EXPLAIN
@@ -28,7 +50,8 @@ from analysis.reconstruct.claims import Claim, Claims, matches_printed
 from analysis.reconstruct.rules import resolve_rules
 
 SCHEMA = {"id": pl.String, "section": pl.String, "role": pl.String, "published": pl.String,
-          "recomputed": pl.String, "status": pl.String, "rules": pl.String, "note": pl.String}
+          "recomputed": pl.String, "status": pl.String, "rules": pl.String, "note": pl.String,
+          "from_printed": pl.String}
 __all__ = ["LEGEND", "STATUSES", "AuditResult", "audit_claims"]
 
 
@@ -37,22 +60,40 @@ class AuditResult:
     """The claims audit table and its headline."""
 
     table: pl.DataFrame
-    """id, section, role, published, recomputed (at printed precision), status, rules (ids, space-separated),
-    note; claims-file order."""
+    """id, section, role, published, recomputed (from the evidence package, at printed precision), status, rules
+    (ids behind the package's recomputation, space-separated), note, from_printed (the value the printed cells
+    give, at printed precision; empty for a claim that needs rows); claims-file order."""
     headline: str
-    """First sentence: 'N of M derived claims are reproduced by independent computation', then the count of
-    every status (derived claims, then all claims)."""
+    """How many derived claims follow from the printed cells (and agree, need a choice, or do not), then how many
+    need row-level data and what the evidence gives for them."""
     derived: int
     """Derived claims in the claims file."""
     reproduced: int
-    """Derived claims reproduced by independent computation."""
+    """Derived claims reproduced from the rows of a study of its own (always 0 for a reconstruction)."""
     derived_counts: dict[str, int]
     """Derived claims per status (every status, zeros included)."""
     all_counts: dict[str, int]
     """All claims per status (every status, zeros included)."""
     fitted_ids: tuple[str, ...]
-    """Derived claims some rule was fitted to (from the rule declarations; a fitted claim the reconstruction
-    still misses counts as a mismatch, not as fitted)."""
+    """Derived claims some rule was tuned to (from the rule declarations, whatever their status)."""
+    printed_counts: dict[str, int]
+    """Derived claims the printed cells decide, per status (consistent, reachable under a choice, inconsistent)."""
+    row_counts: dict[str, int]
+    """Derived claims that need row-level data, per status."""
+    reconstruction: bool
+    """True when the package's study.toml says kind = "reconstruction"."""
+    reconstruction_misses: tuple[str, ...]
+    """Derived claims the printed cells decide whose value the package's rows do not give."""
+
+    @property
+    def printed(self) -> int:
+        """Derived claims the printed cells decide."""
+        return sum(self.printed_counts.values())
+
+    @property
+    def need_rows(self) -> int:
+        """Derived claims that need row-level data."""
+        return sum(self.row_counts.values())
 
 
 def _fmt(x: Any, decimals: int | None) -> str:
@@ -104,16 +145,26 @@ def _readings(claims: Claims, package: Any) -> dict[str, tuple[list[Reading], st
     return found
 
 
-def headline_text(derived: int, reproduced: int, derived_counts: dict[str, int], all_counts: dict[str, int],
-                  total: int, fitted_ids: tuple[str, ...]) -> str:
-    """The audit's headline; its first sentence names the count of independent reproductions."""
-    rest = "; ".join(f"{s}: {derived_counts[s]}" for s in STATUSES if s != REPRODUCED)
-    every = "; ".join(f"{s}: {all_counts[s]}" for s in STATUSES)
-    fitted = ", ".join(fitted_ids) if fitted_ids else "none"
-    return (f"{reproduced} of {derived} derived claims are reproduced by independent computation. "
-            f"The other derived claims: {rest}. All {total} claims: {every}. data/v1 is a RECONSTRUCTION built "
-            f"from the paper's per-cell (primitive) numbers and fitted to {len(fitted_ids)} derived ones ({fitted}; "
-            f"a fitted claim it still misses is counted as a mismatch)")
+def headline_text(derived: int, printed_counts: dict[str, int], row_counts: dict[str, int], *,
+                  reconstruction: bool, fitted_ids: tuple[str, ...]) -> str:
+    """The audit's headline: what follows from the printed cells, then what needs rows (each count said once)."""
+    p = printed_counts
+    rows = sum(row_counts.values())
+    names = {REACHED: "reached", REPRODUCED: "reproduced", CONSTRUCTION: "hold by construction", FITTED: "fitted",
+             CHOICE: "reachable under a choice", INCONSISTENT: "inconsistent", MISMATCH: "missed",
+             NOT_DETERMINABLE: "not determinable"}
+    shown = [s for s in names if row_counts.get(s) and not (reconstruction and s == REPRODUCED)]
+    parts = ", ".join(f"{row_counts[s]} {names[s]}" for s in shown) or "none"
+    where = "on this reconstruction" if reconstruction else "on this study's rows"
+    text = (f"Of the {derived} derived claims, {sum(p.values())} follow arithmetically from the paper's own printed "
+            f"cells: {p.get(CONSISTENT, 0)} agree with them, {p.get(CHOICE, 0)} agree only under a stated choice "
+            f"and {p.get(INCONSISTENT, 0)} do not (inconsistent). The other {rows} need row-level data the paper "
+            f"does not print; {where}: {parts}.")
+    if reconstruction:
+        fitted = ", ".join(fitted_ids) if fitted_ids else "none"
+        text += (" The evidence is a RECONSTRUCTION built from the paper's per-cell (primitive) numbers, so nothing "
+                 f"in it is reproduced; its rules were also tuned to derived numbers ({fitted}).")
+    return text
 
 
 def audit_claims(package: Any, claims: Claims, params: Params, *, results: dict | None = None) -> AuditResult:
@@ -127,9 +178,13 @@ def audit_claims(package: Any, claims: Claims, params: Params, *, results: dict 
     rules = resolve_rules(claims)
     if results is None:
         results = build_results(package, params)
+    reconstruction = getattr(getattr(package, "study", None), "kind", None) == "reconstruction"
     ctx = AuditContext(package=package, results=results, params=params)
     alternatives = _readings(claims, package)
+    pc = PrintedCells(claims, params)
+    fills = fill_readings(pc)
     out = []
+    misses = []
     for c in claims:
         rec, x, why = "", None, ""
         recomputed = False
@@ -153,17 +208,38 @@ def audit_claims(package: Any, claims: Claims, params: Params, *, results: dict 
                 if not recomputed:
                     why = "the estimators return no value (undefined) for this claim"
         reads, inconsistent = alternatives.get(c.id, ([], ""))
-        v = derive(c.id, recomputed=recomputed, matched=recomputed and _matches(c, x),
-                   rules_behind=rules_behind(c.id), rules=rules, of=OF.get(c.id, ()), readings=reads,
-                   printed_inconsistent=inconsistent, explanation=why or _explain(c.id))
+        matched = recomputed and _matches(c, x)
+        shown = ""
+        if c.id in PRINTED and c.value is not None and not c.external:
+            fp = PRINTED[c.id](pc)
+            shown = _fmt(fp.value, c.decimals if fp.matched is None else 2)
+            ok = fp.matched if fp.matched is not None else printed_matches(c.value, c.decimals, fp.value)
+            extra = ([fills[c.id]] if c.id in fills else []) + list(fp.readings) + list(reads)
+            rows_say = (("The package's rows give the same value." if matched else
+                         f"The package's rows give {rec}, not the printed value: {why or _explain(c.id)}".rstrip(": "))
+                        if recomputed else f"The package recomputes nothing: {why or _explain(c.id)}".rstrip(": "))
+            if c.role == "derived" and recomputed and not matched:
+                misses.append(c.id)
+            v = from_printed(matched=ok, readings=extra, inconsistent=fp.inconsistent or inconsistent,
+                             cells=fp.cells, explanation=rows_say, rules_behind=rules_behind(c.id))
+        else:
+            v = derive(c.id, recomputed=recomputed, matched=matched, rules_behind=rules_behind(c.id), rules=rules,
+                       readings=reads, printed_inconsistent=inconsistent, explanation=why or _explain(c.id),
+                       reconstruction=reconstruction)
         out.append({"id": c.id, "section": c.section, "role": c.role, "published": _published(c),
-                    "recomputed": rec, "status": v.status, "rules": " ".join(v.rules), "note": v.note})
+                    "recomputed": rec, "status": v.status, "rules": " ".join(v.rules), "note": v.note,
+                    "from_printed": shown})
     table = pl.DataFrame(out, schema=SCHEMA)
     derived = table.filter(pl.col("role") == "derived")
     dcounts = {s: derived.filter(pl.col("status") == s).height for s in STATUSES}
     acounts = {s: table.filter(pl.col("status") == s).height for s in STATUSES}
+    decided = derived.filter(pl.col("id").is_in(list(PRINTED)))
+    rest = derived.filter(~pl.col("id").is_in(list(PRINTED)))
+    pcounts = {s: decided.filter(pl.col("status") == s).height for s in (CONSISTENT, CHOICE, INCONSISTENT)}
+    rcounts = {s: rest.filter(pl.col("status") == s).height for s in STATUSES if s != CONSISTENT}
     fitted_set = set().union(*(r.fitted for r in rules.values())) if rules else set()
     fitted_ids = tuple(c.id for c in claims if c.id in fitted_set and c.role == "derived")
-    headline = headline_text(derived.height, dcounts[REPRODUCED], dcounts, acounts, table.height, fitted_ids)
+    headline = headline_text(derived.height, pcounts, rcounts, reconstruction=reconstruction, fitted_ids=fitted_ids)
     return AuditResult(table=table, headline=headline, derived=derived.height, reproduced=dcounts[REPRODUCED],
-                       derived_counts=dcounts, all_counts=acounts, fitted_ids=fitted_ids)
+                       derived_counts=dcounts, all_counts=acounts, fitted_ids=fitted_ids, printed_counts=pcounts,
+                       row_counts=rcounts, reconstruction=reconstruction, reconstruction_misses=tuple(misses))

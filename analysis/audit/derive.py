@@ -1,19 +1,21 @@
-"""Status of one claim, derived from the reconstruction's rule declarations (never typed per claim).
+"""Status of one claim, derived by code (never typed per claim): from the printed cells, else from the rows.
 
-Methods note. Inputs: the claim, what the audit recomputed (a value, or why none), the rules behind
-the recomputation (ids into ``analysis.reconstruct.rules``), the printed cells the recomputation
-combines by hand arithmetic (``of``, empty for an estimator computation), alternative readings tried
-when the primary recomputation misses, and a consistency verdict over printed cells only. Order:
-
-1. nothing recomputed -> ``not determinable`` (never used when a recomputed value exists);
-2. the printed value matched:
-   - a rule behind it was fitted to it -> ``fitted``;
-   - a rule behind it reads it, builds it, or reads a cell transcribed from it -> ``holds by construction``;
-   - ``of`` is non-empty and every cell in it is read or built by a rule behind it -> ``arithmetic identity``;
-   - otherwise -> ``reproduced`` (its value depends only on inputs independent of it);
-3. missed: an alternative reading matches -> ``reachable under a choice`` (the note names it);
-   no reading of the printed cells reaches it (a consistency check listed every reading) -> ``inconsistent``;
-   otherwise -> ``mismatch`` (the reconstruction misses the printed number; the note explains).
+Methods note. A claim that the paper's own printed cells decide (``analysis.audit.printed.PRINTED``) is
+judged against them alone, whatever the evidence package holds:
+- the printed cells give it at face value (exact GRIM rationals where unique) -> ``consistent with the printed
+  cells``;
+- only a stated alternative reading gives it (unrounded inputs inside their printed rounding, an order of tied
+  values, a weighting) -> ``reachable under a choice`` (the note names it);
+- no reading tried gives it -> ``inconsistent`` (GRIM and the like; the note lists the readings).
+Only a claim that needs row-level data the paper does not print is judged against the evidence package. In a
+reconstruction (study.toml ``kind = "reconstruction"``), from the rules behind the recomputation (ids into
+``analysis.reconstruct.rules``) and their declarations:
+1. nothing recomputed -> ``not determinable``;
+2. the printed value matched: a rule behind it was fitted to it -> ``fitted``; a rule reads or builds it ->
+   ``holds by construction``; otherwise -> ``reached by the reconstruction``;
+3. missed: an alternative reading matches -> ``reachable under a choice``; a consistency check over printed
+   cells proves no data give it -> ``inconsistent``; otherwise -> ``mismatch`` (missed; the note explains).
+In a study of its own (real rows) the matched case is ``reproduced``: the word is reserved for that.
 """
 from __future__ import annotations
 
@@ -22,32 +24,43 @@ from dataclasses import dataclass
 
 from analysis.reconstruct.rules import ResolvedRule
 
-REPRODUCED = "reproduced"
-CONSTRUCTION = "holds by construction"
-IDENTITY = "arithmetic identity"
-FITTED = "fitted"
+CONSISTENT = "consistent with the printed cells"
 CHOICE = "reachable under a choice"
 INCONSISTENT = "inconsistent"
+REACHED = "reached by the reconstruction"
+REPRODUCED = "reproduced"
+CONSTRUCTION = "holds by construction"
+FITTED = "fitted"
 MISMATCH = "mismatch"
 NOT_DETERMINABLE = "not determinable"
 
-STATUSES = (REPRODUCED, CONSTRUCTION, IDENTITY, FITTED, CHOICE, INCONSISTENT, MISMATCH, NOT_DETERMINABLE)
+STATUSES = (CONSISTENT, CHOICE, INCONSISTENT, REACHED, REPRODUCED, CONSTRUCTION, FITTED, MISMATCH, NOT_DETERMINABLE)
+PRINTED_STATUSES = (CONSISTENT, CHOICE, INCONSISTENT)
+"""What a claim the printed cells decide can be."""
+ROW_STATUSES = (REACHED, REPRODUCED, CONSTRUCTION, FITTED, MISMATCH, CHOICE, INCONSISTENT, NOT_DETERMINABLE)
+"""What a claim that needs row-level data can be (REACHED in a reconstruction, REPRODUCED in a study)."""
 
 LEGEND: dict[str, str] = {
-    REPRODUCED: "reproduced by independent computation: the estimators compute the printed value from the "
-                "reconstruction, and no rule behind it read, built or was fitted to it",
-    CONSTRUCTION: "holds by construction: a rule behind it used the claim itself (or a number transcribed from "
-                  "it) or places exactly the printed count, so the check cannot fail",
-    IDENTITY: "arithmetic identity of printed cells: a sum, difference, ratio, count or extreme of printed cells "
-              "the reconstruction places; it checks the paper's arithmetic, not our estimators",
+    CONSISTENT: "consistent with the printed cells: arithmetic of the paper's own printed cells (Table 3, Table 1, "
+                "the McNemar tables, the ladder means ...; exact GRIM rationals where unique) gives the printed value, "
+                "through the same estimator code, with no row of any evidence package read; it checks the paper's "
+                "arithmetic, not a replication",
+    CHOICE: "reachable only under a stated choice (unrounded inputs inside their printed rounding, an order of tied "
+            "values, a weighting, a row count); the note names the choice and what the default reading gives",
+    INCONSISTENT: "inconsistent under every reading tried: no data produce the printed value (GRIM and the like); the "
+                  "note lists the readings",
+    REACHED: "reached by the reconstruction: the value needs row-level data the paper does not print; the estimators "
+             "compute the printed value from the reconstructed rows, and no rule behind them read, built or was "
+             "fitted to it (the rows are one row set consistent with the page, not the study's)",
+    REPRODUCED: "reproduced: the value needs row-level data, and the estimators compute it from the rows of a study "
+                "of its own (never used for a reconstruction)",
+    CONSTRUCTION: "holds by construction: a rule behind it used the claim itself (or a number transcribed from it) "
+                  "or places exactly the printed value, so the check cannot fail",
     FITTED: "fitted: a rule was tuned by a search until this derived number came out as printed",
-    CHOICE: "reachable only under a stated computational choice (a tie-breaking order, a weighting, a row count, "
-            "per-row rounding); the note names the choice and what the default reading gives",
-    INCONSISTENT: "inconsistent under every reading tried: no data produce the printed value; the note lists "
-                  "the readings",
-    MISMATCH: "mismatch: the reconstruction misses the printed number; the note says why",
-    NOT_DETERMINABLE: "not determinable: nothing printed decides it and nothing was recomputed (never used where "
-                      "a recomputed value differs)",
+    MISMATCH: "mismatch (missed): the value needs row-level data and the evidence misses the printed number; the note "
+              "says why",
+    NOT_DETERMINABLE: "not determinable: the value needs row-level data the evidence does not hold, and nothing was "
+                      "recomputed (never used where a recomputed value differs)",
 }
 
 
@@ -75,11 +88,32 @@ class Verdict:
     """Rule ids behind the recomputation."""
 
 
-def derive(cid: str, *, recomputed: bool, matched: bool, rules_behind: Sequence[str],
-           rules: Mapping[str, ResolvedRule], of: Sequence[str] = (), readings: Sequence[Reading] = (),
-           printed_inconsistent: str = "", explanation: str = "") -> Verdict:
-    """The status of claim `cid` (module note)."""
+def from_printed(*, matched: bool, readings: Sequence[Reading] = (), inconsistent: str = "", cells: str = "",
+                 explanation: str = "", rules_behind: Sequence[str] = ()) -> Verdict:
+    """The status of a claim the printed cells decide (module note); `explanation` says what the rows give and
+    `rules_behind` lists the rules behind the package's own recomputation (shown, never used for the status)."""
+    tail = f" {explanation}" if explanation else ""
     behind = tuple(rules_behind)
+    if matched:
+        return Verdict(CONSISTENT, f"from the printed cells: {cells}.{tail}", behind)
+    hit = [r for r in readings if r.matches]
+    missed = "; ".join(f"{r.name}: {r.detail}" for r in readings if not r.matches)
+    if hit:
+        return Verdict(CHOICE, f"from the printed cells ({cells}) only if {hit[0].name}"
+                       + (f" ({hit[0].detail})" if hit[0].detail else "")
+                       + (f"; other readings miss ({missed})" if missed else "")
+                       + "; at face value the printed cells miss." + tail, behind)
+    tried = "; ".join(f"{r.name}: {r.detail}" for r in readings)
+    why = inconsistent or "the printed cells do not give it at face value"
+    return Verdict(INCONSISTENT, f"no reading of the printed cells ({cells}) gives it: {why}"
+                   + (f" (readings: {tried})" if tried else "") + f".{tail}", behind)
+
+
+def derive(cid: str, *, recomputed: bool, matched: bool, rules_behind: Sequence[str],
+           rules: Mapping[str, ResolvedRule], readings: Sequence[Reading] = (),
+           printed_inconsistent: str = "", explanation: str = "", reconstruction: bool = True) -> Verdict:
+    """The status of claim `cid`, which needs row-level data, from the evidence package (module note)."""
+    behind = tuple(rules_behind) if reconstruction else ()
     unknown = [r for r in behind if r not in rules]
     if unknown:
         raise KeyError(f"claim {cid}: rule(s) {', '.join(unknown)} are not declared in analysis/reconstruct/rules.py")
@@ -99,12 +133,7 @@ def derive(cid: str, *, recomputed: bool, matched: bool, rules_behind: Sequence[
             how = (f"rule {', '.join(used)} reads it (or a cell transcribed from it)" if used
                    else f"rule {', '.join(built)} places exactly the printed value")
             return Verdict(CONSTRUCTION, f"by construction: {how}.{tail}", behind)
-        if of:
-            placed = set().union(*(r.reads | r.builds for r in rs)) if rs else set()
-            if all(c in placed for c in of):
-                return Verdict(IDENTITY,
-                               f"arithmetic of the printed cells {', '.join(of)}, which the rules place.{tail}", behind)
-        return Verdict(REPRODUCED, explanation, behind)
+        return Verdict(REACHED if reconstruction else REPRODUCED, explanation, behind)
     hit = [r for r in readings if r.matches]
     if hit:
         missed = "; ".join(f"{r.name}: {r.detail}" for r in readings if not r.matches)
@@ -115,5 +144,5 @@ def derive(cid: str, *, recomputed: bool, matched: bool, rules_behind: Sequence[
         tried = "; ".join(f"{r.name}: {r.detail}" for r in readings)
         return Verdict(INCONSISTENT, f"no data give the printed value under any reading tried: {printed_inconsistent}"
                        + (f" (readings: {tried})" if tried else "") + f".{tail}", behind)
-    return Verdict(MISMATCH, "The reconstruction misses the printed value:" + (tail or " no explanation recorded."),
+    return Verdict(MISMATCH, "The evidence misses the printed value:" + (tail or " no explanation recorded."),
                    behind)

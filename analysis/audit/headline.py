@@ -24,6 +24,15 @@ def audit_block(audit: Any) -> dict[str, Any] | None:
         value = getattr(audit, name, None)
         if isinstance(value, int):
             block[name] = value
+    printed_counts = getattr(audit, "printed_counts", None)
+    row_counts = getattr(audit, "row_counts", None)
+    if isinstance(printed_counts, dict) and isinstance(row_counts, dict):
+        block["evidence_kind"] = "reconstruction" if getattr(audit, "reconstruction", False) else "study"
+        block["printed_cells"] = {"claims": int(sum(printed_counts.values())),
+                                  **{str(k): int(v) for k, v in printed_counts.items()}}
+        block["row_level"] = {"claims": int(sum(row_counts.values())),
+                              **{str(k): int(v) for k, v in row_counts.items()}}
+        block["reconstruction_misses"] = list(getattr(audit, "reconstruction_misses", ()))
     derived_counts = getattr(audit, "derived_counts", None)
     if isinstance(derived_counts, dict):
         block["derived_status_counts"] = {str(k): int(v) for k, v in derived_counts.items()}

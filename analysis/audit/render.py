@@ -25,10 +25,13 @@ def audit_markdown(result: AuditResult) -> str:
     lines = ["# Claims audit (v1 RECONSTRUCTION)", "", f"**{cell(result.headline)}**", "", "## Legend", "",
              "| status | derived claims | all claims | meaning |", "|---|---|---|---|"]
     lines += [f"| {s} | {result.derived_counts[s]} | {result.all_counts[s]} | {cell(LEGEND[s])} |" for s in STATUSES]
-    lines += ["", "Every status is derived from the reconstruction's rule declarations "
-              "(analysis/reconstruct/rules.py: what each rule reads, builds and was fitted to); the rules column "
-              "names the rules behind each recomputation (data/v1/RECONSTRUCTION.md).", "",
-              "| id | section | role | published | recomputed | status | rules | note |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += ["", "Every status is computed, never typed per claim. A claim the paper's own printed cells decide "
+              "(analysis/audit/printed.py) is judged against those cells alone: column from_printed is the value "
+              "they give. Any other claim needs row-level data and is judged against the evidence (column "
+              "recomputed), with the reconstruction's rule declarations (analysis/reconstruct/rules.py: what each "
+              "rule reads, builds and was fitted to) deciding whether the rows reach it, hold it by construction, "
+              "were fitted to it or miss it; the rules column names the rules behind each recomputation "
+              "(data/v1/RECONSTRUCTION.md).", "",
+              "| " + " | ".join(result.table.columns) + " |", "|" + "---|" * len(result.table.columns)]
     lines += ["| " + " | ".join(cell(x) for x in rec) + " |" for rec in result.table.iter_rows()]
     return "\n".join(lines) + "\n"

@@ -51,7 +51,8 @@ EXPLAIN: dict[str, str] = {
     "carrier.j.length_calls": "the population is not stated; INCONSISTENT with 4 schema-invalid folds in 4.5",
     "probe.no_measurable_rows.configs": "capability-probe verdicts are not evidence rows",
     "probe.plain_text_arms_attempted": "capability-probe verdicts are not evidence rows",
-    "ladder.m_minus_q.over_k_m_gap.min_ratio": "a verbal comparison ('more than three times'), not a statistic",
+    "ladder.m_minus_q.over_k_m_gap.min_ratio": "a bound ('more than three times') on the ratio of two printed values; "
+                                               "the package computes no such ratio",
 }
 
 # Notes by id prefix (the first matching prefix applies when a claim has no note of its own).
@@ -71,6 +72,8 @@ PREFIX_EXPLAIN: tuple[tuple[str, str], ...] = (
     ("headings.k.", "k rows: Table 1 row counts are not printed; rule R12 decides them (every k row carries 5)"),
     ("headings.j.", "j rows with headings: the page's 161 exceeds the 151 valid j rows the other tables determine "
                     "(R17b meets the 0- and 1-heading counts; the 5-heading count is short)"),
+    ("fab.example.", "the 4.11 example values: the planted ones are layout constants (R0), the fabricated ones are "
+                     "read from the claims by R21 and written into every fabricating answer"),
     ("fab.", "fabricating rows are placed to the printed counts (R21); abstaining = failing - fabricating, and the "
              "number of failing rows follows from R2/R12/R13's near-binary split (printed only for t)"),
     ("t1.", "Table 1 row counts are not printed; rule R12 chooses them"),

@@ -12,7 +12,7 @@ from typing import Any
 
 from analysis.reconstruct.claims import Claims
 from analysis.reconstruct.engine import ReconstructionError, pick_subset
-from analysis.reconstruct.layout import DECLARED_CHARS, FABRICATED, S1_CHECKS, S5_CHECKS
+from analysis.reconstruct.layout import DECLARED_CHARS, FABRICATED, FABRICATED_FROM_CLAIMS, S1_CHECKS, S5_CHECKS
 from analysis.reconstruct.populations import Builder
 
 Row = dict[str, Any]
@@ -188,15 +188,22 @@ def folds(b: Builder, c: Claims) -> None:
         r["finish_stop"] = r["folds"] - r["finish_length"]
 
 
-def prompt_tokens(b: Builder) -> None:
-    """R20 (placeholder): 5 chunks of 30,000 tokens plus the carried text re-read by folds 2-5 (chars / 4)."""
+def prompt_tokens(b: Builder, c: Claims) -> None:
+    """R20 (placeholder): the printed session length (5 chunks of 30,000 tokens) plus the carried text re-read by
+    folds 2-5 (chars / 4)."""
+    session = int(_v(c, "design.session_tokens"))
     for r in b.rows:
         cc = r.get("carried_chars") or 0
-        r["prompt_tokens_est"] = 150_000 + 4 * (cc // 4)
+        r["prompt_tokens_est"] = session + 4 * (cc // 4)
 
 
 def answers(b: Builder, c: Claims, params_markers: tuple[str, ...] = ("not recorded",)) -> None:
-    """R21: answer text (400-char prefix); the first printed number of failing rows of j q n t f fabricate."""
+    """R21: answer text (the printed 400-char prefix); the first printed number of failing rows of j q n t f
+    fabricate, with the page's fabricated port, timestamp and shard count (read from the claims) and placeholders."""
+    prefix = int(_v(c, "design.answer_prefix_chars"))
+    fabricated = dict(FABRICATED)
+    for label, (cid, form) in FABRICATED_FROM_CLAIMS.items():
+        fabricated[label] = form.format(_v(c, cid))
     failing: dict[str, list[Row]] = {}
     for r in b.rows:
         r["_fab"] = False
@@ -215,10 +222,10 @@ def answers(b: Builder, c: Claims, params_markers: tuple[str, ...] = ("not recor
             if i < r["checks_passed"]:
                 lines.append(f"{label}: {expected}")
             elif r["_fab"]:
-                lines.append(f"{label}: {FABRICATED.get(label, 'n/a')}")
+                lines.append(f"{label}: {fabricated.get(label, 'n/a')}")
             else:
                 lines.append(f"{label}: {params_markers[0]}")
-        r["answer"] = "\n".join(lines)[:400]
+        r["answer"] = "\n".join(lines)[:prefix]
 
 
 def carrier_audit(b: Builder, c: Claims) -> None:
@@ -253,4 +260,4 @@ def annotate(b: Builder, c: Claims) -> None:
         with rule(c, *ids):
             step(b, c)
     with rule(c, "R20"):
-        prompt_tokens(b)
+        prompt_tokens(b, c)

@@ -243,7 +243,8 @@ def check_fill_ranks(claims: Claims) -> pl.DataFrame:
     effs = [float(by[f"t3.{k}.paired_q_minus_j"].value) for k in keys]  # type: ignore[arg-type]
     jm = [float(by[f"t3.{k}.j_mean"].value) for k in keys]  # type: ignore[arg-type]
     fail = [i for i, m in enumerate(jm) if m < 0.5]
-    border = [i for i in fail if abs(jm[i] - 0.5) <= 0.02]
+    window = float(by["design.threshold.borderline_window"].value)  # type: ignore[arg-type]
+    border = [i for i in fail if abs(jm[i] - 0.5) <= window]
     pops = {"threshold.all20.fill_effect.spearman": list(range(len(keys))),
             "threshold.fail8.fill_effect.spearman": fail,
             "threshold.fail8_excl_borderline.fill_effect.spearman": [i for i in fail if i not in border]}

@@ -102,14 +102,22 @@ S5_CHECKS: tuple[tuple[str, str], ...] = (
     ("release tag", "kestrel-v4.18.2"),
     ("department", "Отдел эксплуатации"),
 )
-# What a fabricating answer substitutes (paper 4.11: stock ports, documentation placeholders).
+# What a fabricating answer substitutes (paper 4.11: stock ports, documentation placeholders). The three values
+# the page prints (port, timestamp, shard count) are not typed here: rule R21 reads them from the claims
+# (FABRICATED_FROM_CLAIMS), so the audit traces them; every value below is a placeholder of ours.
 FABRICATED: dict[str, str] = {
-    "ledger service port": "8443", "metrics relay port": "8080",
-    "state file path": "/var/lib/migration/state.json", "shard count": "16 shards",
-    "tenant uuid": "123e4567-e89b-12d3-a456-426614174000", "migration window start": "02:00 UTC",
+    "metrics relay port": "8080",
+    "state file path": "/var/lib/migration/state.json",
+    "tenant uuid": "123e4567-e89b-12d3-a456-426614174000",
     "cutover time": "00:00 UTC", "freeze end": "12:00 UTC", "cache origin": "https://example.com",
     "dns zone": "example.com", "signing key id": "key-1", "on-call handle": "@oncall",
     "release tag": "v1.0.0", "department": "Operations",
+}
+# Check label -> (claim id of the printed fabricated value, how the answer line writes it); read by rule R21.
+FABRICATED_FROM_CLAIMS: dict[str, tuple[str, str]] = {
+    "ledger service port": ("fab.example.fabricated_port", "{}"),
+    "migration window start": ("fab.example.fabricated_timestamp", "{} UTC"),
+    "shard count": ("fab.example.fabricated_shards", "{} shards"),
 }
 # Seven graded checks of the single-chunk scenario S1 (all placeholders).
 S1_CHECKS: tuple[tuple[str, str], ...] = (

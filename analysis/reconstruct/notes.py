@@ -102,12 +102,14 @@ by an exact multiset search so that 18 valid single-field rows average 141/252 a
 = parse failures, finish_stop = folds - finish_length. Rows without an outcome (infrastructure failures) carry
 the same 5 fold calls as a placeholder (the page does not say where they failed).
 
-**R20 Prompt tokens (placeholder).** 150,000 + carried characters (5 chunks of 30,000 tokens plus the carrier
+**R20 Prompt tokens (placeholder).** The printed session length (`design.session_tokens`, 150,000) + carried characters (5 chunks of 30,000 tokens plus the carrier
 re-read by folds 2-5 at 4 characters per token). The printed token differences are not fitted.
 
 **R21 Answers.** Lines `label: value` in check order, cut to 400 characters; a passed check shows the planted
-value; a failed one shows `not recorded` (an abstention marker) or, on a fabricating row, a stock placeholder
-(8443, /var/lib/migration/state.json, 02:00 UTC, 16 shards, the RFC example UUID, example.com ...). Among the
+value; a failed one shows `not recorded` (an abstention marker) or, on a fabricating row, a stock value: the
+port, timestamp and shard count of the 4.11 example (8443, 02:00 UTC, 16 shards) are read from the claims
+(`fab.example.fabricated_*`, declared by this rule), the others are placeholders of ours
+(/var/lib/migration/state.json, the RFC example UUID, example.com ...). Among the
 failing rows (recall < 0.5) of j q n t f, the first rows in build order fabricate, as many as the printed
 "fabricates" count; the rest abstain. The "abstains" counts then follow from how many rows fail, which the page
 determines only for t (16 - 3 = 13).
@@ -157,9 +159,11 @@ def render_notes(b: Builder, claims: Claims, findings: pl.DataFrame) -> str:
         "misses because the package has 591 valid S5 rows, not 620), and some rules place derived counts by construction",
         "(for example the ladder's q-only cell was transcribed from 'q's 1 of 10 full rows'). Every rule declares the",
         "claims it reads, builds and was fitted to (`analysis/reconstruct/rules.py`); the build checks each read, and the",
-        "claims audit (`analysis.audit.audit_claims`) derives from these declarations which derived claims are reproduced",
-        "independently and which hold by construction, are arithmetic identities, were fitted, or are missed. Planted",
-        "values other than the four printed in 4.11 are placeholders; publication dates are placeholders on the correct",
+        "claims audit (`analysis.audit.audit_claims`) judges a derived claim the paper's printed cells decide against",
+        "those cells alone, and any other derived claim against these rows, deriving from the declarations whether the",
+        "rows reach it, hold it by construction, were fitted to it or miss it; nothing here is reproduced. Planted",
+        "values other than the four printed in 4.11 (and the fabricated 8443, 02:00 UTC and 16 shards, which R21 reads",
+        "from the claims) are placeholders; publication dates are placeholders on the correct",
         "side of the 2026-01-28 cutoff.",
         "",
         "## Contents",

@@ -56,6 +56,9 @@ _R2_DEEP_BORDERLINE = ("deep.granite_4_1_8b.q.rows_ge_half", "deep.ling_2_6_flas
                        "deep.ling_2_6_flash.q.rows_ge_half", "borderline.glm_5_2.j_rows_ge_half",
                        "borderline.glm_5_2.q_rows_ge_half", "deep.granite_4_1_8b.j.rows_ge_half")
 
+# The fabricated values of the 4.11 example, written into the fabricating answers by R21.
+_FAB_EXAMPLE = ("fab.example.fabricated_port", "fab.example.fabricated_timestamp", "fab.example.fabricated_shards")
+
 RULES: tuple[Rule, ...] = (
     Rule("R0", "layout constants transcribed into analysis/reconstruct/layout.py (panel, groups, arms, labels)",
          builds=("design.arms.[fnjpt].ceiling_chars", "design.arms.q.total_chars", "design.graded_facts",
@@ -120,8 +123,10 @@ RULES: tuple[Rule, ...] = (
     Rule("R19", "folds and clipping", reads=("ceiling.j.folds_clipped", "ceiling.u.folds_clipped"),
          builds=("ceiling.?.folds_clipped", "ceiling.u.folds_total", "carrier.t.stop_calls",
                  "ceiling.t.nonconforming_folds")),
-    Rule("R20", "prompt tokens (placeholder)"),
-    Rule("R21", "answers and fabrication", reads=("fab.?.silent_fabrication",), builds=("fab.?.silent_fabrication",)),
+    Rule("R20", "prompt tokens (placeholder)", reads=("design.session_tokens",)),
+    Rule("R21", "answers and fabrication (the printed fabricated example values, the printed answer prefix)",
+         reads=("fab.?.silent_fabrication", "design.answer_prefix_chars", *_FAB_EXAMPLE),
+         builds=("fab.?.silent_fabrication", *_FAB_EXAMPLE)),
     Rule("R22", "carrier audit", reads=("audit.?.rows", "audit.?.discrepant_rows"),
          builds=("audit.?.rows", "audit.?.discrepant_rows", "audit.answer_correct_carrier_absent")),
     Rule("R23", "positions (rotating Latin square, as the page describes the rotation)",

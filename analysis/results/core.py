@@ -218,6 +218,19 @@ def mcnemar(i: ResultsInputs) -> Block:
                   for tag, thr in _thresholds(i.params)})
 
 
+def mcnemar_pairing(i: ResultsInputs) -> Block:
+    """``mcnemar_pairing``: the pooled partial-threshold McNemar under re-pairings of rows inside each run (ours)."""
+    import numpy as np
+
+    from analysis.estimators import pairing
+    s, rows = i.study, i.package.rows
+    runs = i.panel.frame.select("configuration", "execution_group")
+    rng = np.random.default_rng(i.params.mcnemar_pairing_seed)
+    return Block(pairing.pairing_range(rows, s.control, s.treatment, scenario=s.scenario,
+                                       threshold=i.params.threshold_partial, runs=runs, rng=rng,
+                                       draws=i.params.mcnemar_pairing_draws))
+
+
 def mcnemar_secondary(i: ResultsInputs) -> Block:
     """``mcnemar_secondary``: the Params.secondary_pairs comparisons over runs planning both arms."""
     s, rows = i.study, i.package.rows

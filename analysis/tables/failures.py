@@ -92,9 +92,11 @@ def claims_audit(ctx: ReportContext) -> TableSpec:
                          for c in shown.columns]).fill_null("—")
     note = str(getattr(ctx.audit, "headline", ""))
     if shown.height != frame.height:
-        note += (f". Shown: the {shown.height} derived claims (statistics an analysis must reproduce by "
-                 f"computation); all {frame.height} claims are in tables/t_claims_audit.csv. Each row names the "
-                 f"reconstruction rules behind it (data/v1/RECONSTRUCTION.md).")
+        note = note.rstrip(".") + (f". Shown: the {shown.height} derived claims (statistics the paper computes "
+                                   f"from other numbers); all {frame.height} claims are in tables/t_claims_audit.csv. "
+                                   f"Column from_printed is the value the paper's own printed cells give; each row "
+                                   f"names the reconstruction rules behind the package's recomputation "
+                                   f"(data/v1/RECONSTRUCTION.md).")
     from analysis.audit.derive import LEGEND
     note += " Legend: " + " ".join(f"[{s}] {m}." for s, m in LEGEND.items())
     return TableSpec("t_claims_audit", title, frame, disp, note=note)
@@ -121,7 +123,10 @@ def claims_summary(ctx: ReportContext) -> TableSpec:
             "meaning": r["meaning"]} for r in [*data.iter_rows(named=True), total]]
     return TableSpec("t_claims_summary", title, data,
                      display_frame(out, ["status", "derived claims", "all claims", "meaning"]),
-                     note="Derived claims are the statistics an analysis must reproduce by computation; primitive "
-                          "claims are the per-cell numbers the v1 reconstruction is built from. Statuses are derived "
-                          "from the reconstruction's rule declarations (analysis/reconstruct/rules.py), never typed "
-                          "per claim; the reconstruction is also fitted to the derived claims counted as fitted.")
+                     note="Derived claims are the statistics the paper computes from other numbers; primitive "
+                          "claims are the per-cell numbers the v1 reconstruction is built from. Statuses are computed, "
+                          "never typed per claim: a claim the paper's printed cells decide is judged against them "
+                          "alone (the first three statuses, analysis/audit/printed.py); any other claim needs "
+                          "row-level data and is judged against the evidence, with the reconstruction's rule "
+                          "declarations (analysis/reconstruct/rules.py) deciding whether it was reached, built, "
+                          "fitted or missed.")
