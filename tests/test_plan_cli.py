@@ -47,7 +47,9 @@ def test_plan_on_v1_writes_design_json(tmp_path: Path, capsys: pytest.CaptureFix
     assert (doc["sims"], doc["seed"], doc["alpha"]) == (300, 11, 0.05)
     assert set(doc["required_configurations"]) == {"0", "0.15"}
     assert doc["required_configurations"]["0"]["2"]["closed_form"] is None  # power stays alpha at 0
-    assert doc["optimal_repeats"]["value"] > 0
+    # one cost model: the price table prices tokens only (no --config-cost), so c_config = 0 and R* = 0
+    assert doc["cost_model"]["c_config"] == 0 and doc["optimal_repeats"]["value"] == 0
+    assert doc["optimal_repeats"]["by_cost_ratio"]["10"] > 0
     rec = doc["recommended"][0]
     assert rec["effect"] == 0.15 and rec["money"] > 0 and rec["rows"] == 2 * rec["configurations"] * rec["repeats"]
     for name in ("design_power.csv", "design_power.md", "design_power.png", "design_power.svg"):
