@@ -139,6 +139,11 @@ def test_main_build_includes_designing_v2_when_out_holds_a_design(tmp_path: Path
     qmd = (out / "report" / "index.qmd").read_text()
     assert "## Designing v2" in qmd and "tau2 = " in qmd and "Not preregistered" in qmd
     assert "v1 **reconstruction**" in qmd
+    # issue 19: the design's uncertainty, its one cost model and the checks beside the advice
+    for words in ("profile-likelihood", "REML gives", "| reversed |", "One cost model", "the cheapest by this cost",
+                  "not a confidence interval for recent models", "differ by more than",
+                  "rejection rate with no effect"):
+        assert words in qmd, words
     results = json.loads((out / "results.json").read_text())
     assert results["design"]["sims"] == 200
     rendered = render_report(out, results, DEFAULT_PARAMS, {"path": "e", "kind": "handmade", "study_name": "s",
