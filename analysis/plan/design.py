@@ -79,11 +79,11 @@ def _mcse(p: float, n: int) -> float:
 
 
 def _cell_rows(variant: str, k: int, r: int, effect: float, parts: list[Any], sims: int, alpha: float,
-               comps: VarianceComponents) -> dict[str, Any]:
+               comps: VarianceComponents, signflip: bool = True) -> dict[str, Any]:
     """One grid record from the StudyAnalysis of each chunk of a cell's studies."""
     rej = float(np.concatenate([res.reject_t() for res in parts]).mean())
     p = np.concatenate([res.p_signflip for res in parts])
-    sf = float(np.mean(np.nan_to_num(p, nan=1.0) <= alpha))
+    sf = float(np.mean(np.nan_to_num(p, nan=1.0) <= alpha)) if signflip else float("nan")
     hw = np.concatenate([res.halfwidth() for res in parts])
     n_conf = np.concatenate([res.configurations for res in parts])
     pcf, hcf = closed_form(comps.tau2, comps.sigma2_within, k, r, effect, alpha)
@@ -104,12 +104,14 @@ def _chunks(sims: int, k: int, r: int) -> list[int]:
 
 
 def simulate_grid(comps: VarianceComponents, groups: Sequence[np.ndarray], plan: PlanParams,
-                  rng: np.random.Generator, *, resampling: bool = True,
+                  rng: np.random.Generator, *, resampling: bool = True, signflip: bool = True,
                   progress: Callable[[str], None] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Both variants over the (K, R, effect) grid (common random numbers within a (K, R) cell).
 
     Studies are drawn in chunks of at most CHUNK_CELLS array cells, so memory stays bounded at
-    any --sims; the loop is over chunks, never over studies or rows.
+    any --sims; the loop is over chunks, never over studies or rows. signflip=False skips the
+    sign-flip test (its columns are then NaN): the checks of a recommended design need only the
+    dispersion interval.
     """
     miss = comps.missing_rate()
     model = SimModel(comps.tau2, comps.sigma2_within, comps.checks_total,
@@ -118,7 +120,10 @@ def simulate_grid(comps: VarianceComponents, groups: Sequence[np.ndarray], plan:
     boot: list[dict[str, Any]] = []
     block, blocks = 0, len(plan.configurations) * len(plan.repeats)
     for k in plan.configurations:
-        patterns, exact = sign_patterns(k, plan.signflip_exact_max, plan.signflip_patterns, rng)
+        if signflip:
+            patterns, exact = sign_patterns(k, plan.signflip_exact_max, plan.signflip_patterns, rng)
+        else:
+            patterns, exact = np.ones((1, k)), True
         for r in plan.repeats:
             par_parts: dict[float, list[Any]] = {e: [] for e in plan.effects}
             boot_parts: dict[float, list[Any]] = {e: [] for e in plan.effects}
@@ -132,10 +137,11 @@ def simulate_grid(comps: VarianceComponents, groups: Sequence[np.ndarray], plan:
                     for effect in plan.effects:
                         boot_parts[effect].append(analyse(d0 + effect, present_b, plan.alpha, patterns, exact))
             for effect in plan.effects:
-                par.append(_cell_rows("parametric", k, r, effect, par_parts[effect], plan.sims, plan.alpha, comps))
+                par.append(_cell_rows("parametric", k, r, effect, par_parts[effect], plan.sims, plan.alpha, comps,
+                                      signflip))
                 if resampling:
                     boot.append(_cell_rows("resampling", k, r, effect, boot_parts[effect], plan.sims,
-                                           plan.alpha, comps))
+                                           plan.alpha, comps, signflip))
             if progress:
                 block += 1
                 progress(f"plan: [{block}/{blocks}] simulated K={k} R={r} "

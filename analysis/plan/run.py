@@ -119,7 +119,7 @@ def _checked(rec: dict[str, Any], comps: Any, groups: list[np.ndarray], plan: Pl
     k, r = int(rec["configurations"]), int(rec["repeats"])
     cell_plan = plan.replace(configurations=(k,), repeats=(r,), effects=(0.0, effect))
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(plan.seed, spawn_key=(1, k, r))))
-    par, res = simulate_grid(comps, groups, cell_plan, rng)
+    par, res = simulate_grid(comps, groups, cell_plan, rng, signflip=False)
     if progress:
         progress(f"plan: simulated the recommended design K={k} R={r} at effects 0 and {effect:+g}")
 
