@@ -50,6 +50,8 @@ from analysis.estimators.variance_components import anova_components
 REML_METHOD = "REML of the one-way random-intercept model (profile over lambda = tau2 / sigma2)"
 INTERVAL_METHOD = "profile REML likelihood interval (chi-square 1 df cutoff)"
 PAIRINGS = ("shipped", "sorted", "random", "reversed")
+RANDOM_RANGE_LEVEL = 0.95
+"""Share of the random pairings' sigma2_within that sigma2_within_lo..hi holds (central percentiles)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +87,9 @@ class PairingComponents:
     tau2: float
     """ANOVA tau2, truncated at 0 (random: from the mean sigma2_within)."""
     sigma2_within_lo: float
-    """random: 2.5th percentile over draws; otherwise equal to sigma2_within."""
+    """random: lower central percentile over draws (RANDOM_RANGE_LEVEL); else equal to sigma2_within."""
     sigma2_within_hi: float
-    """random: 97.5th percentile over draws; otherwise equal to sigma2_within."""
+    """random: upper central percentile over draws; otherwise equal to sigma2_within."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,8 +250,9 @@ def pairing_range_outcomes(outcomes: Sequence[tuple[np.ndarray, np.ndarray]], to
     msw = np.array([anova_components(_paired(outcomes, total, "random", rng))["sigma2_within"]
                     for _ in range(draws)])
     mean = float(msw.mean())
+    tail = 50.0 * (1.0 - RANDOM_RANGE_LEVEL)
     rows.append(PairingComponents("random", mean, max(0.0, (base["msb"] - mean) / base["n0"]),
-                                  float(np.percentile(msw, 2.5)), float(np.percentile(msw, 97.5))))
+                                  float(np.percentile(msw, tail)), float(np.percentile(msw, 100.0 - tail))))
     comp = anova_components(_paired(outcomes, total, "reversed"))
     rows.append(PairingComponents("reversed", comp["sigma2_within"], comp["tau2"], comp["sigma2_within"],
                                   comp["sigma2_within"]))

@@ -20,7 +20,11 @@ from analysis.estimators.variance_components import (
     difference_groups,
     variance_components,
 )
-from analysis.estimators.variance_uncertainty import pairing_range, tau2_uncertainty_groups
+from analysis.estimators.variance_uncertainty import (
+    RANDOM_RANGE_LEVEL,
+    pairing_range,
+    tau2_uncertainty_groups,
+)
 from analysis.params import PlanParams
 from analysis.plan.advice import (
     NOT_CI,
@@ -156,6 +160,7 @@ def design_uncertainty(package: Any, comps: Any, groups: list[np.ndarray], plan:
                               "r_star": optimal_repeats(p.tau2, p.sigma2_within, model)["value"]}
                              for p in pairing.rows],
                     "random_expected_sigma2_within": pairing.random_expected, "draws": pairing.draws,
+                    "range_level": RANDOM_RANGE_LEVEL,
                     "reasons": dict(pairing.reasons), "statement": pairing_statement(kind)},
         **ranges})
 

@@ -51,7 +51,8 @@ def _components(design: Any) -> list[str]:
     if p.get("rows"):
         out.append("  by the pairing of j and q rows inside a configuration: " + "; ".join(
             f"{r['pairing']} sigma2_within {num(r['sigma2_within'])}"
-            + (f" [{num(r['sigma2_within_range'][0])}, {num(r['sigma2_within_range'][1])} over {p['draws']} draws]"
+            + (f" [{num(r['sigma2_within_range'][0])}, {num(r['sigma2_within_range'][1])} "
+               f"for {p['range_level']:.0%} of {p['draws']} draws]"
                if r["pairing"] == "random" else "")
             + f", tau2 {num(r['tau2'])}, R* {num(r['r_star'], '.2f')}" for r in p["rows"]))
         out.append(f"  {p['statement']}")
