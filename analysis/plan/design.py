@@ -28,6 +28,7 @@ from analysis.plan.advice import smallest_k
 from analysis.plan.simulate import (
     SimModel,
     analyse,
+    analyse_shifted,
     closed_form,
     draw_parametric,
     draw_resampled,
@@ -134,8 +135,9 @@ def simulate_grid(comps: VarianceComponents, groups: Sequence[np.ndarray], plan:
                     par_parts[effect].append(analyse(d, present, plan.alpha, patterns, exact))
                 if resampling:
                     d0, present_b = draw_resampled(list(groups), k, r, n, model, rng)
-                    for effect in plan.effects:
-                        boot_parts[effect].append(analyse(d0 + effect, present_b, plan.alpha, patterns, exact))
+                    shifted = analyse_shifted(d0, present_b, plan.alpha, patterns, exact, tuple(plan.effects))
+                    for effect, res in zip(plan.effects, shifted, strict=True):
+                        boot_parts[effect].append(res)
             for effect in plan.effects:
                 par.append(_cell_rows("parametric", k, r, effect, par_parts[effect], plan.sims, plan.alpha, comps,
                                       signflip))
