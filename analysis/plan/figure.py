@@ -67,6 +67,8 @@ def power_figure(design: Any) -> Any:
         last.plot(xs, power, color="black", lw=1.0, alpha=0.35 + 0.65 * abs(rec["effect"]) / top)
         last.plot([rec["effect"]], [rec["power_closed_form"]], marker="*", ms=12, color="black", ls="none",
                   gid="recommended")
+        last.annotate(f"K={rec['configurations']}, R={rec['repeats']}", (rec["effect"], rec["power_closed_form"]),
+                      textcoords="offset points", xytext=(6, -10), fontsize=6)
     if math.isfinite(design.observed_effect):
         last.axvline(design.observed_effect, color="tab:red", lw=1.0, ls="-.", gid="observed-effect")
         last.text(design.observed_effect, 0.5, f" observed {design.observed_effect:+.3f}", color="tab:red",

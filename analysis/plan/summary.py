@@ -41,12 +41,14 @@ def _components(design: Any) -> list[str]:
     for field, why in sorted(c.reasons.items()):
         out.append(f"  {field}: not computed ({why})")
     t = u.get("tau2") or {}
-    if t:
+    if t and t.get("reml") is None:
+        why = sorted(set((t.get("reasons") or {}).values())) or ["undefined"]
+        out.append(f"  tau2 by REML and its profile-likelihood interval: not computed ({'; '.join(why)})")
+    elif t:
         lo, hi = t["interval"]
         out.append(f"  tau2 by REML = {num(t['reml'])} (sigma2_within {num(t['sigma2_within_reml'])}); "
-                   f"{t['level']:.0%} profile-likelihood interval of tau2 [{num(lo)}, {num(hi)}]")
-        for field, why in sorted((t.get("reasons") or {}).items()):
-            out.append(f"  {field}: not computed ({why})")
+                   f"{t['level']:.0%} profile-likelihood interval of tau2 [{num(lo)}, "
+                   f"{num(hi) if hi is not None else 'no finite upper end'}]")
     p = u.get("pairing") or {}
     if p.get("rows"):
         out.append("  by the pairing of j and q rows inside a configuration: " + "; ".join(
