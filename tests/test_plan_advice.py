@@ -207,3 +207,20 @@ def test_pairing_statement_follows_the_study_kind() -> None:
     assert "reconstruction" in pairing_statement("reconstruction")
     assert "the pairing by repeat is the data" in pairing_statement("pilot")
     assert "the pairing by repeat is the data" in pairing_statement(None)
+
+
+def test_report_of_an_undefined_design_has_no_dash_and_no_empty_table(tmp_path: Path) -> None:
+    """A design whose components are undefined (the one-configuration v2 pilot) is reported with its
+    reasons in words: no dash inside a sentence, no empty power table, no cost-model paragraph."""
+    out = tmp_path / "o"
+    pilot = REPO / "data" / "v2" / "pilot"
+    assert main(["plan", "--evidence", str(pilot), "--out", str(out), "--configurations", "10",
+                 "--repeats", "2", "--effect", "0,0.1", "--sims", "20"]) == 0
+    assert main(["--evidence", str(HANDMADE), "--out", str(out)]) == 0
+    qmd = (out / "report" / "index.qmd").read_text()
+    section = qmd[qmd.index("## Designing v2"):]
+    section = section[:section.index("\n## ", 5)]
+    assert "—" not in section
+    assert "| K | R |" not in section and "One cost model" not in section
+    assert "cannot recommend a design: fewer than two configurations" in section
+    assert "not computed (tau2, reason below)" in section
