@@ -97,6 +97,12 @@ def test_config_cost_enters_the_money_and_r_star(tmp_path: Path, capsys: pytest.
     assert main(["plan", "--evidence", str(V1), "--out", str(tmp_path / "a"), "--configurations", "10",
                  "--repeats", "2", "--effect", "0.1", "--sims", "20", "--config-cost", "1"]) == 2
     assert "--price-table" in capsys.readouterr().err
+    assert main(["plan", "--evidence", str(V1), "--out", str(tmp_path / "c"), "--price-table", str(prices),
+                 "--config-cost", "-1"]) == 2
+    assert "finite amount >= 0" in capsys.readouterr().err
+    assert main(["plan", "--evidence", str(V1), "--out", str(tmp_path / "d"), "--price-table", str(prices),
+                 "--cost-ratio", "5"]) == 2
+    assert "--config-cost" in capsys.readouterr().err
     assert main(["plan", "--evidence", str(V1), "--out", str(tmp_path / "b"), "--configurations", "10",
                  "--repeats", "2", "--effect", "0.1", "--sims", "20", "--price-table", str(prices),
                  "--config-cost", "2.5"]) == 0

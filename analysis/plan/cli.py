@@ -161,6 +161,10 @@ def _design(args: argparse.Namespace) -> int:
             raise PlanError(str(exc)) from None
     _say(f"plan: fitting variance components to {evidence} and simulating "
          f"{len(plan.configurations) * len(plan.repeats) * len(plan.effects)} cells x {plan.sims} studies x 2 variants")
+    if args.config_cost is not None and not (math.isfinite(args.config_cost) and args.config_cost >= 0):
+        print(f"error: --config-cost {args.config_cost!r} must be a finite amount >= 0 (money per configuration)",
+              file=sys.stderr)
+        return 2
     if args.config_cost is not None and not prices:
         print("error: --config-cost is money in the price table's currency; give --price-table FILE too "
               "(without one, use --cost-ratio)", file=sys.stderr)
