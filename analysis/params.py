@@ -156,7 +156,16 @@ class PlanParams:
     signflip_patterns: int = 999
     """Random sign patterns (shared by a cell's studies) above signflip_exact_max."""
     cost_ratio: float = 10.0
-    """Default cost of recruiting one configuration in units of one paired repeat (for R*)."""
+    """Default cost of recruiting one configuration in units of one paired repeat (the cost model without
+    a price table; analysis.plan.advice)."""
+    r_search_max: int = 64
+    """Largest R the cheapest-design search tries (R = 1..r_search_max)."""
+    pairing_draws: int = 200
+    """Random pairings of j and q rows inside configurations drawn for the pairing range (seeded from `seed`)."""
+    tau2_level: float = 0.95
+    """Coverage of the profile-likelihood interval of tau2."""
+    disagreement: float = 0.10
+    """Power difference between the resampling variant and the closed form that a recommendation flags."""
 
     def __post_init__(self) -> None:
         def need(ok: bool, field: str, rule: str) -> None:
@@ -175,6 +184,10 @@ class PlanParams:
         need(1 <= self.signflip_exact_max <= 16, "signflip_exact_max", "use 1..16")
         need(self.signflip_patterns >= 99, "signflip_patterns", "use at least 99")
         need(self.cost_ratio > 0, "cost_ratio", "use a positive ratio")
+        need(1 <= self.r_search_max <= 1000, "r_search_max", "use 1..1000")
+        need(1 <= self.pairing_draws <= 100_000, "pairing_draws", "use 1..100000")
+        need(0.0 < self.tau2_level < 1.0, "tau2_level", "use a level strictly between 0 and 1")
+        need(0.0 < self.disagreement < 1.0, "disagreement", "use a power difference strictly between 0 and 1")
 
     def replace(self, **changes: Any) -> PlanParams:
         """A copy with `changes` applied (validated again)."""

@@ -5,7 +5,11 @@ the parametric and the resampling variant, from the reconstructed v1 panel. Prin
 and CPU time of each run and the best (CPU time is the figure that does not depend on other
 load on the machine; numpy's BLAS may use more than one core, so CPU can exceed wall).
 
-    python benchmarks/bench_plan.py [--runs 3] [--sims 2000] [--no-resampling]
+    python benchmarks/bench_plan.py [--runs 3] [--sims 2000] [--no-resampling] [--full]
+
+--full times the whole design computation (analysis.plan.run.make_design: the grid, REML and the
+tau2 interval, the pairing range, the cheapest designs and their ranges, and the simulation checks
+of each recommended design) instead of the grid alone.
 """
 
 from __future__ import annotations
@@ -34,12 +38,21 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--sims", type=int, default=DEFAULT_PLAN_PARAMS.sims)
     ap.add_argument("--no-resampling", action="store_true")
+    ap.add_argument("--full", action="store_true", help="time make_design (everything `plan` computes)")
     args = ap.parse_args()
     pkg = load_package(Path(__file__).resolve().parent.parent / "data" / "v1")
     plan = DEFAULT_PLAN_PARAMS.replace(sims=args.sims)
     times = []
     for i in range(args.runs):
         t0, c0 = time.perf_counter(), time.process_time()
+        if args.full:
+            from analysis.plan.run import make_design
+
+            design = make_design(pkg, plan)
+            times.append(time.perf_counter() - t0)
+            print(f"run {i + 1}: {times[-1]:.2f} s wall, {time.process_time() - c0:.2f} s CPU "
+                  f"(make_design: {design.grid.height} cells x {plan.sims} studies x 2 variants and the advice)")
+            continue
         runs = runs_frame(pkg.study)
         c = contrast_of(pkg.study)
         comps = variance_components(pkg.rows, runs, c, recency_cutoff=pkg.study.recency_cutoff, checks=pkg.checks)

@@ -47,7 +47,9 @@ def test_plan_on_v1_writes_design_json(tmp_path: Path, capsys: pytest.CaptureFix
     assert (doc["sims"], doc["seed"], doc["alpha"]) == (300, 11, 0.05)
     assert set(doc["required_configurations"]) == {"0", "0.15"}
     assert doc["required_configurations"]["0"]["2"]["closed_form"] is None  # power stays alpha at 0
-    assert doc["optimal_repeats"]["value"] > 0
+    # one cost model: the price table prices tokens only (no --config-cost), so c_config = 0 and R* = 0
+    assert doc["cost_model"]["c_config"] == 0 and doc["optimal_repeats"]["value"] == 0
+    assert doc["optimal_repeats"]["by_cost_ratio"]["10"] > 0
     rec = doc["recommended"][0]
     assert rec["effect"] == 0.15 and rec["money"] > 0 and rec["rows"] == 2 * rec["configurations"] * rec["repeats"]
     for name in ("design_power.csv", "design_power.md", "design_power.png", "design_power.svg"):
@@ -137,6 +139,11 @@ def test_main_build_includes_designing_v2_when_out_holds_a_design(tmp_path: Path
     qmd = (out / "report" / "index.qmd").read_text()
     assert "## Designing v2" in qmd and "tau2 = " in qmd and "Not preregistered" in qmd
     assert "v1 **reconstruction**" in qmd
+    # issue 19: the design's uncertainty, its one cost model and the checks beside the advice
+    for words in ("profile-likelihood", "REML gives", "| reversed |", "One cost model", "the cheapest by this cost",
+                  "not a confidence interval for recent models", "differ by more than",
+                  "rejection rate with no effect"):
+        assert words in qmd, words
     results = json.loads((out / "results.json").read_text())
     assert results["design"]["sims"] == 200
     rendered = render_report(out, results, DEFAULT_PARAMS, {"path": "e", "kind": "handmade", "study_name": "s",

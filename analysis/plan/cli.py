@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from analysis.escape import terminal
+from analysis.plan.summary import summary_lines
+
+__all__ = ["add_plan_parser", "run_plan", "summary_lines"]
 
 PLAN_EPILOG = """\
 design (no subcommand): fits tau2 and sigma2_within to the evidence's primary panel, simulates
@@ -71,7 +74,9 @@ def add_plan_parser(sub: Any, default_evidence: Callable[[], Path]) -> None:
     p.add_argument("--fixture", default="default",
                    help="v2 fixture whose rows are priced: small | default | path (default: default = s5-150k)")
     p.add_argument("--cost-ratio", type=float, default=None,
-                   help="cost of adding one configuration / cost of one paired repeat, for R* (default 10)")
+                   help="without --price-table: cost of adding one configuration in paired repeats (default 10)")
+    p.add_argument("--config-cost", type=float, default=None, metavar="MONEY",
+                   help="with --price-table: money of adding one configuration (default 0: the table prices tokens)")
     ps = p.add_subparsers(dest="plan_command", metavar="{seal,check}")
     seal = ps.add_parser("seal", help="seal PLAN_DIR/plan.toml into PLAN_DIR/plan.lock and print its digest")
     seal.add_argument("plan_dir", metavar="PLAN_DIR", type=Path)
@@ -156,63 +161,31 @@ def _design(args: argparse.Namespace) -> int:
             raise PlanError(str(exc)) from None
     _say(f"plan: fitting variance components to {evidence} and simulating "
          f"{len(plan.configurations) * len(plan.repeats) * len(plan.effects)} cells x {plan.sims} studies x 2 variants")
-    design = make_design(pkg, plan, prices=prices, fixture=fixture, cost_ratio=args.cost_ratio, progress=None)
+    if args.config_cost is not None and not (math.isfinite(args.config_cost) and args.config_cost >= 0):
+        print(f"error: --config-cost {args.config_cost!r} must be a finite amount >= 0 (money per configuration)",
+              file=sys.stderr)
+        return 2
+    if args.config_cost is not None and not prices:
+        print("error: --config-cost is money in the price table's currency; give --price-table FILE too "
+              "(without one, use --cost-ratio)", file=sys.stderr)
+        return 2
+    if args.cost_ratio is not None and prices:
+        print("error: with --price-table the cost is money; set the cost of a configuration with --config-cost "
+              "MONEY instead of --cost-ratio", file=sys.stderr)
+        return 2
+    design = make_design(pkg, plan, prices=prices, fixture=fixture, cost_ratio=args.cost_ratio,
+                         config_cost=args.config_cost, progress=_say)
     from analysis.evidence.describe import evidence_kind
 
     ev = {"path": str(evidence), "kind": evidence_kind(pkg), "sha256": dict(pkg.digests)}
     if ev["kind"] == "v1":
         _say("plan: data/v1 is a RECONSTRUCTION fitted to the paper's published numbers; its components "
              "describe that reconstruction, not the released v1 package")
-    paths = write_plan(design, args.plan_out, ev)
-    for line in summary_lines(design):
+    lines = summary_lines(design)
+    paths = write_plan(design, args.plan_out, ev, lines)
+    for line in lines:
         print(line)
     print(f"wrote {', '.join(terminal(str(p)) for p in paths)}")
     return 0
 
 
-def _num(x: Any, fmt: str = ".4f") -> str:
-    return "null" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
-
-
-def summary_lines(design: Any) -> list[str]:
-    """What the plan prints: components, headline power, R*, required K, recommended designs and cost."""
-    c = design.components
-    miss = ", ".join(f"{a} {_num(r, '.3f')}" for a, r in c.missing_rate().items())
-    out = [f"variance components ({c.configurations} configurations, {c.pairs} pairs; {c.method}):",
-           f"  tau2 = {_num(c.tau2)}  sigma2_within = {_num(c.sigma2_within)}  check-level ICC = {_num(c.icc, '.3f')}"
-           f"  missing-or-invalid rate: {miss}"]
-    for field, why in sorted(c.reasons.items()):
-        out.append(f"  {field}: null ({why})")
-    for key, why in sorted(design.reasons.items()):
-        out.append(f"{key}: {why}")
-    if design.grid.height:
-        best = design.grid.sort("configurations", "repeats", "effect")
-        top_k, top_r = int(best["configurations"].max()), int(best["repeats"].max())
-        row = best.filter((best["configurations"] == top_k) & (best["repeats"] == top_r))
-        out.append(f"power at K={top_k}, R={top_r} (dispersion interval excludes 0; simulated, closed form): "
-                   + "; ".join(f"effect {e:+g}: {p:.3f} ± {s:.3f}, {cf:.3f}" for e, p, s, cf in
-                               row.select("effect", "power", "power_mcse", "power_closed_form").iter_rows()))
-        zero = design.grid.filter(design.grid["effect"] == 0)
-        if zero.height:
-            out.append(f"calibration at effect 0: rejection rates {zero['power'].min():.3f}..{zero['power'].max():.3f} "
-                       f"(alpha {design.plan.alpha:g})")
-    for effect, per_r in design.required.items():
-        if float(effect) == 0:
-            continue
-        out.append(f"smallest K for power {design.plan.target_power:g} at effect {float(effect):+g} "
-                   "(closed form; simulated grid): "
-                   + ", ".join(f"R={r}: {_num(v['closed_form'], 'd')}; {_num(v['simulated_grid'], 'd')}"
-                               for r, v in per_r.items()))
-    o = design.optimal_repeats
-    out.append(f"optimal repeats R* = {_num(o['value'], '.2f')} at cost ratio {o['cost_ratio']:g}"
-               + (f" ({o['reason']})" if o.get("reason") else ""))
-    for rec in design.recommended:
-        line = (f"recommended for effect {rec['effect']:+g}: K = {rec['configurations']}, R = {rec['repeats']}"
-                f" (closed-form power {_num(rec.get('power_closed_form'), '.3f')})")
-        if "money" in rec:
-            line += (f"; {rec['rows']} rows, cost {rec['money']:.2f} (price-table currency), "
-                     f"{rec['hours_sequential']:.1f} h sequential")
-        if rec.get("reason"):
-            line += f"; {rec['reason']}"
-        out.append(line)
-    return out

@@ -26,7 +26,9 @@ Price table (TOML or CSV, chosen by the file suffix):
     endpoint,input_per_million,output_per_million,prompt_tokens_per_second,output_tokens_per_second
     openrouter/qwen/qwen3.5-9b,0.10,0.40,2000,60
 
-A design cell's money and hours use the mean over the table's endpoints (a v2 panel spreads its
+A design's money is K (c_config + R x money of one paired repeat), c_config from `--config-cost`
+(default 0: the table prices tokens only); the recommended design is the cheapest by this money
+(analysis.plan.advice). A design cell's money and hours use the mean over the table's endpoints (a v2 panel spreads its
 K configurations over the endpoints it can buy); the per-endpoint figures are reported as well.
 """
 
@@ -189,6 +191,11 @@ def repeat_cost(tokens: Sequence[RowTokens], prices: Sequence[Price]) -> dict[st
     return {"per_endpoint": per, "mean_money": mean_money, "mean_seconds": mean_seconds}
 
 
-def cell_cost(k: int, r: int, per_repeat: Mapping[str, Any]) -> dict[str, float]:
-    """Money and sequential hours of K configurations x R paired repeats (mean endpoint)."""
-    return {"money": k * r * per_repeat["mean_money"], "hours": k * r * per_repeat["mean_seconds"] / 3600.0}
+def cell_cost(k: int, r: int, per_repeat: Mapping[str, Any], per_configuration: float = 0.0) -> dict[str, float]:
+    """Money and sequential hours of K configurations x R paired repeats (mean endpoint).
+
+    Money is K (per_configuration + R x money of a paired repeat): the cost model of
+    analysis.plan.advice (per_configuration is `--config-cost`, default 0).
+    """
+    return {"money": k * (per_configuration + r * per_repeat["mean_money"]),
+            "hours": k * r * per_repeat["mean_seconds"] / 3600.0}

@@ -7,11 +7,9 @@ excludes 0) over `sims` simulated studies; its Monte Carlo standard error is
 sqrt(p (1 - p) / sims). The sign-flip test's rejection rate (p <= alpha) is reported beside it.
 `required_configurations`: for each effect and R, the smallest K whose closed-form power reaches
 target_power (searched over 2..k_search_max), and the smallest grid K whose simulated power does.
-Optimal repeats per configuration: minimising Var = tau2/K + s2/(K R) at a fixed budget
-K (c_config + R c_repeat) gives R* = sqrt((c_config / c_repeat) * s2 / tau2), where c_repeat is
-the cost of one paired repeat (one row of each arm); the ratio comes from --cost-ratio
-(default PlanParams.cost_ratio). Recommended design per effect: R = max(1, round(R*)) (the
-largest grid R when R* is undefined), K = the closed-form required K at that R.
+The cost model, R* and the recommended (cheapest) design are in analysis.plan.advice; the
+uncertainty of the components (REML, tau2 interval, pairings) in
+analysis.estimators.variance_uncertainty.
 """
 
 from __future__ import annotations
@@ -26,9 +24,11 @@ import polars as pl
 
 from analysis.estimators.variance_components import VarianceComponents
 from analysis.params import PlanParams
+from analysis.plan.advice import smallest_k
 from analysis.plan.simulate import (
     SimModel,
     analyse,
+    analyse_shifted,
     closed_form,
     draw_parametric,
     draw_resampled,
@@ -60,11 +60,19 @@ class Design:
     optimal_repeats: Mapping[str, Any]
     """R* and its inputs."""
     recommended: tuple[Mapping[str, Any], ...]
-    """One recommended (K, R) per nonzero effect, with cost when prices were given."""
+    """One recommended (cheapest) (K, R) per nonzero effect, with its cost and checks."""
     cost: Mapping[str, Any] | None
     """Tokens per row, cost per repeat/row and per grid cell (None without a price table)."""
     reasons: Mapping[str, str] = field(default_factory=dict)
     """Why parts are missing (e.g. no recommendation)."""
+    cost_model: Mapping[str, Any] = field(default_factory=dict)
+    """The one cost model of the recommendation (analysis.plan.advice.CostModel.to_json)."""
+    uncertainty: Mapping[str, Any] = field(default_factory=dict)
+    """tau2 by ANOVA, REML and its interval; components by pairing; the designs and K ranges they give."""
+    type1_small_k: Mapping[str, Any] | None = None
+    """Simulated rejection rates at effect 0 and the smallest grid K, per variant."""
+    observed_effect: float = float("nan")
+    """The evidence's equal-configuration mean paired effect (treatment - control), for the figure."""
 
 
 def _mcse(p: float, n: int) -> float:
@@ -72,11 +80,11 @@ def _mcse(p: float, n: int) -> float:
 
 
 def _cell_rows(variant: str, k: int, r: int, effect: float, parts: list[Any], sims: int, alpha: float,
-               comps: VarianceComponents) -> dict[str, Any]:
+               comps: VarianceComponents, signflip: bool = True) -> dict[str, Any]:
     """One grid record from the StudyAnalysis of each chunk of a cell's studies."""
     rej = float(np.concatenate([res.reject_t() for res in parts]).mean())
     p = np.concatenate([res.p_signflip for res in parts])
-    sf = float(np.mean(np.nan_to_num(p, nan=1.0) <= alpha))
+    sf = float(np.mean(np.nan_to_num(p, nan=1.0) <= alpha)) if signflip else float("nan")
     hw = np.concatenate([res.halfwidth() for res in parts])
     n_conf = np.concatenate([res.configurations for res in parts])
     pcf, hcf = closed_form(comps.tau2, comps.sigma2_within, k, r, effect, alpha)
@@ -97,20 +105,26 @@ def _chunks(sims: int, k: int, r: int) -> list[int]:
 
 
 def simulate_grid(comps: VarianceComponents, groups: Sequence[np.ndarray], plan: PlanParams,
-                  rng: np.random.Generator, *, resampling: bool = True,
+                  rng: np.random.Generator, *, resampling: bool = True, signflip: bool = True,
                   progress: Callable[[str], None] | None = None) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Both variants over the (K, R, effect) grid (common random numbers within a (K, R) cell).
 
     Studies are drawn in chunks of at most CHUNK_CELLS array cells, so memory stays bounded at
-    any --sims; the loop is over chunks, never over studies or rows.
+    any --sims; the loop is over chunks, never over studies or rows. signflip=False skips the
+    sign-flip test (its columns are then NaN): the checks of a recommended design need only the
+    dispersion interval.
     """
     miss = comps.missing_rate()
     model = SimModel(comps.tau2, comps.sigma2_within, comps.checks_total,
                      _finite(miss.get(comps.contrast.control)), _finite(miss.get(comps.contrast.treatment)))
     par: list[dict[str, Any]] = []
     boot: list[dict[str, Any]] = []
+    block, blocks = 0, len(plan.configurations) * len(plan.repeats)
     for k in plan.configurations:
-        patterns, exact = sign_patterns(k, plan.signflip_exact_max, plan.signflip_patterns, rng)
+        if signflip:
+            patterns, exact = sign_patterns(k, plan.signflip_exact_max, plan.signflip_patterns, rng)
+        else:
+            patterns, exact = np.ones((1, k)), True
         for r in plan.repeats:
             par_parts: dict[float, list[Any]] = {e: [] for e in plan.effects}
             boot_parts: dict[float, list[Any]] = {e: [] for e in plan.effects}
@@ -121,15 +135,19 @@ def simulate_grid(comps: VarianceComponents, groups: Sequence[np.ndarray], plan:
                     par_parts[effect].append(analyse(d, present, plan.alpha, patterns, exact))
                 if resampling:
                     d0, present_b = draw_resampled(list(groups), k, r, n, model, rng)
-                    for effect in plan.effects:
-                        boot_parts[effect].append(analyse(d0 + effect, present_b, plan.alpha, patterns, exact))
+                    shifted = analyse_shifted(d0, present_b, plan.alpha, patterns, exact, tuple(plan.effects))
+                    for effect, res in zip(plan.effects, shifted, strict=True):
+                        boot_parts[effect].append(res)
             for effect in plan.effects:
-                par.append(_cell_rows("parametric", k, r, effect, par_parts[effect], plan.sims, plan.alpha, comps))
+                par.append(_cell_rows("parametric", k, r, effect, par_parts[effect], plan.sims, plan.alpha, comps,
+                                      signflip))
                 if resampling:
                     boot.append(_cell_rows("resampling", k, r, effect, boot_parts[effect], plan.sims,
-                                           plan.alpha, comps))
+                                           plan.alpha, comps, signflip))
             if progress:
-                progress(f"plan: simulated K={k} R={r} ({len(plan.effects)} effects x {plan.sims} studies)")
+                block += 1
+                progress(f"plan: [{block}/{blocks}] simulated K={k} R={r} "
+                         f"({len(plan.effects)} effects x {plan.sims} studies x {2 if resampling else 1} variants)")
     return pl.DataFrame(par, schema=GRID_SCHEMA), pl.DataFrame(boot, schema=GRID_SCHEMA)
 
 
@@ -139,64 +157,25 @@ def _finite(x: float | None) -> float:
 
 def required_configurations(comps: VarianceComponents, grid: pl.DataFrame, plan: PlanParams
                             ) -> dict[str, Any]:
-    """effect -> R -> {closed_form, simulated}: the smallest K reaching target power."""
-    ks = np.arange(2, plan.k_search_max + 1)
+    """effect -> R -> {closed_form, simulated_grid}: the smallest K reaching target power.
+
+    A null comes with `closed_form_reason` / `simulated_grid_reason` ("not reached (max K ... = N)").
+    """
     out: dict[str, Any] = {}
+    top = max(plan.configurations)
     for effect in plan.effects:
         per_r: dict[str, Any] = {}
-        for r in plan.repeats:
-            power, _ = closed_form(comps.tau2, comps.sigma2_within, ks, r, effect, plan.alpha)
-            hit = np.nonzero(power >= plan.target_power)[0]
-            cf = int(ks[hit[0]]) if hit.size else None
+        ks = smallest_k(comps.tau2, comps.sigma2_within, np.asarray(plan.repeats), effect, plan.alpha,
+                        plan.target_power, plan.k_search_max)
+        for r, k_cf in zip(plan.repeats, ks, strict=True):
             sim = grid.filter((pl.col("effect") == effect) & (pl.col("repeats") == r)
                               & (pl.col("power") >= plan.target_power)).sort("configurations")
-            per_r[str(r)] = {"closed_form": cf,
-                             "simulated_grid": int(sim.get_column("configurations")[0]) if sim.height else None}
+            cell: dict[str, Any] = {"closed_form": int(k_cf) if k_cf else None,
+                                    "simulated_grid": int(sim.get_column("configurations")[0]) if sim.height else None}
+            if cell["closed_form"] is None:
+                cell["closed_form_reason"] = f"not reached (max K searched = {plan.k_search_max})"
+            if cell["simulated_grid"] is None:
+                cell["simulated_grid_reason"] = f"not reached (max K in the grid = {top})"
+            per_r[str(r)] = cell
         out[f"{effect:g}"] = per_r
     return out
-
-
-def optimal_repeats(comps: VarianceComponents, cost_ratio: float) -> dict[str, Any]:
-    """R* = sqrt(cost_ratio * sigma2_within / tau2) with its inputs, or null and a reason."""
-    def rstar(ratio: float) -> float | None:
-        if not (math.isfinite(comps.tau2) and math.isfinite(comps.sigma2_within)) or comps.tau2 <= 0:
-            return None
-        return math.sqrt(ratio * comps.sigma2_within / comps.tau2)
-    value = rstar(cost_ratio)
-    reason = None
-    if value is None:
-        reason = ("tau2 is undefined" if not math.isfinite(comps.tau2) else
-                  "tau2 is estimated as 0: more repeats always beat more configurations, no finite optimum")
-    return {"formula": "R* = sqrt((c_config / c_repeat) * sigma2_within / tau2)",
-            "cost_ratio": cost_ratio, "value": value,
-            "integer": None if value is None else max(1, round(value)),
-            "by_cost_ratio": {f"{x:g}": rstar(x) for x in (1.0, 10.0, 100.0)}, "reason": reason}
-
-
-def recommend(comps: VarianceComponents, plan: PlanParams, optimal: Mapping[str, Any],
-              per_repeat: Mapping[str, Any] | None) -> tuple[tuple[dict[str, Any], ...], str | None]:
-    """One (K, R) per nonzero effect: R from R*, K from the closed form at target power."""
-    if not (math.isfinite(comps.tau2) and math.isfinite(comps.sigma2_within)):
-        return (), comps.reasons.get("tau2") or comps.reasons.get("sigma2_within") or "variance components undefined"
-    r = optimal["integer"] or max(plan.repeats)
-    ks = np.arange(2, plan.k_search_max + 1)
-    recs = []
-    for effect in plan.effects:
-        if effect == 0:
-            continue
-        power, half = closed_form(comps.tau2, comps.sigma2_within, ks, r, effect, plan.alpha)
-        hit = np.nonzero(power >= plan.target_power)[0]
-        rec: dict[str, Any] = {"effect": effect, "repeats": r, "configurations": None, "power_closed_form": None,
-                               "halfwidth_closed_form": None}
-        if hit.size:
-            i = int(hit[0])
-            rec.update(configurations=int(ks[i]), power_closed_form=float(power[i]),
-                       halfwidth_closed_form=float(half[i]))
-            if per_repeat is not None:
-                rec["rows"] = 2 * int(ks[i]) * r
-                rec["money"] = int(ks[i]) * r * per_repeat["mean_money"]
-                rec["hours_sequential"] = int(ks[i]) * r * per_repeat["mean_seconds"] / 3600.0
-        else:
-            rec["reason"] = f"no K <= {plan.k_search_max} reaches power {plan.target_power:g}"
-        recs.append(rec)
-    return tuple(recs), None if recs else "no nonzero effect in the grid"

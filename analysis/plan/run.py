@@ -1,7 +1,7 @@
 """`python generate.py plan`: compute a design from evidence and write design.json, figure, table, section.
 
-Only `write_plan` writes files; `make_design` computes, `design_json`/`power_table` build data and
-`power_figure` returns a matplotlib Figure.
+Only `write_plan` writes files; `make_design` computes, `design_json`/`power_table` build data,
+`analysis.plan.figure.power_figure` returns a matplotlib Figure and `analysis.plan.summary` the text.
 """
 
 from __future__ import annotations
@@ -20,15 +20,30 @@ from analysis.estimators.variance_components import (
     difference_groups,
     variance_components,
 )
+from analysis.estimators.variance_uncertainty import (
+    RANDOM_RANGE_LEVEL,
+    pairing_range,
+    tau2_uncertainty_groups,
+)
 from analysis.params import PlanParams
+from analysis.plan.advice import (
+    NOT_CI,
+    CostModel,
+    cost_model,
+    design_ranges,
+    disagreements,
+    optimal_repeats,
+    recommend,
+    type1_small_k,
+)
 from analysis.plan.cost import Price, cell_cost, repeat_cost, row_tokens
 from analysis.plan.design import (
     Design,
-    optimal_repeats,
-    recommend,
     required_configurations,
     simulate_grid,
 )
+from analysis.plan.figure import effect_name, power_figure
+from analysis.plan.summary import design_markdown, power_legend, summary_lines
 
 DESIGN_NAME = "design.json"
 """File the plan writes into OUT; a main build whose OUT holds it gains the 'Designing v2' section."""
@@ -36,9 +51,14 @@ DESIGN_VERSION = 1
 
 
 def make_design(package: Any, plan: PlanParams, *, prices: Sequence[Price] | None = None,
-                fixture: Any = None, cost_ratio: float | None = None,
+                fixture: Any = None, cost_ratio: float | None = None, config_cost: float | None = None,
                 progress: Callable[[str], None] | None = None) -> Design:
-    """Fit the components of `package` and compute the whole design (no I/O)."""
+    """Fit the components of `package` and compute the whole design (no I/O).
+
+    `config_cost`: money of adding one configuration (price-table currency; default 0), used only
+    with `prices`; without prices the cost unit is one paired repeat and a configuration costs
+    `cost_ratio` of them (analysis.plan.advice).
+    """
     study = package.study
     contrast = contrast_of(study)
     runs = runs_frame(study)
@@ -46,7 +66,6 @@ def make_design(package: Any, plan: PlanParams, *, prices: Sequence[Price] | Non
                                 checks=package.checks)
     groups = list(difference_groups(package.rows, runs, contrast, recency_cutoff=study.recency_cutoff).values())
     ratio = plan.cost_ratio if cost_ratio is None else cost_ratio
-    optimal = optimal_repeats(comps, ratio)
     reasons: dict[str, str] = {}
     per_repeat = None
     cost = None
@@ -66,10 +85,14 @@ def make_design(package: Any, plan: PlanParams, *, prices: Sequence[Price] | Non
                     "row_tokens": [{"arm": t.arm, "calls": t.calls, "prompt_tokens": t.prompt_tokens,
                                     "output_tokens": t.output_tokens} for t in tokens],
                     "per_repeat": per_repeat,
-                    "cells": [{"configurations": k, "repeats": r, **cell_cost(k, r, per_repeat)}
+                    "per_configuration": float(config_cost or 0.0),
+                    "cells": [{"configurations": k, "repeats": r,
+                               **cell_cost(k, r, per_repeat, float(config_cost or 0.0))}
                               for k in plan.configurations for r in plan.repeats]}
+    model = cost_model(per_repeat["mean_money"] if per_repeat else None, config_cost, ratio)
+    optimal = optimal_repeats(comps.tau2, comps.sigma2_within, model)
+    rng = np.random.Generator(np.random.PCG64(plan.seed))
     if math.isfinite(comps.tau2) and math.isfinite(comps.sigma2_within):
-        rng = np.random.Generator(np.random.PCG64(plan.seed))
         grid, boot = simulate_grid(comps, groups, plan, rng, progress=progress)
         required = required_configurations(comps, grid, plan)
     else:
@@ -77,11 +100,81 @@ def make_design(package: Any, plan: PlanParams, *, prices: Sequence[Price] | Non
         required = {}
         reasons["grid"] = ("cannot simulate: " + (comps.reasons.get("tau2") or comps.reasons.get("sigma2_within")
                                                   or "variance components undefined"))
-    recs, why = recommend(comps, plan, optimal, per_repeat)
+    recs, why = recommend(comps, plan, model, per_repeat)
     if why:
         reasons["recommended"] = f"cannot recommend a design: {why}"
+    uncertainty = design_uncertainty(package, comps, groups, plan, model)
+    checked = tuple(_checked(rec, comps, groups, plan, grid, boot, progress) for rec in recs)
     return Design(components=comps, plan=plan, grid=grid, grid_resampling=boot, required=required,
-                  optimal_repeats=optimal, recommended=recs, cost=cost, reasons=reasons)
+                  optimal_repeats=optimal, recommended=checked, cost=cost, reasons=reasons,
+                  cost_model=model.to_json(), uncertainty=uncertainty,
+                  type1_small_k=type1_small_k(grid, boot, plan), observed_effect=comps.panel_mean)
+
+
+def _checked(rec: dict[str, Any], comps: Any, groups: list[np.ndarray], plan: PlanParams, grid: pl.DataFrame,
+             boot: pl.DataFrame, progress: Callable[[str], None] | None) -> dict[str, Any]:
+    """A recommendation with its simulation checks (analysis.plan.advice module note)."""
+    out = dict(rec)
+    effect = float(rec["effect"])
+    out["disagreements"] = disagreements(grid, boot, effect, plan.disagreement)
+    out["not_a_ci"] = NOT_CI
+    if rec.get("configurations") is None or not grid.height:
+        return out
+    k, r = int(rec["configurations"]), int(rec["repeats"])
+    cell_plan = plan.replace(configurations=(k,), repeats=(r,), effects=(0.0, effect))
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(plan.seed, spawn_key=(1, k, r))))
+    par, res = simulate_grid(comps, groups, cell_plan, rng, signflip=False)
+    if progress:
+        progress(f"plan: simulated the recommended design K={k} R={r} at effects 0 and {effect:+g}")
+
+    def at(frame: pl.DataFrame, e: float, col: str) -> float:
+        return float(frame.filter(pl.col("effect") == e)[col][0])
+    out["simulated"] = {"power_parametric": at(par, effect, "power"), "power_resampling": at(res, effect, "power"),
+                        "power_mcse": max(at(par, effect, "power_mcse"), at(res, effect, "power_mcse")),
+                        "type1_parametric": at(par, 0.0, "power"), "type1_resampling": at(res, 0.0, "power"),
+                        "type1_mcse": max(at(par, 0.0, "power_mcse"), at(res, 0.0, "power_mcse")),
+                        "sims": plan.sims}
+    return out
+
+
+def design_uncertainty(package: Any, comps: Any, groups: list[np.ndarray], plan: PlanParams,
+                       model: CostModel) -> dict[str, Any]:
+    """tau2 by ANOVA and REML with its interval, components by pairing, and the designs they give."""
+    study = package.study
+    tau = tau2_uncertainty_groups(groups, plan.tau2_level)
+    prng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(plan.seed, spawn_key=(2,))))
+    pairing = pairing_range(package.rows, runs_frame(study), contrast_of(study), recency_cutoff=study.recency_cutoff,
+                            rng=prng, draws=plan.pairing_draws)
+    kind = getattr(study, "kind", None)
+    scenarios = [("ANOVA (as used)", comps.tau2, comps.sigma2_within), ("REML", tau.tau2_reml, tau.sigma2_within_reml),
+                 ("tau2 interval low", tau.tau2_lo, tau.sigma2_within_reml),
+                 ("tau2 interval high", tau.tau2_hi, tau.sigma2_within_reml)]
+    scenarios += [(f"pairing {p.pairing}", p.tau2, p.sigma2_within) for p in pairing.rows]
+    ranges = design_ranges(scenarios, plan, model)
+    return json_ready({
+        "tau2": {"anova": comps.tau2, "reml": tau.tau2_reml, "sigma2_within_reml": tau.sigma2_within_reml,
+                 "interval": [tau.tau2_lo, tau.tau2_hi], "level": tau.level, "method": tau.method,
+                 "reasons": dict(tau.reasons)},
+        "pairing": {"rows": [{"pairing": p.pairing, "sigma2_within": p.sigma2_within, "tau2": p.tau2,
+                              "sigma2_within_range": [p.sigma2_within_lo, p.sigma2_within_hi],
+                              "r_star": optimal_repeats(p.tau2, p.sigma2_within, model)["value"]}
+                             for p in pairing.rows],
+                    "random_expected_sigma2_within": pairing.random_expected, "draws": pairing.draws,
+                    "range_level": RANDOM_RANGE_LEVEL,
+                    "reasons": dict(pairing.reasons), "statement": pairing_statement(kind)},
+        **ranges})
+
+
+def pairing_statement(kind: str | None) -> str:
+    """Why the pairing range is shown, by what the study.toml says the evidence is."""
+    if kind == "reconstruction":
+        return ("The paper prints how many j and q rows of a configuration passed, not which j row went with "
+                "which q row; the reconstruction pairs them in sorted order. sigma2_within, tau2 and R* depend "
+                "on that choice, so they are shown under the shipped, sorted, random and reversed pairings; "
+                "the recommendation uses the shipped pairing and the range is its uncertainty.")
+    return ("The rows of one repeat of both arms were run together, so the pairing by repeat is the data; "
+            "the re-paired values are shown only as a sensitivity (how much of sigma2_within comes from the "
+            "pairing), and the recommendation uses the study's own pairing.")
 
 
 def components_json(design: Design) -> dict[str, Any]:
@@ -114,6 +207,9 @@ def design_json(design: Design, evidence: dict[str, Any]) -> dict[str, Any]:
         "signflip": {"exact_max_configurations": p.signflip_exact_max, "patterns_above": p.signflip_patterns},
         "required_configurations": design.required, "optimal_repeats": design.optimal_repeats,
         "recommended": list(design.recommended), "cost": design.cost, "reasons": dict(design.reasons),
+        "cost_model": dict(design.cost_model), "uncertainty": dict(design.uncertainty),
+        "type1_small_k": design.type1_small_k, "observed_effect": design.observed_effect,
+        "effect_name": effect_name(design),
         "label": "ours, not the paper's: a planning calculation from the fitted components",
     })
 
@@ -130,40 +226,16 @@ def power_table(design: Design) -> pl.DataFrame:
             .sort("effect", "repeats", "configurations"))
 
 
-def power_figure(design: Design) -> Any:
-    """Power against K, one panel per effect, one line per R (simulated, closed form dashed)."""
-    from matplotlib.figure import Figure
-
-    effects = [e for e in design.plan.effects]
-    fig = Figure(figsize=(3.2 * len(effects), 3.2), layout="constrained")
-    axes = fig.subplots(1, len(effects), sharey=True, squeeze=False)[0]
-    for ax, effect in zip(axes, effects, strict=True):
-        for r in design.plan.repeats:
-            g = design.grid.filter((pl.col("effect") == effect) & (pl.col("repeats") == r)).sort("configurations")
-            if not g.height:
-                continue
-            line = ax.errorbar(g["configurations"], g["power"], yerr=1.96 * g["power_mcse"], marker="o",
-                               ms=3, label=f"R={r}")
-            ax.plot(g["configurations"], g["power_closed_form"], ls="--", color=line[0].get_color(), lw=0.8)
-        ax.axhline(design.plan.target_power, color="grey", lw=0.6)
-        ax.axhline(design.plan.alpha, color="grey", lw=0.6, ls=":")
-        ax.set_xscale("log")
-        ax.set_xticks(list(design.plan.configurations), [str(k) for k in design.plan.configurations])
-        ax.minorticks_off()
-        ax.set_title(f"effect {effect:+g}")
-        ax.set_xlabel("configurations K")
-    axes[0].set_ylabel("power (dispersion interval excludes 0)")
-    axes[-1].legend(fontsize=7, title="dashed: closed form", title_fontsize=6)
-    return fig
-
-
-def write_plan(design: Design, out: Path, evidence: dict[str, Any]) -> list[Path]:
-    """Write OUT/design.json, OUT/design_power.csv|md and OUT/design_power.png|svg."""
+def write_plan(design: Design, out: Path, evidence: dict[str, Any], lines: list[str] | None = None) -> list[Path]:
+    """Write OUT/design.json, OUT/design.md (the console summary), OUT/design_power.csv|md|png|svg."""
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     doc = design_json(design, evidence)
     p = out / DESIGN_NAME
     p.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    paths.append(p)
+    p = out / "design.md"
+    p.write_text(design_markdown(design, summary_lines(design) if lines is None else lines), encoding="utf-8")
     paths.append(p)
     table = power_table(design)
     if table.height:
@@ -171,7 +243,8 @@ def write_plan(design: Design, out: Path, evidence: dict[str, Any]) -> list[Path
         table.write_csv(p)
         paths.append(p)
         p = out / "design_power.md"
-        p.write_text(markdown_table(table), encoding="utf-8")
+        p.write_text("# Power of each simulated design\n\n" + power_legend(table.columns, effect_name(design))
+                     + markdown_table(table), encoding="utf-8")
         paths.append(p)
         fig = power_figure(design)
         for suffix in ("png", "svg"):
