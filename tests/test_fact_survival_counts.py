@@ -232,3 +232,14 @@ def test_figure_legend_gives_rows_and_values(survival) -> None:
     bars = spec.figure.axes[1]
     labels = [p.get_label() for p in bars.containers]
     assert "not captured: appeared at a later fold" in labels and "never lost" in labels
+
+
+def test_clusters_of_the_wrong_length_are_a_named_error() -> None:
+    from analysis.estimators.common import EstimatorError
+
+    with pytest.raises(EstimatorError, match="clusters has 2 entries for 3 durations; give one row per value"):
+        kaplan_meier([1, 2, 3], [True, False, True], clusters=["a", "b"])
+    # labels and integer codes of the same rows give the same interval
+    a = kaplan_meier([1, 2, 3, 3], [True, False, True, False], clusters=["x", "x", "y", "z"])
+    b = kaplan_meier([1, 2, 3, 3], [True, False, True, False], clusters=np.array([0, 0, 5, 9]))
+    assert a.equals(b)

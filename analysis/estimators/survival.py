@@ -202,13 +202,13 @@ def row_cluster_variance(durations: np.ndarray, events: np.ndarray, clusters: np
 
 
 def _cluster_codes(clusters: Sequence[Any] | np.ndarray | None, n: int) -> np.ndarray:
-    """Integer codes 0.. of ``clusters`` (non-negative integer arrays are used as they are)."""
+    """Integer codes 0.. of ``clusters`` (compact non-negative integer codes are used as they are)."""
     if clusters is None:
         return np.arange(n)
     arr = np.asarray(clusters)
     if len(arr) != n:
         raise EstimatorError(f"clusters has {len(arr)} entries for {n} durations; give one row per value")
-    if arr.dtype.kind in "iu" and (arr.size == 0 or arr.min() >= 0):
+    if arr.dtype.kind in "iu" and arr.min() >= 0 and arr.max() < 4 * n + 1024:
         return arr.astype(np.int64, copy=False)
     return np.unique(arr, return_inverse=True)[1].astype(np.int64)
 
