@@ -12,6 +12,7 @@ fold 3) at fold 4; every number below is derived by hand in the comments from th
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -243,3 +244,20 @@ def test_clusters_of_the_wrong_length_are_a_named_error() -> None:
     a = kaplan_meier([1, 2, 3, 3], [True, False, True, False], clusters=["x", "x", "y", "z"])
     b = kaplan_meier([1, 2, 3, 3], [True, False, True, False], clusters=np.array([0, 0, 5, 9]))
     assert a.equals(b)
+
+
+def test_survival_section_types_no_number(built: Path) -> None:
+    # every number of the section with losses, returns and intervals comes from a filter (issue 19 text)
+    from analysis.report.numbers import unsourced_numbers
+    from analysis.report.render import render_report
+
+    results = json.loads((built / "results.json").read_text(encoding="utf-8"))
+    ev = {"path": "evidence", "kind": "study", "study_name": "s", "rows": 1, "valid_rows": 1, "checks": 1,
+          "configurations": 1}
+    typed = render_report(built, results, DEFAULT_PARAMS, ev, finalize_override=lambda value: "§")
+    section = typed.qmd.split("## Where graded values are lost across folds", 1)[1].split("\n## ", 1)[0]
+    section = section.split("{{< include", 1)[0]
+    assert [t for t in re.findall(r"\d+(?:\.\d+)?%?", section)] == []
+    rendered = render_report(built, results, DEFAULT_PARAMS, ev)
+    text = rendered.qmd.split("## Where graded values are lost across folds", 1)[1].split("\n## ", 1)[0]
+    assert unsourced_numbers(text.split("{{< include", 1)[0], rendered.trace) == []
