@@ -12,6 +12,11 @@ cuts, paired q-j) and of both; the issue's budget is 3 s on 2 cores.
 Recorded 2026-12-02 on the 2-core development machine (load average ~2): timeline 0.96 s,
 survival 0.14 s, total 1.10 s wall (1.10 s CPU, one polars thread); under load average ~9 from
 other jobs the same run took 3.8 s wall for 1.29 s of CPU.
+
+Issue 19 (first-loss counts, the row-cluster interval), 2026-12-03, one polars thread, the code
+before and after run alternately 6 times each (best of 10 runs per process, CPU seconds, load
+average 6-10 from other jobs): before total 1.040-1.439 (best 1.040; survival best 0.120), after
+total 1.021-1.290 (best 1.021; survival best 0.122): no change beyond the noise.
 """
 
 from __future__ import annotations

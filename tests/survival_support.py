@@ -13,6 +13,11 @@ Every fold carries each graded value it sees in its prompt, except:
 
 Arms j, q, m, repeats 1 and 2 of one configuration. The first row (``a-r1-m``) also carries
 an HTML/script payload in its carrier, for the viewer's XSS test.
+
+``write_scenario(root, reappear=True)`` (issue 19) changes two things: the ``billing gateway
+port`` dropped at fold 2 is written back at fold 3 (and kept from there: it is back in the final
+carrier of m and q, while j's broken fold 4 loses it again), and the never-carried ``owning
+department`` (entry fold 3) is written at fold 4 (it appears one fold after its entry).
 """
 
 from __future__ import annotations
@@ -50,10 +55,11 @@ NEVER, DROPPED, CLIPPED = "owning department", "billing gateway port", "telemetr
 class ScenarioModel:
     """The responder of one trajectory (fold calls are counted from 0)."""
 
-    def __init__(self, arm: str, *, xss: bool = False) -> None:
+    def __init__(self, arm: str, *, xss: bool = False, reappear: bool = False) -> None:
         self.mem = MemorizingModel(S5)
         self.arm = arm
         self.xss = xss
+        self.reappear = reappear
         self.fold = -1
 
     def __call__(self, body: dict[str, Any], index: int) -> Reply:
@@ -66,6 +72,8 @@ class ScenarioModel:
         forget = {NEVER} | ({DROPPED} if self.fold == 2 else set())
         seen = [(label, v) for label, v in self.mem.facts if v in user and label not in forget]
         kept = [f"- {label}: {v}" for label, v in seen if not (self.fold == 3 and label == CLIPPED)]
+        back = {3: DROPPED, 4: NEVER}.get(self.fold) if self.reappear else None
+        kept += [f"- {label}: {v}" for label, v in self.mem.facts if label == back and (label, v) not in seen]
         if self.xss and self.fold == 1:
             kept.append("- note: " + XSS)
         if self.fold == 3:
@@ -74,12 +82,12 @@ class ScenarioModel:
         return Reply(self.mem._shape(body, kept))
 
 
-async def _run() -> list[tuple[Any, RowMeta]]:
+async def _run(reappear: bool = False) -> list[tuple[Any, RowMeta]]:
     arms = load_arms()
     out = []
     for rep in (1, 2):
         for pos, arm in enumerate(("m", "j", "q"), 1):
-            model = ScenarioModel(arm, xss=(rep == 1 and arm == "m"))
+            model = ScenarioModel(arm, xss=(rep == 1 and arm == "m"), reappear=reappear)
             with ScriptedServer(model, model="scripted/a") as server:
                 backend = OpenAIBackend(server.base_url, "scripted/a")
                 result = await run_trajectory(backend, S5, arms[arm], RunSettings(seed=1))
@@ -88,7 +96,7 @@ async def _run() -> list[tuple[Any, RowMeta]]:
     return out
 
 
-def write_scenario(root: Path) -> Path:
+def write_scenario(root: Path, *, reappear: bool = False) -> Path:
     """Run the scenario against the scripted server and write its evidence package under ``root``."""
-    write_package(root, STUDY, asyncio.run(_run()))
+    write_package(root, STUDY, asyncio.run(_run(reappear)))
     return root

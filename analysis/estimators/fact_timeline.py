@@ -11,8 +11,16 @@ Methods note. Inputs are the folds frame (analysis.evidence.folds.SCHEMA) and on
   grader adds the label and one-value-per-line conditions, which a carrier has no use for);
 * **captured** — present after the entry fold;
 * **loss fold** — the first fold after the first presence whose carrier lacks the value,
-  with whether that fold was clipped at the carry cap or failed to parse;
-* **survived** — present in the last fold's carrier (the carrier the recall turn receives).
+  with whether that fold was clipped at the carry cap or failed to parse. For a captured value
+  this is the first fold after entry without it: loss is time to the FIRST absence, the
+  standard time-to-first-event definition, and a value that comes back later stays lost;
+* **survived** — captured and never lost: present in every carrier from the entry fold to the
+  last fold's (the carrier the recall turn receives), so captured = lost + survived;
+* **present in the final carrier** — the last fold's carrier holds the value, whatever happened
+  before; **reappeared** — captured, lost, and back in the final carrier (a loss, never a
+  survivor); **appeared late** — not in the entry fold's carrier but in a later one: such a value
+  was not captured at entry, so it is outside the survival analysis (whose time origin is the
+  entry fold) and is counted apart.
 
 Grading is vectorised: carriers are deduplicated and normalised once, each value is searched
 in all carriers at once (polars literal ``str.contains``), and the hits are checked for token
@@ -41,8 +49,8 @@ TIMELINE_SCHEMA: dict[str, pl.DataType] = {
     "chunk": pl.Int64(), "entry_fold": pl.Int64(), "last_fold": pl.Int64(), "distance": pl.Int64(),
     "captured": pl.Boolean(), "entry_clipped": pl.Boolean(), "entry_parse_failed": pl.Boolean(),
     "first_present": pl.Int64(), "loss_fold": pl.Int64(), "loss_clipped": pl.Boolean(),
-    "loss_parse_failed": pl.Boolean(), "survived": pl.Boolean(), "duration": pl.Int64(),
-    "event": pl.Boolean(),
+    "loss_parse_failed": pl.Boolean(), "survived": pl.Boolean(), "present_final": pl.Boolean(),
+    "reappeared": pl.Boolean(), "appeared_late": pl.Boolean(), "duration": pl.Int64(), "event": pl.Boolean(),
 }
 """Columns of :attr:`FactTimeline.facts` (null where undefined, e.g. no entry fold)."""
 
@@ -56,9 +64,13 @@ class FactTimeline:
     read the value's chunk), ``last_fold``, ``distance`` = last - entry, ``captured`` (present
     after the entry fold), ``entry_clipped``/``entry_parse_failed`` (the entry fold's flags),
     ``first_present``, ``loss_fold`` (first fold absent after first presence; null: never lost),
-    ``loss_clipped``/``loss_parse_failed`` (that fold's flags), ``survived`` (present after the
-    last fold), ``duration`` (folds since entry to the loss, else to the last fold) and ``event``
-    (lost; false = right-censored at the last fold). Survival fields are null when not captured."""
+    ``loss_clipped``/``loss_parse_failed`` (that fold's flags), ``survived`` (captured and present
+    after every fold from entry to the last: never lost), ``present_final`` (present after the last
+    fold), ``reappeared`` (captured, lost, present after the last fold), ``appeared_late`` (not
+    captured at entry, present after a later fold), ``duration`` (folds since entry to the first
+    loss, else to the last fold) and ``event`` (lost; false = right-censored at the last fold).
+    ``duration``/``event`` are null when not captured; every field but ``entry_fold``, ``last_fold``
+    and the value's own columns is null without an entry fold."""
     presence: pl.DataFrame
     """One line per (row, value, fold >= entry): ``row_id, check, fold, present``."""
 
@@ -154,7 +166,7 @@ def fact_timeline(folds: pl.DataFrame, facts: pl.DataFrame) -> FactTimeline:
     seen_before = pl.col("present").cast(pl.Int8).cum_max().shift(1, fill_value=0).cast(pl.Boolean)
     agg = presence.group_by("_f").agg(  # folds run from entry to the last fold, in order
         pl.col("present").first().alias("captured"),
-        pl.col("present").last().alias("survived"),
+        pl.col("present").last().alias("present_final"),
         pl.col("fold").filter(pl.col("present")).min().alias("first_present"),
         pl.col("fold").filter(~pl.col("present") & seen_before).min().alias("loss_fold"),
     )
@@ -164,8 +176,14 @@ def fact_timeline(folds: pl.DataFrame, facts: pl.DataFrame) -> FactTimeline:
            .join(flags.rename({"fold": "loss_fold", "_clip": "loss_clipped", "_pfail": "loss_parse_failed"}),
                  on=["row_id", "loss_fold"], how="left"))
     captured = pl.col("captured").fill_null(False)
+    lost = pl.col("loss_fold").is_not_null()
     out = out.with_columns(
         (pl.col("last_fold") - pl.col("entry_fold")).alias("distance"),
+        pl.when(pl.col("captured").is_not_null()).then(captured & ~lost).alias("survived"),
+        pl.when(pl.col("captured").is_not_null()).then(captured & lost & pl.col("present_final"))
+        .alias("reappeared"),
+        pl.when(pl.col("captured").is_not_null()).then(~captured & pl.col("first_present").is_not_null())
+        .alias("appeared_late"),
         pl.when(captured).then(pl.coalesce("loss_fold", "last_fold") - pl.col("entry_fold")).alias("duration"),
         pl.when(captured).then(pl.col("loss_fold").is_not_null()).alias("event"),
     ).sort("_f")

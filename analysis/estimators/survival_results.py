@@ -21,6 +21,16 @@ from analysis.params import Params
 LABEL = "ours, not the paper's"
 ENTRY_RULE = ("entry fold: the first fold that read the value's chunk and was not lost; presence: the value "
               "as a whole token in the fold's carrier (the package's presence grader)")
+LOSS_RULE = ("loss: time to the first absence: a value captured at its entry fold is lost at the first later fold "
+             "whose carrier lacks it, and stays lost if it comes back (reappeared, a part of losses); survived: "
+             "captured and in every carrier up to the final one, so captured = losses + survived; a value absent "
+             "at its entry fold but present later (appeared_late, a part of not_captured) is not captured and "
+             "not in the survival analysis, whose time origin is the entry fold")
+INTERVALS = {
+    "ci_rows": "rows as clusters: infinitesimal-jackknife (cluster-robust) variance of S(k), log-log, 1 - alpha",
+    "ci_values": "values as independent: lifelines' Greenwood variance, log-log, 1 - alpha; too narrow when "
+                 "the values of one row are lost together",
+}
 
 
 @dataclass(frozen=True)
@@ -69,7 +79,8 @@ def survival_block(package: Any, params: Params) -> dict[str, Any]:
     for rec in _records(s.cuts):
         cuts.setdefault(rec.pop("cut"), []).append(rec)
     return json_ready_block({
-        "available": True, "reason": None, "label": LABEL, "entry_rule": ENTRY_RULE,
+        "available": True, "reason": None, "label": LABEL, "entry_rule": ENTRY_RULE, "loss_rule": LOSS_RULE,
+        "intervals": INTERVALS, "level": 1 - params.alpha,
         "rows": s.rows, "facts": int(s.arms.get_column("facts").sum()),
         "contrast": {"control": s.contrast.control, "treatment": s.contrast.treatment,
                      "scenario": s.contrast.scenario},

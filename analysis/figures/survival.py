@@ -2,10 +2,13 @@
 
 Methods note: the data are the survival table's (analysis.tables.survival.survival_source: the
 evidence when it has folds.jsonl, else the v2 pilot). Left: Kaplan–Meier survival of captured
-values by folds since entry, one step line per arm (an arm with no captured value is listed in
-the panel instead of drawn). Right: every value with an entry fold, per arm, in exclusive
-classes: not captured at entry (entry fold did not parse / other), lost later at a clipped
-fold, at a parse failure (not clipped), at another fold, or present in the final carrier.
+values by folds since entry (time to the first loss), one step line per arm with its 1 - alpha interval
+shaded, the row taken as the cluster (analysis.estimators.survival); the legend gives the rows and
+the values at risk at entry (an arm with no captured value is listed in the panel instead of
+drawn). Right: every value with an entry fold, per arm, in exclusive classes: not captured at
+entry (entry fold did not parse / appeared at a later fold / other), first lost at a clipped fold,
+at a parse failure (not clipped), at another fold (a lost value back in the final carrier stays
+here), or never lost. The classes of captured values add up to the captured count.
 """
 
 from __future__ import annotations
@@ -16,15 +19,16 @@ import polars as pl
 from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
-from analysis.tables.survival import survival_source
+from analysis.tables.survival import level_text, survival_source
 
 CLASSES = (
     ("not captured: entry fold did not parse", "vermillion"),
+    ("not captured: appeared at a later fold", "grey"),
     ("not captured: other", "orange"),
     ("lost at a clipped fold", "purple"),
     ("lost at a parse failure", "yellow"),
     ("lost at another fold", "sky"),
-    ("in the final carrier", "green"),
+    ("never lost", "green"),
 )
 
 
@@ -35,12 +39,12 @@ def loss_classes(facts: pl.DataFrame) -> pl.DataFrame:
     ev = pl.col("event").fill_null(False)
     clip = pl.col("loss_clipped").fill_null(False)
     cls = (pl.when(~cap & pl.col("entry_parse_failed").fill_null(False)).then(pl.lit(CLASSES[0][0]))
-           .when(~cap).then(pl.lit(CLASSES[1][0]))
-           .when(ev & clip).then(pl.lit(CLASSES[2][0]))
-           .when(ev & pl.col("loss_parse_failed").fill_null(False)).then(pl.lit(CLASSES[3][0]))
-           .when(ev).then(pl.lit(CLASSES[4][0]))
-           .when(pl.col("survived").fill_null(False)).then(pl.lit(CLASSES[5][0]))
-           .otherwise(pl.lit(CLASSES[4][0])))
+           .when(~cap & pl.col("appeared_late").fill_null(False)).then(pl.lit(CLASSES[1][0]))
+           .when(~cap).then(pl.lit(CLASSES[2][0]))
+           .when(ev & clip).then(pl.lit(CLASSES[3][0]))
+           .when(ev & pl.col("loss_parse_failed").fill_null(False)).then(pl.lit(CLASSES[4][0]))
+           .when(ev).then(pl.lit(CLASSES[5][0]))
+           .otherwise(pl.lit(CLASSES[6][0])))
     return f.with_columns(cls.alias("class")).group_by("arm", "class").len().sort("arm", "class")
 
 
@@ -66,8 +70,11 @@ def fact_survival(ctx: ReportContext) -> FigureSpec:
                 r = s.arms.filter(pl.col("arm") == arm).row(0, named=True)
                 missing.append(f"{arm}: {r['captured']} of {r['entered']} captured")
                 continue
-            ax.step(km["folds_since_entry"], km["survival"], where="post", color=palette[i % len(palette)],
-                    label=f"{arm} (n={int(km['at_risk'][0])})")
+            colour = palette[i % len(palette)]
+            ax.fill_between(km["folds_since_entry"], km["ci_rows_lo"], km["ci_rows_hi"], step="post",
+                            color=colour, alpha=0.15, linewidth=0)
+            ax.step(km["folds_since_entry"], km["survival"], where="post", color=colour,
+                    label=f"{arm} (n = {int(km['at_risk_rows'][0])} rows, {int(km['at_risk'][0])} values)")
         if missing:
             ax.text(0.03, 0.05, "No curve (no value captured at entry):\n" + "\n".join(missing),
                     transform=ax.transAxes, fontsize=8, va="bottom")
@@ -76,10 +83,11 @@ def fact_survival(ctx: ReportContext) -> FigureSpec:
         ax.set_xlim(-0.1, max(top, 1) + 0.1)
         ax.set_xticks(range(max(top, 1) + 1))
         ax.set_xlabel("folds since entry")
-        ax.set_ylabel("share of captured values still present")
+        ax.set_ylabel("share of captured values never lost")
         ax.set_title(f"Kaplan–Meier, {label}")
         if len(missing) < len(arms):
-            ax.legend(loc="upper right")
+            ax.legend(loc="best", fontsize=7, title_fontsize=7,
+                      title=f"shaded: {level_text(ctx.params)} interval, rows as clusters")
         counts = loss_classes(facts)
         y = np.arange(len(arms))
         left = np.zeros(len(arms))
@@ -93,7 +101,10 @@ def fact_survival(ctx: ReportContext) -> FigureSpec:
         bx.set_xlabel("graded values (all rows)")
         bx.set_title("Where values end up")
         bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), fontsize=7, ncol=2)
-    alt = (f"Left: Kaplan–Meier survival of captured graded values by folds since entry, per arm ({label}); "
-           "right: stacked bars per arm of values not captured at entry, lost at clipped folds, at parse "
-           "failures or elsewhere, and present in the final carrier.")
+    alt = (f"Left: Kaplan–Meier survival of captured graded values by folds since entry (time to the first "
+           f"loss), per arm ({label}), shaded with the {level_text(ctx.params)} interval that takes the row as the "
+           "cluster; the legend "
+           "gives the rows and values at risk at entry. Right: stacked bars per arm of values not captured at "
+           "entry (entry fold did not parse, appeared at a later fold, other), first lost at clipped folds, at "
+           "parse failures or elsewhere (also when back in the final carrier), and never lost.")
     return FigureSpec("fact_survival", title, fig, alt)

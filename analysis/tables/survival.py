@@ -70,9 +70,22 @@ def survival_source(ctx: ReportContext) -> SurvivalSource | str:
     return (why or "no fact timeline").removeprefix("not in this evidence: ")
 
 
-ARM_COLUMNS = ["evidence", "arm", "rows", "values captured at entry", "survived to the final carrier",
-               "S(k) by folds since entry", "hazard per fold", "losses at clipped folds",
-               "losses at parse failures", "not captured: entry fold did not parse"]
+ARM_COLUMNS = ["evidence", "arm", "rows", "values captured at entry", "lost (first absence after entry)",
+               "never lost (to the final carrier)", "lost, back in the final carrier", "S(k) by folds since entry",
+               "S at the last fold, {level} interval (rows as clusters)", "hazard per fold", "losses at clipped folds",
+               "losses at parse failures", "not captured: entry fold did not parse",
+               "not captured: appeared at a later fold"]
+"""Column headers of t_fact_survival; ``{level}`` is filled from the params (:func:`level_text`)."""
+
+
+def level_text(params: Any) -> str:
+    """``95%`` for alpha = 0.05: the level of the survival intervals."""
+    return f"{100 * (1 - params.alpha):g}%"
+
+
+def arm_columns(params: Any) -> list[str]:
+    """:data:`ARM_COLUMNS` with the interval level filled in."""
+    return [c.format(level=level_text(params)) for c in ARM_COLUMNS]
 
 
 def _curve(km: pl.DataFrame, arm: str, column: str, start: int) -> str:
@@ -82,42 +95,64 @@ def _curve(km: pl.DataFrame, arm: str, column: str, start: int) -> str:
     return ", ".join(f"{k}: {fmt_num(v, 2)}" for k, v in part.select("folds_since_entry", column).iter_rows())
 
 
+def _final_interval(km: pl.DataFrame, arm: str) -> str:
+    part = km.filter(pl.col("arm") == arm).sort("folds_since_entry")
+    if part.height == 0:
+        return "—"
+    first, last = part.row(0, named=True), part.row(-1, named=True)
+    return (f"{fmt_num(last['survival'], 2)} [{fmt_num(last['ci_rows_lo'], 2)}, {fmt_num(last['ci_rows_hi'], 2)}] "
+            f"(k = {last['folds_since_entry']}; n = {first['at_risk_rows']} rows, {first['at_risk']} values)")
+
+
 def fact_survival(ctx: ReportContext) -> TableSpec:
-    """Per arm: capture at entry, survival to the final carrier, Kaplan–Meier S(k), hazard, loss sites."""
+    """Per arm: capture at entry, first loss, survival to the final carrier, Kaplan–Meier S(k), hazard, loss sites."""
     title = "Where graded values are lost: capture at the entry fold and survival across later folds, per arm"
     src = survival_source(ctx)
+    cols = arm_columns(ctx.params)
     if isinstance(src, str):
-        return empty_table("t_fact_survival", title, ARM_COLUMNS, src)
+        return empty_table("t_fact_survival", title, cols, src)
     s, label = src.survival, src.label
     rows = []
     for r in s.arms.iter_rows(named=True):
         rows.append({
             "evidence": label, "arm": arm_label(r["arm"]), "rows": str(r["rows"]),
-            ARM_COLUMNS[3]: f"{fmt_count_of(r['captured'], r['entered'])} ({fmt_num(r['capture_rate'])})",
-            ARM_COLUMNS[4]: fmt_count_of(r["survived"], r["captured"]),
-            ARM_COLUMNS[5]: _curve(s.km, r["arm"], "survival", 0),
-            ARM_COLUMNS[6]: _curve(s.km, r["arm"], "hazard", 1),
-            ARM_COLUMNS[7]: fmt_count_of(r["losses_clipped"], r["losses"]),
-            ARM_COLUMNS[8]: fmt_count_of(r["losses_parse_failed"], r["losses"]),
-            ARM_COLUMNS[9]: fmt_count_of(r["not_captured_parse_failed"], r["not_captured"]),
+            cols[3]: f"{fmt_count_of(r['captured'], r['entered'])} ({fmt_num(r['capture_rate'])})",
+            cols[4]: fmt_count_of(r["losses"], r["captured"]),
+            cols[5]: fmt_count_of(r["survived"], r["captured"]),
+            cols[6]: fmt_count_of(r["reappeared"], r["losses"]),
+            cols[7]: _curve(s.km, r["arm"], "survival", 0),
+            cols[8]: _final_interval(s.km, r["arm"]),
+            cols[9]: _curve(s.km, r["arm"], "hazard", 1),
+            cols[10]: fmt_count_of(r["losses_clipped"], r["losses"]),
+            cols[11]: fmt_count_of(r["losses_parse_failed"], r["losses"]),
+            cols[12]: fmt_count_of(r["not_captured_parse_failed"], r["not_captured"]),
+            cols[13]: fmt_count_of(r["appeared_late"], r["not_captured"]),
         })
     parts = []
     for name, p in s.paired.items():
-        what = "captured values" if name == "captured" else "values surviving to the final carrier"
+        what = "captured values" if name == "captured" else "values never lost to the final carrier"
         parts.append(f"{s.contrast.treatment} − {s.contrast.control} in {what}: "
                      f"{fmt_num(p.mean, 2)} per row over {p.pairs} pairs in {p.configurations} configuration(s)"
                      + (f" ({p.reason})" if p.reason else ""))
     note = (f"Valid rows of scenario {s.contrast.scenario} ({label}). Entry fold: the first fold that read the "
-            "value's chunk; captured: the value is a whole token of that fold's carrier. S(k): Kaplan–Meier "
-            "survival of captured values k folds after entry (right-censored at the last fold); hazard: losses "
-            "over values at risk at k. Losses at clipped folds / parse failures count losses whose fold was "
-            "clipped at the carry cap / did not parse (a fold can be both), out of all losses. Paired within "
-            "repeat blocks (primary panel estimator): " + "; ".join(parts) + ". Ours, not the paper's.")
+            "value's chunk; captured: the value is a whole token of that fold's carrier. Loss is the first fold "
+            "after entry whose carrier lacks a captured value (time to first loss): a value that comes back later "
+            "stays lost and is counted again in 'lost, back in the final carrier', so captured = lost + never "
+            "lost. A value absent at its entry fold but present in a later carrier is not captured ('appeared "
+            "at a later fold') and is outside the survival analysis. S(k): Kaplan–Meier survival of captured "
+            "values k folds after entry (right-censored at the last fold); hazard: first losses over values at "
+            f"risk at k. The {level_text(ctx.params)} interval takes the row as the cluster (cluster-robust "
+            "variance, log-log), since the values of one row share its carrier; n gives the rows and values at "
+            "risk at entry. Losses at "
+            "clipped folds / parse failures count losses whose fold was clipped at the carry cap / did not parse "
+            "(a fold can be both), out of all losses. Paired within repeat blocks (primary panel estimator): "
+            + "; ".join(parts) + ". Ours, not the paper's.")
     data = s.arms.with_columns(pl.lit(label).alias("evidence"))
-    return TableSpec("t_fact_survival", title, data, display_frame(rows, ARM_COLUMNS), note=note)
+    return TableSpec("t_fact_survival", title, data, display_frame(rows, cols), note=note)
 
 
-CUT_COLUMNS = ["evidence", "cut", "level", "arm", "values", "captured at entry", "survived to the final carrier"]
+CUT_COLUMNS = ["evidence", "cut", "level", "arm", "values", "captured at entry", "lost (first absence after entry)",
+               "never lost (to the final carrier)"]
 
 
 def fact_survival_cuts(ctx: ReportContext) -> TableSpec:
@@ -131,9 +166,11 @@ def fact_survival_cuts(ctx: ReportContext) -> TableSpec:
     rows = [{"evidence": label, "cut": names.get(r["cut"], r["cut"]), "level": r["level"], "arm": arm_label(r["arm"]),
              "values": str(r["facts"]),
              "captured at entry": f"{fmt_count_of(r['captured'], r['facts'])} ({fmt_num(r['capture_rate'])})",
-             "survived to the final carrier": fmt_count_of(r["survived"], r["captured"])}
+             CUT_COLUMNS[6]: fmt_count_of(r["losses"], r["captured"]),
+             CUT_COLUMNS[7]: fmt_count_of(r["survived"], r["captured"])}
             for r in cuts.iter_rows(named=True)]
     return TableSpec("t_fact_survival_cuts", title, cuts.with_columns(pl.lit(label).alias("evidence")),
                      display_frame(rows, CUT_COLUMNS),
                      note=f"Values with an entry fold, valid rows ({label}). 'Folds after entry' = last fold − "
-                          "entry fold (0: the value arrives in the last fold). Ours, not the paper's.")
+                          "entry fold (0: the value arrives in the last fold). Lost: first absence after entry, "
+                          "also when the value comes back later; captured = lost + never lost. Ours, not the paper's.")
