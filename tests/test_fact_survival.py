@@ -29,7 +29,13 @@ from survival_support import CLIPPED, DROPPED, NEVER, XSS, write_scenario
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
-browser = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (apt-get install -y chromium)")
+# marked `browser` (deselect with -m "not browser") and skipped where Chromium is missing
+_needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(),
+                                     reason="needs /usr/bin/chromium (apt-get install -y chromium)")
+
+
+def browser(test):  # a decorator applying both marks
+    return pytest.mark.browser(_needs_chromium(test))
 
 
 @pytest.fixture(scope="module")
