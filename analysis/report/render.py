@@ -12,7 +12,8 @@ file is written, so no path or name can break it. Layout under OUT/report/ (Quar
   document's output beside its source and then moves it into ``output-dir``, so the output file
   is named ``manuscript.html`` (never ``index.html``) and lands in ``_quarto/``: a Quarto render
   cannot overwrite or move the offline page.
-- ``.gitignore``: the entries Quarto would add itself (``/.quarto/``), so Quarto leaves it as is.
+- ``.gitignore``: every entry Quarto requires (``QUARTO_REQUIRED_IGNORES``, the list of the Quarto
+  version we target), so a render appends nothing and the tracked file stays as generate.py wrote it.
 - ``offline-fonts.scss``: theme layer without web fonts (``$web-font-path: false``).
 - ``index.html``: the offline page.
 """
@@ -43,8 +44,16 @@ THEME_SCSS = "offline-fonts.scss"
 THEME_SCSS_TEXT = ("/*-- scss:defaults --*/\n"
                    "// The manuscript is rendered offline: no web font is fetched.\n"
                    "$web-font-path: false;\n")
-GITIGNORE_TEXT = ("# Written by generate.py: Quarto's own files (it adds nothing when /.quarto/ is listed).\n"
-                  "/.quarto/\n/_quarto/\n/_*.local\n/manuscript.html\n/index_files/\n")
+QUARTO_TARGET_VERSION = "1.10"
+"""The Quarto release the report is rendered with and whose behaviour the comments below describe."""
+QUARTO_REQUIRED_IGNORES: tuple[str, ...] = ("/.quarto/", "**/*.quarto_ipynb")
+"""``kQuartoIgnore`` of quarto-cli 1.10 (src/project/project-gitignore.ts). On every project render
+Quarto (src/command/render/project.ts, ``ensureGitignore``) appends each of these entries that the
+project's .gitignore lacks, so the build writes all of them: a render then leaves the file unchanged."""
+GITIGNORE_TEXT = (f"# Written by generate.py: Quarto's own files. Quarto {QUARTO_TARGET_VERSION} appends any of its required\n"
+                  "# entries (the first two lines) that is missing on every render; all are listed, so it adds nothing.\n"
+                  + "".join(f"{entry}\n" for entry in QUARTO_REQUIRED_IGNORES)
+                  + "/_quarto/\n/_*.local\n/manuscript.html\n/index_files/\n")
 
 
 class ReportError(BuildError):
