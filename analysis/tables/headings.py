@@ -32,7 +32,7 @@ def headings(ctx: ReportContext) -> TableSpec:
     note = (f"Pooled over all arms: {stated('r', ha.pooled.r, fmt_signed(ha.pooled.r))} over "
             f"{counted(ha.pooled.rows, 'row')}. Within (configuration, arm, execution group) cells: "
             f"{counted(w.cells, 'informative cell')}, {counted(w.rows, 'row')}, "
-            f"{stated('slope', w.slope, fmt_signed(w.slope) + ' per heading')}, "
+            f"{stated('slope', w.slope, fmt_signed(w.slope) + ' per heading', eq=' ')}, "
             f"{stated('residual r', w.r, fmt_signed(w.r))}. "
             "Headings carried is post-treatment: an association, not a mediation estimate.")
     return TableSpec("t_headings", title, frame, display_frame(out, cols), note=note)

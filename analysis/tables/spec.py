@@ -100,10 +100,10 @@ UNDEFINED_WHY = "undefined for fewer than two values or values that do not vary"
 """Why a correlation, slope or interval prints no number (the reason every estimator of this kind shares)."""
 
 
-def stated(name: str, x: float | None, text: str, why: str = UNDEFINED_WHY) -> str:
-    """``name = text`` when ``x`` is a number, else ``name not computed (why)``: a sentence never holds a
-    dash where a number should be."""
-    return f"{name} not computed ({why})" if _present(x) is None else f"{name} = {text}"
+def stated(name: str, x: float | None, text: str, why: str = UNDEFINED_WHY, eq: str = " = ") -> str:
+    """``name = text`` (``eq`` joins them) when ``x`` is a number, else ``name not computed (why)``: a
+    sentence never holds a dash where a number should be."""
+    return f"{name} not computed ({why})" if _present(x) is None else f"{name}{eq}{text}"
 
 
 def plural_noun(n: int | None, singular: str, many: str | None = None) -> str:
