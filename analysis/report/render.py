@@ -44,7 +44,7 @@ QUARTO_RESOURCES = ("trajectories*.html", CLAIMS_PAGE, "claims_audit.csv", "clai
 _quarto/manuscript.html resolve as those of index.html do (``project: resources``)."""
 TABLE_CSS = ("td, th { text-align: left; vertical-align: top; }\n"
              "td.r, th.r { text-align: right; }\n"
-             ".claims td { overflow-wrap: anywhere; }\n")
+             ".claims td:first-child, .claims td:last-child { overflow-wrap: anywhere; }\n")
 """Table rules shared by both renders (Quarto gets them through include-in-header)."""
 QUARTO_OUTPUT_FILE = "manuscript.html"
 """Quarto's output name: not index.html, so a render never touches the offline page. Quarto joins
