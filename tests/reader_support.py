@@ -65,10 +65,18 @@ PLACEHOLDER = re.compile(r"(?:^|[\s(\[=])—(?=[\s,.;:)\]]|$)")
 """An em dash standing alone as a value (`` — ``, ``[—, —]``, ``= —``): a number that was not there."""
 
 
-def read_page(page: Path) -> dict[str, Any]:
-    """What the probe measured on ``page`` in headless Chromium at WIDTH px."""
+QUARTO_COLUMN_PX = 760
+"""About the width of the text column of Quarto's page at 1280 px (the contents sidebar takes the rest)."""
+
+
+def read_page(page: Path, *, column_px: int | None = None) -> dict[str, Any]:
+    """What the probe measured on ``page`` in headless Chromium at WIDTH px; with ``column_px`` the page's
+    body is narrowed to that width first (a stand-in for Quarto's column where Quarto is not installed)."""
     probe = page.with_name("_reader_probe.html")
-    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    html = page.read_text(encoding="utf-8")
+    if column_px is not None:
+        html = html.replace("</head>", f"<style>body {{ max-width: {column_px}px !important; }}</style></head>", 1)
+    probe.write_text(html.replace("</body>", PROBE + "</body>"), encoding="utf-8")
     try:
         with tempfile.TemporaryDirectory() as profile:
             done = subprocess.run([str(CHROMIUM), *FLAGS, f"--user-data-dir={profile}", "--dump-dom",

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from reader_support import CHROMIUM, read_page, reader_problems
+from reader_support import CHROMIUM, QUARTO_COLUMN_PX, read_page, reader_problems
 
 from analysis.build import build
 from analysis.params import DEFAULT_PARAMS
@@ -56,6 +56,18 @@ def out(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 def test_the_offline_page_reads_well_at_1280_px(out: Path) -> None:
     page = out / "report" / "index.html"
     assert reader_problems(page, read_page(page)) == []
+
+
+KNOWN_WIDE = {"tbl-t-fact-survival"}
+"""Tables still wider than Quarto's column: Table 26 (10 columns, analysis/tables/survival.py) belongs to the
+fact-survival section, which another change reshapes (issue 23 item 3 lists it with Table 25, now split)."""
+
+
+def test_every_table_fits_a_column_as_narrow_as_quartos(out: Path) -> None:
+    page = out / "report" / "index.html"
+    probe = read_page(page, column_px=QUARTO_COLUMN_PX)
+    wide = {t["id"] for t in probe["tables"] if t["width"] > t["column"] + 1}
+    assert wide <= KNOWN_WIDE, sorted(wide - KNOWN_WIDE)
 
 
 def test_the_claims_list_reads_well_where_there_is_one(out: Path) -> None:
