@@ -168,3 +168,19 @@ def test_every_relative_link_of_the_manuscript_is_copied_beside_quartos_page(bes
     for link in local:
         assert (beside / "report" / link).is_file(), link  # resolves from report/index.html
         assert any(fnmatch.fnmatch(link, pattern) for pattern in resources), link  # and from _quarto/
+
+
+def test_the_audit_headline_is_said_once(beside: Path) -> None:
+    from analysis.report.render import render_report
+
+    results = json.loads((beside / "results.json").read_text(encoding="utf-8"))
+    results["claims_audit"] = {"headline": "45 of 109 derived claims are reproduced by independent computation. "
+                                           "The other derived claims: mismatch: 64",
+                               "derived": 109, "reproduced": 45, "derived_status_counts": {"reproduced": 45,
+                                                                                          "mismatch": 64}}
+    evidence = {"path": "e", "kind": "v1", "study_name": "s", "rows": 1, "valid_rows": 1, "checks": 1,
+                "configurations": 1}
+    qmd = render_report(beside, results, DEFAULT_PARAMS, evidence).qmd
+    section = qmd.split("## Claims audit\n", 1)[1].split("\n## ", 1)[0]
+    assert " ".join(section.split()).count("reproduced by independent computation") == 1
+    assert "45 of 109 derived claims" in section and "In full" not in section
