@@ -59,8 +59,9 @@ def test_the_offline_page_reads_well_at_1280_px(out: Path) -> None:
 
 
 KNOWN_WIDE = {"tbl-t-fact-survival"}
-"""Tables still wider than Quarto's column: Table 26 (10 columns, analysis/tables/survival.py) belongs to the
-fact-survival section, which another change reshapes (issue 23 item 3 lists it with Table 25, now split)."""
+"""Tables still wider than Quarto's column: the fact-survival table per arm (t_fact_survival, 10 columns,
+analysis/tables/survival.py; Table 27 of the v1 page) belongs to the fact-survival section, which another change
+reshapes (issue 23 item 3 names it with the v2 pilot's table, now split in two)."""
 
 
 def test_every_table_fits_a_column_as_narrow_as_quartos(out: Path) -> None:
