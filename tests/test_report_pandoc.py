@@ -174,18 +174,24 @@ def test_a_dangling_reference_fails_the_render(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------ what `quarto render report/` does
 
+QUARTO_1_10_IGNORES = ("/.quarto/", "**/*.quarto_ipynb")
+"""kQuartoIgnore of quarto-cli 1.10 (src/project/project-gitignore.ts), typed here from the source, not
+imported from the package: the simulated render below must catch a build that writes too few."""
+
+
 def _quarto_render_footprint(report: Path) -> None:
-    """What Quarto's project render does to report/ (quarto-cli src/command/render/project.ts and
-    src/project/project-gitignore.ts): ensure .gitignore lists /.quarto/ (append only when missing),
-    create .quarto/, write each output beside its source under its output-file name, then rename it
-    into output-dir (full renders first clean output-dir)."""
+    """What a Quarto 1.10 project render does to report/ (quarto-cli src/command/render/project.ts and
+    src/project/project-gitignore.ts): ensure .gitignore lists every required entry (each missing one is
+    appended, on every render), create .quarto/, write each output beside its source under its
+    output-file name, then rename it into output-dir (full renders first clean output-dir)."""
     import yaml
 
     cfg = yaml.safe_load((report / "_quarto.yml").read_text(encoding="utf-8"))
     gitignore = report / ".gitignore"
     lines = [line.strip() for line in gitignore.read_text().splitlines()] if gitignore.exists() else []
-    if "/.quarto/" not in lines:
-        gitignore.write_text("\n".join([*lines, "/.quarto/"]) + "\n")
+    missing = [entry for entry in QUARTO_1_10_IGNORES if entry not in lines]
+    if missing:
+        gitignore.write_text("\n".join([*lines, *missing]) + "\n")
     (report / ".quarto" / "xref").mkdir(parents=True, exist_ok=True)
     (report / ".quarto" / "xref" / "INDEX").write_text("{}")
     out_dir = report / cfg["project"]["output-dir"]
@@ -201,7 +207,10 @@ def test_a_quarto_render_leaves_the_offline_page_and_check_intact(tmp_path: Path
     o = tmp_path / "o"
     build(HANDMADE, o, DEFAULT_PARAMS, progress=None)
     page = (o / "report" / "index.html").read_bytes()
+    ignore = (o / "report" / ".gitignore").read_bytes()
     _quarto_render_footprint(o / "report")
+    _quarto_render_footprint(o / "report")  # every render, not only the first
+    assert (o / "report" / ".gitignore").read_bytes() == ignore, "a Quarto render appended to report/.gitignore"
     assert (o / "report" / "index.html").read_bytes() == page
     assert (o / "report" / "_quarto" / "manuscript.html").is_file()
     assert check(HANDMADE, o, DEFAULT_PARAMS) == []

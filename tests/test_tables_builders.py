@@ -191,8 +191,9 @@ def test_deeper_repeats_hand_derived() -> None:
 # ----------------------------------------------------------------- the v2 pilot table (t_v2_pilot)
 
 def test_v2_pilot_table_is_empty_without_a_pilot() -> None:
-    t = build_tables(context())[-1]
+    *_, folds, t = build_tables(context())
     assert t.name == "t_v2_pilot" and t.is_empty and "no v2 pilot package" in t.empty_reason
+    assert folds.name == "t_v2_pilot_folds" and folds.is_empty and "no v2 pilot package" in folds.empty_reason
 
 
 def test_v2_pilot_table_with_no_scored_row_says_so() -> None:
@@ -220,10 +221,12 @@ def test_v2_pilot_table_hand_derived_on_a_stand_in_pilot() -> None:
     assert (a1j["folds"], a1j["parse_failures"], a1j["finish_length"]) == (15, 2, 2)
     assert (a1j["distinct_answers"], a1j["repeats"], a1j["audited_rows"]) == (3, 3, None)
     assert (a1j["checks_passed"], a1j["checks"]) == (21, 42)
-    assert t.display.row(0) == ("acme/alpha-1", "j (one opaque field)", "3 (3)", "0.500 (n=3)", "2/3",
-                                "2/15", "2/15", "8900 (n=3)", "—", "3 of 3")
-    assert t.display.row(1)[2:] == ("3 (2)", "1.000 (n=2)", "2/2", "1/10", "1/10", "6050 (n=2)", "28/28",
-                                    "1 of 2")
+    assert t.display.row(0) == ("acme/alpha-1", "j (one opaque field)", "3 (3)", "0.500 (n=3)", "2/3", "3 of 3")
+    assert t.display.row(1)[2:] == ("3 (2)", "1.000 (n=2)", "2/2", "1 of 2")
+    folds = pilot.v2_pilot_folds(context(extras={pilot.PILOT_KEY: pkg}))  # the same cells, split (issue 23)
+    assert folds.display.row(0) == ("acme/alpha-1", "j (one opaque field)", "2/15", "2/15", "8900 (n=3)", "—")
+    assert folds.display.row(1)[2:] == ("1/10", "1/10", "6050 (n=2)", "28/28")
+    assert len(t.display.columns) == len(folds.display.columns) == 6  # each fits a page's text column
     a2q = d.filter((pl.col("configuration") == "acme/alpha-2") & (pl.col("arm") == "q")).row(0, named=True)
     assert (a2q["carrier_values"], a2q["audited_checks"]) == (9, 28)
     assert to_csv(t).splitlines()[0].startswith("configuration,arm,rows,valid_rows,scored_rows")

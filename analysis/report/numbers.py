@@ -25,6 +25,7 @@ from typing import Any
 from markupsafe import Markup
 
 from analysis import escape
+from analysis.tables.spec import plural_noun
 
 NUMBER_TOKEN = re.compile(r"(?<![\w.\-+−/])[+\-−]?\d(?:[\d,]*\d)?(?:\.\d+)?%?(?![\w])")
 """A numeric token standing on its own (not part of an identifier like S5, qwen3.5 or t3_panel); a
@@ -92,8 +93,19 @@ class NumberTrace:
             self.strings.append(text)
             return Markup(escape.markdown_code(text))
 
+        def as_sentence(x: Any) -> Markup:
+            self.strings.append(str(x))
+            return sentence(x)
+
+        def plural(x: Any, singular: str, many: str | None = None) -> Markup:
+            """A count with its noun in agreement: ``1 configuration``, ``3 configurations`` (never
+            ``configuration(s)``); ``many`` names an irregular plural (``analysis``, ``analyses``)."""
+            noun = escape.markdown(plural_noun(None if _missing(x) else int(x), singular, many))
+            return Markup(f"an uncounted number of {noun}" if _missing(x) else f"{count(x)} {noun}")
+
         return {"num": num, "signed": signed, "pct": pct, "count": count, "pts": pts, "g": g,
-                "code": code}
+                "code": code, "plural": plural, "noun": lambda x, singular, many=None: escape.markdown(
+                    plural_noun(None if _missing(x) else int(x), singular, many)), "sentence": as_sentence}
 
     def finalize(self, value: Any) -> Any:
         """jinja finalize: reject bare numbers, escape and remember printed strings."""
@@ -110,6 +122,12 @@ class NumberTrace:
         text = str(value)
         self.strings.append(text)
         return Markup(escape.markdown(text))
+
+
+def sentence(text: Any) -> Markup:
+    """``text`` (escaped) with its first letter capitalised, the rest unchanged: a sentence start."""
+    body = escape.markdown(str(text))
+    return Markup(body[:1].upper() + body[1:])
 
 
 def numeric_tokens(text: str) -> list[str]:

@@ -25,8 +25,10 @@ CROSSREF_FILTER = TEMPLATES / "crossref.lua"
 PAGE_CSS = TEMPLATES / "offline.css"
 INCLUDE_LINE = re.compile(r"^\{\{< include (?P<path>\S+) >\}\}$", re.M)
 SHORTCODE = re.compile(r"\{\{<")
+TOC_DEPTH = 2
+"""Table-of-contents depth of both renders (this one and Quarto's toc-depth in _quarto.yml): sections only."""
 PANDOC_ARGS: tuple[str, ...] = (
-    "--from=markdown", "--to=html5", "--standalone", "--embed-resources", "--toc", "--toc-depth=3",
+    "--from=markdown", "--to=html5", "--standalone", "--embed-resources", "--toc", f"--toc-depth={TOC_DEPTH}",
     "--number-sections", "--fail-if-warnings", "--wrap=none")
 """Pandoc options of the render (what ``quarto render`` does for this report's _quarto.yml)."""
 
@@ -85,14 +87,15 @@ def expand_includes(qmd: str, report_dir: Path, root: Path) -> str:
     return text
 
 
-def render_html(qmd: str, report_dir: Path, root: Path, *, timeout: float = 120) -> PandocRender:
+def render_html(qmd: str, report_dir: Path, root: Path, *, timeout: float = 120, toc: bool = True) -> PandocRender:
     """Render ``qmd`` (index.qmd text) to one standalone HTML page with Pandoc.
 
     ``report_dir`` is where index.qmd lives (relative paths resolve from it); ``root`` is OUT.
     Raises ReportRenderError when Pandoc fails or warns (``--fail-if-warnings``).
     """
     markdown = expand_includes(qmd, report_dir, root)
-    args = [pandoc_path(), *PANDOC_ARGS, f"--lua-filter={CROSSREF_FILTER}",
+    options = PANDOC_ARGS if toc else tuple(a for a in PANDOC_ARGS if not a.startswith(("--toc", "--number")))
+    args = [pandoc_path(), *options, f"--lua-filter={CROSSREF_FILTER}",
             f"--css={PAGE_CSS}", f"--resource-path={Path(report_dir).resolve()}"]
     t0 = time.perf_counter()
     try:

@@ -32,12 +32,15 @@ def evidence_summary(package: Any, evidence_dir: Path) -> dict[str, Any]:
 
 
 def trajectory_pages(directory: Path, package: Any, pilot: Any, params: Any) -> list[Path]:
-    """report/trajectories.html (the evidence) and trajectories-v2-pilot.html (the pilot beside it)."""
+    """report/trajectories.html (the evidence) and trajectories-v2-pilot.html (the pilot beside it), each
+    only for a package with folds.jsonl (without it there is nothing to show: no page is written)."""
     from analysis.tables.survival import survival_of
     from analysis.viewer.trajectories import write_trajectory_pages
 
-    pages = [("trajectories.html", package, survival_of(package, params), "this evidence")]
-    if pilot is not None:
+    pages = []
+    if package.folds is not None:  # a package without folds.jsonl has no trajectories to show
+        pages.append(("trajectories.html", package, survival_of(package, params), "this evidence"))
+    if pilot is not None and pilot.folds is not None:
         pages.append(("trajectories-v2-pilot.html", pilot, survival_of(pilot, params), "v2 pilot"))
     return write_trajectory_pages(directory, pages)
 

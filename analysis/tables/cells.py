@@ -9,7 +9,16 @@ import polars as pl
 
 from analysis.tables.context import ReportContext, cell_stats, scored_rows, section
 from analysis.tables.panel import partition_runs_frame
-from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_count_of, fmt_mean_n, fmt_num, fmt_pct
+from analysis.tables.spec import (
+    TableSpec,
+    display_frame,
+    empty_table,
+    fmt_count_of,
+    fmt_mean_n,
+    fmt_num,
+    fmt_pct,
+    stated,
+)
 
 
 def deeper_repeats(ctx: ReportContext) -> TableSpec:
@@ -103,5 +112,6 @@ def cell_intervals(ctx: ReportContext) -> TableSpec:
             "recall": fmt_mean_n(r["mean"], r["rows"]), "effective n": fmt_num(r["effective_n"], 1),
             "interval": f"[{fmt_num(r['lo'])}, {fmt_num(r['hi'])}]"} for r in data.iter_rows(named=True)]
     return TableSpec("t_beyond_cells", title, data, display_frame(out, cols),
-                     note=f"{d.get('method', '')}; design effect {fmt_num(d.get('design_effect'))} from the "
-                          "within-row dependence of the checks. Ours, not the paper's.")
+                     note=f"{d.get('method', '')}; "
+                          f"{stated('design effect', d.get('design_effect'), fmt_num(d.get('design_effect')))}, "
+                          "from the within-row dependence of the checks. Ours, not the paper's.")

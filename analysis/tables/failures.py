@@ -79,6 +79,18 @@ def _audit_frame(audit: Any) -> pl.DataFrame | None:
     return table if isinstance(table, pl.DataFrame) else pl.DataFrame(table)
 
 
+NOTE_CHARS = 360
+"""Longest claim note the report's table prints whole (about 8 lines in its column); the CSV keeps all."""
+
+
+def short_note(note: str) -> str:
+    """A claim's note for the report's table: whole up to NOTE_CHARS, else cut at a word with a pointer
+    to the CSV that holds it in full."""
+    if len(note) <= NOTE_CHARS:
+        return note
+    return note[:NOTE_CHARS].rsplit(" ", 1)[0].rstrip(",;") + " … (in full: claims_audit.csv)"
+
+
 def claims_audit(ctx: ReportContext) -> TableSpec:
     """The claims audit: every transcribed claim of the paper against the value computed here."""
     title = "Claims audit: the paper's printed numbers against values computed from this evidence"
@@ -89,7 +101,9 @@ def claims_audit(ctx: ReportContext) -> TableSpec:
     shown = frame.filter(pl.col("role") == "derived") if "role" in frame.columns else frame
     disp = shown.select([pl.col(c).cast(pl.String) if shown.schema[c] != pl.Float64
                          else pl.col(c).map_elements(lambda v: fmt_num(v, 4), return_dtype=pl.String)
-                         for c in shown.columns]).fill_null("—")
+                         for c in shown.columns if c != "role"]).fill_null("—")  # role: derived, all of them
+    if "note" in disp.columns:
+        disp = disp.with_columns(pl.col("note").map_elements(short_note, return_dtype=pl.String))
     note = str(getattr(ctx.audit, "headline", ""))
     if shown.height != frame.height:
         note = note.rstrip(".") + (f". Shown: the {shown.height} derived claims (statistics the paper computes "

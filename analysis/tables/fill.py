@@ -14,7 +14,7 @@ from analysis.estimators.fill import FillAnalysis, fill_analysis
 from analysis.estimators.fill import effects_frame as fill_effects_frame
 from analysis.tables.context import ReportContext
 from analysis.tables.panel import effects_frame, panel_fills
-from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_count_of, fmt_pct, fmt_signed
+from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_count_of, fmt_pct, fmt_signed, stated
 
 
 def fill_result(ctx: ReportContext) -> FillAnalysis | None:
@@ -57,8 +57,10 @@ def threshold_classes(ctx: ReportContext) -> TableSpec:
             cols[2]: str(len(sep.negative)), cols[3]: fmt_count_of(0, len(sep.negative))}]
     corr = fa.failing
     note = (f"Post-hoc rule. Among the {fa.rescue.failing} failing configurations, fill versus paired "
-            f"effect: Pearson r = {fmt_signed(corr.pearson)}, Spearman rho = {fmt_signed(corr.spearman)}; "
-            f"over all {fa.all.n}: {fmt_signed(fa.all.pearson)} and {fmt_signed(fa.all.spearman)}.")
+            f"effect: {stated('Pearson r', corr.pearson, fmt_signed(corr.pearson))}, "
+            f"{stated('Spearman rho', corr.spearman, fmt_signed(corr.spearman))}; over all {fa.all.n}: "
+            f"{stated('Pearson r', fa.all.pearson, fmt_signed(fa.all.pearson))}, "
+            f"{stated('Spearman rho', fa.all.spearman, fmt_signed(fa.all.spearman))}.")
     return TableSpec("t_threshold", title, data.with_columns(
         pl.col("fills").list.eval(pl.element().cast(pl.String)).list.join(";"),
         pl.col("members").list.join(";")), display_frame(out, cols), note=note)

@@ -12,7 +12,7 @@ import polars as pl
 
 from analysis.estimators.headings import headings_analysis
 from analysis.tables.context import ReportContext
-from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_num, fmt_signed
+from analysis.tables.spec import TableSpec, counted, display_frame, empty_table, fmt_num, fmt_signed, stated
 
 
 def headings(ctx: ReportContext) -> TableSpec:
@@ -29,9 +29,11 @@ def headings(ctx: ReportContext) -> TableSpec:
             "mean recall": fmt_num(r["mean"]) if r["rows"] else "—",
             cols[3]: str(r["rows_at_threshold"])} for r in frame.iter_rows(named=True)]
     w = ha.within_all
-    note = (f"Pooled over all arms: r = {fmt_signed(ha.pooled.r)} over {ha.pooled.rows} rows. "
-            f"Within (configuration, arm, execution group) cells: {w.cells} informative cells, "
-            f"{w.rows} rows, slope {fmt_signed(w.slope)} per heading, residual r = {fmt_signed(w.r)}. "
+    note = (f"Pooled over all arms: {stated('r', ha.pooled.r, fmt_signed(ha.pooled.r))} over "
+            f"{counted(ha.pooled.rows, 'row')}. Within (configuration, arm, execution group) cells: "
+            f"{counted(w.cells, 'informative cell')}, {counted(w.rows, 'row')}, "
+            f"{stated('slope', w.slope, fmt_signed(w.slope) + ' per heading', eq=' ')}, "
+            f"{stated('residual r', w.r, fmt_signed(w.r))}. "
             "Headings carried is post-treatment: an association, not a mediation estimate.")
     return TableSpec("t_headings", title, frame, display_frame(out, cols), note=note)
 

@@ -115,7 +115,7 @@ def out_of_window(ctx: ReportContext) -> TableSpec:
                           "are not in the primary panel; their effects are computed exactly as the panel's "
                           "(complete within-repeat pairs of the partition run) and shown for reference. "
                           "Means and row counts cover configurations with at least one complete pair; "
-                          "— marks a value that is not defined.")
+                          "“—” marks a value that is not defined.")
 
 
 def panel_summary(ctx: ReportContext) -> TableSpec:

@@ -7,6 +7,8 @@ analysis.estimators.arm_cells.pilot_arms (the same estimators as v1; see its met
 
 from __future__ import annotations
 
+from typing import Any
+
 from analysis.estimators.arm_cells import pilot_arms
 from analysis.tables.context import ReportContext
 from analysis.tables.labels import arm_label
@@ -16,38 +18,63 @@ PILOT_KEY = "v2_pilot"
 """Name of the pilot package in ReportContext.extras."""
 
 
-def v2_pilot(ctx: ReportContext) -> TableSpec:
-    """The v2 pilot per arm: rows, recall, fold failures, final carrier and repeat identity."""
-    title = "The v2 pilot per arm: recall, fold failures, the final carrier and repeat identity"
-    cols = ["configuration", "arm", "rows (valid)", "mean recall", "rows ≥ threshold",
-            "folds with a parse failure", "folds cut at the length budget", "final carrier chars",
-            "graded values in the final carrier", "distinct answers over repeats"]
+def _pilot_arms(ctx: ReportContext, name: str, title: str, cols: list[str]) -> TableSpec | tuple[Any, Any]:
+    """The pilot's per-arm cells and its package, or the empty table saying why there are none."""
     package = (ctx.extras or {}).get(PILOT_KEY)
     if package is None:
-        return empty_table("t_v2_pilot", title, cols, "no v2 pilot package (data/v2/pilot) beside this evidence")
+        return empty_table(name, title, cols, "no v2 pilot package (data/v2/pilot) beside this evidence")
     data = pilot_arms(package, ctx.params)
     if data.height == 0:
-        return empty_table("t_v2_pilot", title, cols,
+        return empty_table(name, title, cols,
                            f"the v2 pilot has no valid row with an outcome on {package.study.scenario}")
+    return package, data
+
+
+def v2_pilot(ctx: ReportContext) -> TableSpec:
+    """The v2 pilot per arm: rows, recall and repeat identity (its folds and carrier: v2_pilot_folds).
+
+    Split from the fold columns so that each table fits a page's text column (issue 23)."""
+    title = "The v2 pilot per arm: rows, recall and repeat identity"
     thr = float(getattr(ctx.params, "threshold_partial", 0.5))
-    cols[4] = f"rows ≥ {thr:g}"
-    out = []
-    for r in data.iter_rows(named=True):
-        out.append({
-            "configuration": r["configuration"], "arm": arm_label(r["arm"]),
+    cols = ["configuration", "arm", "rows (valid)", "mean recall", f"rows ≥ {thr:g}", "distinct answers over repeats"]
+    got = _pilot_arms(ctx, "t_v2_pilot", title, cols)
+    if isinstance(got, TableSpec):
+        return got
+    package, data = got
+    out = [{"configuration": r["configuration"], "arm": arm_label(r["arm"]),
             "rows (valid)": f"{r['rows']} ({r['valid_rows']})",
             "mean recall": fmt_mean_n(r["mean_recall"], r["scored_rows"]),
             cols[4]: fmt_count_of(r["rows_partial"], r["scored_rows"]),
-            cols[5]: fmt_count_of(r["parse_failures"], r["folds"]),
-            cols[6]: fmt_count_of(r["finish_length"], r["folds"]),
-            cols[7]: fmt_mean_n(r["mean_carried_chars"], r["carried_chars_rows"], 0),
-            cols[8]: "—" if r["audited_rows"] is None else fmt_count_of(r["carrier_values"], r["audited_checks"]),
-            cols[9]: "—" if r["distinct_answers"] is None else f"{r['distinct_answers']} of {r['repeats']}",
-        })
-    s = package.study
+            cols[5]: "—" if r["distinct_answers"] is None else f"{r['distinct_answers']} of {r['repeats']}"}
+           for r in data.iter_rows(named=True)]
     return TableSpec("t_v2_pilot", title, data, display_frame(out, cols),
-                     note=f"Scenario {s.scenario}, valid rows with an outcome (n); the same estimators as v1 "
-                          "(cell summaries, carrier audit). Fold counts are over those rows' folds; graded "
-                          "values are checks whose value appears in the final carrier, over rows whose checks "
-                          "record it. Distinct answers: different recall answers among the arm's repeats "
-                          "(1 means every repeat returned the same text).")
+                     note=f"Scenario {package.study.scenario}, valid rows with an outcome (n); the same estimators "
+                          "as v1 (cell summaries). Distinct answers: different recall answers among the arm's "
+                          "repeats (1 means every repeat returned the same text). Folds and the final carrier "
+                          "per arm are in the next table.")
+
+
+FOLD_COLUMNS = ("configuration", "arm", "folds", "parse_failures", "finish_length", "mean_carried_chars",
+                "carried_chars_rows", "audited_rows", "carrier_values", "audited_checks")
+"""The data columns of v2_pilot_folds (its CSV)."""
+
+
+def v2_pilot_folds(ctx: ReportContext) -> TableSpec:
+    """The v2 pilot per arm: fold failures, length cuts and what the final carrier holds."""
+    title = "The v2 pilot per arm: fold failures and the final carrier"
+    cols = ["configuration", "arm", "folds with a parse failure", "folds cut at the length budget",
+            "final carrier chars", "graded values in the final carrier"]
+    got = _pilot_arms(ctx, "t_v2_pilot_folds", title, cols)
+    if isinstance(got, TableSpec):
+        return got
+    _, data = got
+    out = [{"configuration": r["configuration"], "arm": arm_label(r["arm"]),
+            cols[2]: fmt_count_of(r["parse_failures"], r["folds"]),
+            cols[3]: fmt_count_of(r["finish_length"], r["folds"]),
+            cols[4]: fmt_mean_n(r["mean_carried_chars"], r["carried_chars_rows"], 0),
+            cols[5]: "—" if r["audited_rows"] is None else fmt_count_of(r["carrier_values"], r["audited_checks"])}
+           for r in data.iter_rows(named=True)]
+    return TableSpec("t_v2_pilot_folds", title, data.select(FOLD_COLUMNS), display_frame(out, cols),
+                     note="Fold counts are over the folds of the valid rows with an outcome; graded values are "
+                          "checks whose value appears in the final carrier, over rows whose checks record it "
+                          "(the carrier audit).")

@@ -12,7 +12,6 @@ import re
 import polars as pl
 
 from analysis import escape
-
 from analysis.tables.spec import TableSpec
 
 
@@ -55,18 +54,60 @@ def _cell(text: object) -> str:
     return text if _PLAIN_NUMBER.fullmatch(text) else escape.markdown(text)
 
 
+_NUMERIC_CELL = re.compile(r"[+\-−]?[0-9][0-9,]*(?:\.[0-9]+)?%?(?:/[0-9,]+)?(?: \((?:n=)?[0-9.,%]+\))?|—|")
+"""A cell that reads as a number: ``+0.135``, ``81%``, ``0/56``, ``0.947 (n=4)``, ``4 (4)``, an em dash or empty."""
+WIDTH_CAP = 90
+"""Widest relative share (in characters of content) a column's dashes may claim."""
+WORD_CAP = 24
+"""A single unbreakable token longer than this wraps rather than widening its column further."""
+
+
+def numeric_column(cells: list[str]) -> bool:
+    """A column whose every cell reads as a number (and at least one holds a digit): right-aligned."""
+    return any(any(ch.isdigit() for ch in c) for c in cells) and all(_NUMERIC_CELL.fullmatch(c) for c in cells)
+
+
+def column_weight(header: str, cells: list[str]) -> int:
+    """How many characters wide a column wants: its longest word (header included, so a header wraps
+    between words, never inside one), or the length of its typical long cell (the 90th percentile,
+    capped at WIDTH_CAP) when that is wider. Pipe-table dashes carry it as the relative width."""
+    words = [len(w) for text in (header, *cells) for w in text.split()] or [1]
+    lengths = sorted(len(c) for c in cells) or [0]
+    typical = lengths[min(len(lengths) - 1, int(0.9 * len(lengths)))]
+    return max(3, min(max(words), WORD_CAP), min(typical, WIDTH_CAP))
+
+
+def _curly(text: str) -> str:
+    """Typographic apostrophes, as Pandoc's smart punctuation prints them in the prose (``paper’s``)."""
+    return re.sub(r"(?<=\w)'", "’", text)
+
+
+def separator(header: list[str], rows: list[list[str]]) -> str:
+    """The pipe table's header separator: alignment markers (text left, numbers right) and dash
+    counts proportional to each column's content (Pandoc and Quarto size columns by them)."""
+    marks = []
+    for j, name in enumerate(header):
+        cells = [row[j] for row in rows]
+        dashes = "-" * column_weight(name, cells)
+        marks.append(dashes + ":" if numeric_column(cells) else ":" + dashes)
+    return "|" + "|".join(marks) + "|"
+
+
 def to_markdown(spec: TableSpec) -> str:
-    """A pipe table with its reading note, or the empty-reason when the evidence holds no rows."""
+    """A pipe table with its reading note, or the empty-reason when the evidence holds no rows.
+
+    Text columns are left-aligned and number columns right-aligned (explicit markers, so no
+    renderer centres a cell), and column widths follow the content (``separator``)."""
     if spec.is_empty or spec.display.height == 0:
-        return f"*{escape.markdown(spec.empty_reason or 'Not in this evidence.')}*\n"
+        return f"*{escape.markdown(_curly(spec.empty_reason or 'Not in this evidence.'))}*\n"
     cols = spec.display.columns
-    lines = ["| " + " | ".join(_cell(c) for c in cols) + " |",
-             "|" + "|".join("---" for _ in cols) + "|"]
-    for row in spec.display.iter_rows():
+    rows = [["" if v is None else str(v) for v in row] for row in spec.display.iter_rows()]
+    lines = ["| " + " | ".join(_cell(c) for c in cols) + " |", separator(cols, rows)]
+    for row in rows:
         lines.append("| " + " | ".join(_cell(v) for v in row) + " |")
     text = "\n".join(lines) + "\n"
     if spec.note:
-        text += f"\n*{_cell(spec.note)}*\n"
+        text += f"\n*{_cell(_curly(spec.note))}*\n"
     return text
 
 

@@ -96,6 +96,31 @@ def fmt_count_of(k: float, n: float | None) -> str:
     return f"{int(k)}/{int(count)}"
 
 
+UNDEFINED_WHY = "undefined for fewer than two values or values that do not vary"
+"""Why a correlation, slope or interval prints no number (the reason every estimator of this kind shares)."""
+
+
+def stated(name: str, x: float | None, text: str, why: str = UNDEFINED_WHY, eq: str = " = ") -> str:
+    """``name = text`` (``eq`` joins them) when ``x`` is a number, else ``name not computed (why)``: a
+    sentence never holds a dash where a number should be."""
+    return f"{name} not computed ({why})" if _present(x) is None else f"{name}{eq}{text}"
+
+
+def plural_noun(n: int | None, singular: str, many: str | None = None) -> str:
+    """``singular`` for a count of one, else its plural (``many``, or ``singular`` + s / + es): the one
+    plural rule of every text the package writes (table notes here, the report's ``plural`` filter)."""
+    if n is not None and int(n) == 1:
+        return singular
+    if many is not None:
+        return many
+    return singular + ("es" if singular.endswith(("s", "x", "ch", "sh")) else "s")
+
+
+def counted(n: int, singular: str, many: str | None = None) -> str:
+    """``n`` with its noun in agreement: ``1 configuration``, ``3 configurations``."""
+    return f"{n:,} {plural_noun(n, singular, many)}"
+
+
 def display_frame(rows: list[dict[str, str]], columns: list[str]) -> pl.DataFrame:
     """An all-string frame with the given column order (works for zero rows)."""
     return pl.DataFrame(

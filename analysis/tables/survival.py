@@ -21,6 +21,7 @@ from analysis.tables.labels import arm_label
 from analysis.tables.pilot import PILOT_KEY
 from analysis.tables.spec import (
     TableSpec,
+    counted,
     display_frame,
     empty_table,
     fmt_count_of,
@@ -132,7 +133,8 @@ def fact_survival(ctx: ReportContext) -> TableSpec:
     for name, p in s.paired.items():
         what = "captured values" if name == "captured" else "values never lost to the final carrier"
         parts.append(f"{s.contrast.treatment} − {s.contrast.control} in {what}: "
-                     f"{fmt_num(p.mean, 2)} per row over {p.pairs} pairs in {p.configurations} configuration(s)"
+                     f"{fmt_num(p.mean, 2)} per row over {counted(p.pairs, 'pair')} in "
+                     f"{counted(p.configurations, 'configuration')}"
                      + (f" ({p.reason})" if p.reason else ""))
     note = (f"Valid rows of scenario {s.contrast.scenario} ({label}). Entry fold: the first fold that read the "
             "value's chunk; captured: the value is a whole token of that fold's carrier. Loss is the first fold "

@@ -95,7 +95,36 @@ local function resolve(cite)
   return out
 end
 
+-- Column alignment as classes: a left (or default) column prints no attribute (offline.css aligns
+-- text left) and a right-aligned column's cells carry class "r", instead of Pandoc's per-cell
+-- style="text-align: ..." (which would add some 70 KB to the offline page).
+local function compact_alignment(tbl)
+  local right = {}
+  for i, spec in ipairs(tbl.colspecs) do
+    right[i] = spec[1] == "AlignRight"
+    tbl.colspecs[i] = { "AlignDefault", spec[2] }
+  end
+  local function mark(rows)
+    for _, row in ipairs(rows) do
+      for i, cell in ipairs(row.cells) do
+        cell.alignment = "AlignDefault"
+        if right[i] then
+          cell.attr.classes:insert("r")
+        end
+      end
+    end
+  end
+  mark(tbl.head.rows)
+  for _, body in ipairs(tbl.bodies) do
+    mark(body.head)
+    mark(body.body)
+  end
+  mark(tbl.foot.rows)
+  return tbl
+end
+
 function Pandoc(doc)
   doc = doc:walk({ traverse = "topdown", Figure = number_figure, Div = number_table })
+  doc = doc:walk({ Table = compact_alignment })
   return doc:walk({ Cite = resolve })
 end
