@@ -215,7 +215,8 @@ def test_report_table_and_figure_use_the_same_counts(built: Path) -> None:
     md = (built / "tables" / "t_fact_survival.md").read_text(encoding="utf-8")
     line = next(x for x in md.splitlines() if x.startswith("| this evidence | m"))
     assert "| 26/28 (0.929) | 4/26 | 22/26 | 2/4 |" in line
-    assert "n = 2 rows, 26 values" in line
+    curves = (built / "tables" / "t_fact_survival_curves.md").read_text(encoding="utf-8")
+    assert "n = 2 rows, 26 values" in next(x for x in curves.splitlines() if x.startswith("| this evidence | m"))
     cuts = (built / "tables" / "t_fact_survival_cuts.md").read_text(encoding="utf-8")
     assert "lost (first absence after entry)" in cuts.splitlines()[0]
 

@@ -58,10 +58,8 @@ def test_the_offline_page_reads_well_at_1280_px(out: Path) -> None:
     assert reader_problems(page, read_page(page)) == []
 
 
-KNOWN_WIDE = {"tbl-t-fact-survival"}
-"""Tables still wider than Quarto's column: the fact-survival table per arm (t_fact_survival, 10 columns,
-analysis/tables/survival.py; Table 27 of the v1 page) belongs to the fact-survival section, which another change
-reshapes (issue 23 item 3 names it with the v2 pilot's table, now split in two)."""
+KNOWN_WIDE: set[str] = set()
+"""Tables allowed to be wider than Quarto's column: none (the fact-survival table was split in two)."""
 
 
 def test_every_table_fits_a_column_as_narrow_as_quartos(out: Path) -> None:

@@ -39,6 +39,7 @@ TABLE_ORDER: tuple[tuple[str, str], ...] = (
     ("analysis.tables.failures", "claims_summary"),
     ("analysis.tables.failures", "claims_audit"),
     ("analysis.tables.survival", "fact_survival"),
+    ("analysis.tables.survival", "fact_survival_curves"),
     ("analysis.tables.survival", "fact_survival_cuts"),
     ("analysis.tables.pilot", "v2_pilot_folds"),
     ("analysis.tables.pilot", "v2_pilot"),

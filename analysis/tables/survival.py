@@ -72,10 +72,8 @@ def survival_source(ctx: ReportContext) -> SurvivalSource | str:
 
 
 ARM_COLUMNS = ["evidence", "arm", "rows", "values captured at entry", "lost (first absence after entry)",
-               "never lost (to the final carrier)", "lost, back in the final carrier", "S(k) by folds since entry",
-               "S at the last fold, {level} interval (rows as clusters)", "hazard per fold", "losses at clipped folds",
-               "losses at parse failures", "not captured: entry fold did not parse",
-               "not captured: appeared at a later fold"]
+               "never lost (to the final carrier)", "lost, back in the final carrier",
+               "not captured: entry fold did not parse", "not captured: appeared at a later fold"]
 """Column headers of t_fact_survival; ``{level}`` is filled from the params (:func:`level_text`)."""
 
 
@@ -84,9 +82,19 @@ def level_text(params: Any) -> str:
     return f"{100 * (1 - params.alpha):g}%"
 
 
+CURVE_COLUMNS = ["evidence", "arm", "S(k) by folds since entry", "S at the last fold, {level} interval (rows as clusters)",
+                 "hazard per fold", "losses at clipped folds", "losses at parse failures"]
+"""Column headers of t_fact_survival_curves; ``{level}`` is filled from the params (:func:`level_text`)."""
+
+
 def arm_columns(params: Any) -> list[str]:
-    """:data:`ARM_COLUMNS` with the interval level filled in."""
-    return [c.format(level=level_text(params)) for c in ARM_COLUMNS]
+    """:data:`ARM_COLUMNS` (no level to fill; kept for symmetry with :func:`curve_columns`)."""
+    return list(ARM_COLUMNS)
+
+
+def curve_columns(params: Any) -> list[str]:
+    """:data:`CURVE_COLUMNS` with the interval level filled in."""
+    return [c.format(level=level_text(params)) for c in CURVE_COLUMNS]
 
 
 def _curve(km: pl.DataFrame, arm: str, column: str, start: int) -> str:
@@ -105,9 +113,20 @@ def _final_interval(km: pl.DataFrame, arm: str) -> str:
             f"(k = {last['folds_since_entry']}; n = {first['at_risk_rows']} rows, {first['at_risk']} values)")
 
 
+def _paired_note(s: PackageSurvival) -> str:
+    parts = []
+    for name, p in s.paired.items():
+        what = "captured values" if name == "captured" else "values never lost to the final carrier"
+        parts.append(f"{s.contrast.treatment} − {s.contrast.control} in {what}: "
+                     f"{fmt_num(p.mean, 2)} per row over {counted(p.pairs, 'pair')} in "
+                     f"{counted(p.configurations, 'configuration')}"
+                     + (f" ({p.reason})" if p.reason else ""))
+    return "; ".join(parts)
+
+
 def fact_survival(ctx: ReportContext) -> TableSpec:
-    """Per arm: capture at entry, first loss, survival to the final carrier, Kaplan–Meier S(k), hazard, loss sites."""
-    title = "Where graded values are lost: capture at the entry fold and survival across later folds, per arm"
+    """Per arm: capture at entry, first loss, never lost, back in the final carrier, values not captured."""
+    title = "Where graded values are lost: capture at the entry fold and first losses across later folds, per arm"
     src = survival_source(ctx)
     cols = arm_columns(ctx.params)
     if isinstance(src, str):
@@ -121,36 +140,44 @@ def fact_survival(ctx: ReportContext) -> TableSpec:
             cols[4]: fmt_count_of(r["losses"], r["captured"]),
             cols[5]: fmt_count_of(r["survived"], r["captured"]),
             cols[6]: fmt_count_of(r["reappeared"], r["losses"]),
-            cols[7]: _curve(s.km, r["arm"], "survival", 0),
-            cols[8]: _final_interval(s.km, r["arm"]),
-            cols[9]: _curve(s.km, r["arm"], "hazard", 1),
-            cols[10]: fmt_count_of(r["losses_clipped"], r["losses"]),
-            cols[11]: fmt_count_of(r["losses_parse_failed"], r["losses"]),
-            cols[12]: fmt_count_of(r["not_captured_parse_failed"], r["not_captured"]),
-            cols[13]: fmt_count_of(r["appeared_late"], r["not_captured"]),
+            cols[7]: fmt_count_of(r["not_captured_parse_failed"], r["not_captured"]),
+            cols[8]: fmt_count_of(r["appeared_late"], r["not_captured"]),
         })
-    parts = []
-    for name, p in s.paired.items():
-        what = "captured values" if name == "captured" else "values never lost to the final carrier"
-        parts.append(f"{s.contrast.treatment} − {s.contrast.control} in {what}: "
-                     f"{fmt_num(p.mean, 2)} per row over {counted(p.pairs, 'pair')} in "
-                     f"{counted(p.configurations, 'configuration')}"
-                     + (f" ({p.reason})" if p.reason else ""))
     note = (f"Valid rows of scenario {s.contrast.scenario} ({label}). Entry fold: the first fold that read the "
             "value's chunk; captured: the value is a whole token of that fold's carrier. Loss is the first fold "
             "after entry whose carrier lacks a captured value (time to first loss): a value that comes back later "
             "stays lost and is counted again in 'lost, back in the final carrier', so captured = lost + never "
             "lost. A value absent at its entry fold but present in a later carrier is not captured ('appeared "
-            "at a later fold') and is outside the survival analysis. S(k): Kaplan–Meier survival of captured "
-            "values k folds after entry (right-censored at the last fold); hazard: first losses over values at "
-            f"risk at k. The {level_text(ctx.params)} interval takes the row as the cluster (cluster-robust "
-            "variance, log-log), since the values of one row share its carrier; n gives the rows and values at "
-            "risk at entry. Losses at "
-            "clipped folds / parse failures count losses whose fold was clipped at the carry cap / did not parse "
-            "(a fold can be both), out of all losses. Paired within repeat blocks (primary panel estimator): "
-            + "; ".join(parts) + ". Ours, not the paper's.")
+            "at a later fold') and is outside the survival analysis; the curves are in the next table. "
+            "Paired within repeat blocks (primary panel estimator): " + _paired_note(s) + ". Ours, not the paper's.")
     data = s.arms.with_columns(pl.lit(label).alias("evidence"))
     return TableSpec("t_fact_survival", title, data, display_frame(rows, cols), note=note)
+
+
+def fact_survival_curves(ctx: ReportContext) -> TableSpec:
+    """Per arm: Kaplan–Meier S(k), S at the last fold with its row-cluster interval, hazard, loss sites."""
+    title = "Survival of captured values across later folds: Kaplan–Meier curve, hazard and where losses happen, per arm"
+    src = survival_source(ctx)
+    cols = curve_columns(ctx.params)
+    if isinstance(src, str):
+        return empty_table("t_fact_survival_curves", title, cols, src)
+    s, label = src.survival, src.label
+    rows = [{"evidence": label, "arm": arm_label(r["arm"]),
+             cols[2]: _curve(s.km, r["arm"], "survival", 0),
+             cols[3]: _final_interval(s.km, r["arm"]),
+             cols[4]: _curve(s.km, r["arm"], "hazard", 1),
+             cols[5]: fmt_count_of(r["losses_clipped"], r["losses"]),
+             cols[6]: fmt_count_of(r["losses_parse_failed"], r["losses"])}
+            for r in s.arms.iter_rows(named=True)]
+    note = (f"Captured values of valid rows of scenario {s.contrast.scenario} ({label}). S(k): Kaplan–Meier "
+            "survival of captured values k folds after entry (right-censored at the last fold); hazard: first "
+            f"losses over values at risk at k. The {level_text(ctx.params)} interval takes the row as the cluster "
+            "(cluster-robust variance, log-log), since the values of one row share its carrier; n gives the rows "
+            "and values at risk at entry. Losses at clipped folds / parse failures count losses whose fold was "
+            "clipped at the carry cap / did not parse (a fold can be both), out of all losses. Ours, not the "
+            "paper's.")
+    data = s.km.with_columns(pl.lit(label).alias("evidence"))
+    return TableSpec("t_fact_survival_curves", title, data, display_frame(rows, cols), note=note)
 
 
 CUT_COLUMNS = ["evidence", "cut", "level", "arm", "values", "captured at entry", "lost (first absence after entry)",
