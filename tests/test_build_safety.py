@@ -113,7 +113,7 @@ def test_quarto_files_are_never_compared(tmp_path: Path, built: Path) -> None:
     _plant(out)
     rels = managed_files(out)
     assert not any(r.startswith(("report/_quarto/", "report/.quarto/")) for r in rels)
-    assert "report/.gitignore" in rels  # written by the build itself (every entry Quarto 1.10 requires, so it adds nothing)
+    assert "report/.gitignore" in rels  # the build writes it: every entry Quarto 1.10 requires
     assert "report/chapter1.md" in rels  # a user file in a managed dir is still named by --check
 
 
