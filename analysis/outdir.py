@@ -213,12 +213,18 @@ class BuildLock:
 
 # --------------------------------------------------------------------------- staging and commit
 
-def new_staging(out_dir: Path, say: Callable[[str], None]) -> Path:
-    """A fresh staging directory inside OUT; staging left by a killed build (we hold the lock) goes."""
+def remove_stale_staging(out_dir: Path, say: Callable[[str], None]) -> None:
+    """Remove staging directories left by a killed build (call while holding the lock), even when
+    this build then has nothing to do."""
     for old in sorted(out_dir.glob(STAGING_PREFIX + "*")):
         if old.is_dir() and not old.is_symlink():
             shutil.rmtree(old, ignore_errors=True)
             say(f"removed {old.name}, the staging directory of a build that was killed")
+
+
+def new_staging(out_dir: Path, say: Callable[[str], None]) -> Path:
+    """A fresh staging directory inside OUT; staging left by a killed build (we hold the lock) goes."""
+    remove_stale_staging(out_dir, say)
     import tempfile
 
     return Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out_dir))

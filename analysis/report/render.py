@@ -31,6 +31,7 @@ from markupsafe import Markup
 from analysis import escape
 from analysis.outdir import BuildError
 from analysis.report.numbers import NumberTrace
+from analysis.safeio import SafeIOError, read_json, write_text
 
 TEMPLATES = Path(__file__).with_name("templates")
 TITLE = "Partitioned versus Undivided Compaction Carriers: recomputed from evidence"
@@ -84,8 +85,8 @@ def _env(trace: NumberTrace | None) -> jinja2.Environment:
 
 def _read_index(path: Path) -> dict[str, dict[str, Any]]:
     try:
-        items = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        items = read_json(path)
+    except (OSError, SafeIOError):
         return {}
     return {item["name"]: item for item in items}
 
@@ -243,6 +244,6 @@ def write_report(out_dir: Path, results: dict[str, Any], params: Any, evidence: 
                        (THEME_SCSS, THEME_SCSS_TEXT), (".gitignore", GITIGNORE_TEXT),
                        ("index.html", page.html)):
         path = report_dir / name
-        path.write_text(text, encoding="utf-8", newline="\n")
+        write_text(path, text)
         paths.append(path)
     return paths
