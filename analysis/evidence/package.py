@@ -44,10 +44,10 @@ def load_package(root: str | Path) -> EvidencePackage:
         if checks is not None:
             consistency.check_checks(rows, checks, cross)
     fold_problems: list[Problem] = []  # optional file: parsed only when the lock names it
-    folds_raw = contents.pop(FOLDS_FILE, None)
-    folds_bytes = None if folds_raw is None else bytes(folds_raw)
-    folds = parse_folds(folds_bytes, None if rows is None or folds_bytes is None
+    folds_raw = contents.pop(FOLDS_FILE, None)  # parsed line by line from the verified buffer: no copy
+    folds = parse_folds(folds_raw, None if rows is None or folds_raw is None
                         else rows.frame.get_column("row_id").to_list(), fold_problems)
+    del folds_raw
     buckets: dict[type[EvidenceError], list[Problem]] = {
         StudyError: parsed_study.problems, SchemaError: schema_problems, ConsistencyError: cross,
         FoldsFormatError: fold_problems}

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+from analysis.safeio import SafeIOError, write_bytes
 
 from .depth import MAX_DEPTH, json_depth
 from .errors import LockFormatError, Mismatch, PackageNotFoundError, Problem, ProvenanceError
@@ -230,21 +230,13 @@ def write_lock(root: str | Path, files: Sequence[str] | None = None, *,
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary sibling, then rename it over ``path`` (never half a lock).
-
-    A symbolic link at ``path`` is replaced by the file, never written through.
-    """
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Write ``data`` through the door: a temporary sibling renamed over ``path`` (never half a lock),
+    fsynced; a symbolic link at ``path`` is refused, never written through."""
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        write_bytes(path, data, durable=True)
+    except SafeIOError as exc:
+        raise ProvenanceError([Problem(LOCK_NAME, None, None, exc.message)],
+                              summary="cannot write the lock") from None
 
 
 def package_key(root: str | Path) -> str:

@@ -318,3 +318,14 @@ def read_csv(path: str | Path, *, limit: int | None = None, root: str | Path | N
         return list(csv.reader(io.StringIO(text, newline=""), dialect=dialect))
     except csv.Error as exc:
         raise SafeIOError(path, f"is not valid CSV: {exc}") from None
+
+
+def read_tail(path: str | Path, size: int) -> bytes:
+    """The last ``size`` bytes of a regular file (a log's tail), without reading the rest."""
+    fd, total = open_regular(path, LIMITS["bytes"] << 10)
+    try:
+        return os.pread(fd, size, max(0, total - size))
+    except BlockingIOError:
+        raise SafeIOError(path, "would block when read; make it a regular file") from None
+    finally:
+        os.close(fd)
