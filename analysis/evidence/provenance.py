@@ -231,9 +231,9 @@ def write_lock(root: str | Path, files: Sequence[str] | None = None, *,
 
 def _write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` through the door: a temporary sibling renamed over ``path`` (never half a lock),
-    fsynced; a symbolic link at ``path`` is refused, never written through."""
+    fsynced; a symbolic link at ``path`` is replaced by the file, never written through."""
     try:
-        write_bytes(path, data, durable=True)
+        write_bytes(path, data, durable=True, replace_link=True)
     except SafeIOError as exc:
         raise ProvenanceError([Problem(LOCK_NAME, None, None, exc.message)],
                               summary="cannot write the lock") from None

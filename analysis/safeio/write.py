@@ -49,13 +49,17 @@ def full_disk(path: str | Path, exc: OSError, kept: str) -> SafeIOError:
                              f"{kept}. Free space and run again")
 
 
-def write_bytes(path: str | Path, data: bytes, *, mode: int = 0o644, durable: bool = False) -> None:
+def write_bytes(path: str | Path, data: bytes, *, mode: int = 0o644, durable: bool = False,
+                replace_link: bool = False) -> None:
     """Write ``data`` to ``path`` atomically (temporary sibling, then rename); never through a link.
 
-    ``durable``: fsync the file before the rename (locks, ledgers' companions).
+    ``durable``: fsync the file before the rename (locks, ledgers' companions). ``replace_link``: a
+    symbolic link at ``path`` is replaced by the file (the rename replaces the link itself, never its
+    target) instead of refused: for a file the package owns by name (provenance.lock).
     """
     path = Path(path)
-    refuse_link(path)
+    if not replace_link:
+        refuse_link(path)
     existed = path.exists()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
