@@ -67,7 +67,7 @@ from analysis.outdir import (
     stale_outputs,
     validate_out,
 )
-from analysis.safeio import SafeIOError, loads_json, read_bytes, read_json, write_json
+from analysis.safeio import SafeIOError, loads_json, read_bytes, read_json, write_bytes, write_json
 from analysis.sources import source_lines
 
 if TYPE_CHECKING:
@@ -332,7 +332,7 @@ def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str
         for entry in new_stamp.values():  # later stages read the outputs of skipped ones
             for rel in entry.get("outputs", {}):
                 (staging / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(out_dir / rel, staging / rel)
+                write_bytes(staging / rel, read_bytes(out_dir / rel))
 
         from analysis.build.inputs import BuildInputs  # heavy imports only when there is work to do
 
