@@ -170,6 +170,14 @@ def test_a_bad_reply_is_an_infrastructure_fault_and_never_reaches_the_files(tmp_
         _strict(line)
 
 
+def test_the_body_limit_is_in_the_help() -> None:
+    from analysis.runner.arguments import build_parser
+    from analysis.runner.edge import MAX_BODY_BYTES
+
+    sub = build_parser()._subparsers._group_actions[0].choices["sweep"]  # type: ignore[union-attr]
+    assert f"{MAX_BODY_BYTES >> 20} MiB" in " ".join(sub.format_help().split())
+
+
 # ------------------------------------------------------------------ 6, 7, 8, 9, 14: plan files
 
 def _plan_dir(tmp_path: Path, text: str) -> Path:
@@ -230,13 +238,18 @@ def test_hostile_plan_toml_is_one_line_exit_1(tmp_path: Path, what: str) -> None
         assert r.returncode == 1 and "Traceback" not in r.stderr and r.stderr.count("\n") <= 3, r.stderr[-800:]
 
 
-def test_a_deep_runner_plan_toml_is_a_named_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(("what", "needle"), [("deep", "nested deeper"), ("fifo", "FIFO")])
+def test_a_hostile_runner_plan_toml_is_a_named_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     what: str, needle: str) -> None:
     plan = tmp_path / "targets.toml"
-    plan.write_text("x = " + "[" * 100_000 + "]" * 100_000)
+    if what == "fifo":
+        os.mkfifo(plan)
+    else:
+        plan.write_text("x = " + "[" * 100_000 + "]" * 100_000)
     rc = runner_main(["sweep", "--plan", str(plan), "--out", str(tmp_path / "o"), "--no-probe", "--api-key-env", "",
                       "--structured-mode", "json_schema", "--quiet"])
     err = capsys.readouterr().err
-    assert rc == 2 and "nested deeper" in err and "Traceback" not in err
+    assert rc == 2 and needle in err and "Traceback" not in err
 
 
 def test_hostile_design_json_and_stamp_are_ignored_not_a_traceback(tmp_path: Path) -> None:
@@ -347,3 +360,52 @@ def test_stale_staging_is_removed_even_when_nothing_is_rebuilt(tmp_path: Path) -
     remove_stale_staging(tmp_path, said.append)
     assert not (tmp_path / (STAGING_PREFIX + "abc")).exists() and (tmp_path / "keep").is_dir()
     assert said and "was killed" in said[0]
+
+
+# ------------------------------------------------------------------ 12. folds.jsonl in bounded memory
+
+FOLDS_MEMORY = """
+import resource, sys
+from analysis.evidence.folds import parse_folds
+n = int(sys.argv[1])
+data = b"".join(b'{"row_id":"r%d","fold":0,"chunks":[0],"carrier":"","parse_ok":null,"clipped":false}\\n' % i
+                for i in range(n))
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+frame = parse_folds(data, None, [])
+print(len(data), (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) * 1024, frame.height)
+"""
+
+
+@pytest.mark.slow
+def test_folds_jsonl_is_parsed_in_bounded_memory() -> None:
+    """Peak memory growth at most 2x the file plus a constant (before: about 9x, one object per line)."""
+    done = subprocess.run([sys.executable, "-c", FOLDS_MEMORY, "200000"], cwd=REPO, env=_env(),
+                          capture_output=True, text=True, timeout=600)
+    size, grew, height = (int(x) for x in done.stdout.split())
+    assert height == 200_000
+    assert grew <= 2 * size + (48 << 20), f"{grew >> 20} MiB for a {size >> 20} MiB file"
+
+
+# ------------------------------------------------------------------ 13. SIGTERM in every stage
+
+@pytest.mark.slow
+@pytest.mark.parametrize("after", ["[1/5] verify", "[2/5] results", "[3/5] tables", "[4/5] figures"])
+def test_sigterm_is_honoured_within_two_seconds_in_every_stage(tmp_path: Path, after: str) -> None:
+    import signal
+    import time
+
+    from test_build_safety import _popen, _read_until
+
+    proc = _popen("--evidence", str(REPO / "tests" / "fixtures" / "handmade"), "--out", str(tmp_path / "o"),
+                  "--force")
+    lines: list[str] = []
+    try:
+        _read_until(proc, after, lines)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=60)
+        took = time.monotonic() - t0
+    finally:
+        proc.kill()
+    assert proc.returncode == 143 and "Traceback" not in rest, rest[-800:]
+    assert took < 2.0, f"SIGTERM after {after!r} took {took:.1f}s"

@@ -31,7 +31,7 @@ from markupsafe import Markup
 from analysis import escape
 from analysis.outdir import BuildError
 from analysis.report.numbers import NumberTrace
-from analysis.safeio import SafeIOError, read_json, write_text
+from analysis.safeio import SafeIOError, read_json, read_text, write_text
 
 TEMPLATES = Path(__file__).with_name("templates")
 TITLE = "Partitioned versus Undivided Compaction Carriers: recomputed from evidence"
@@ -68,9 +68,17 @@ class RenderedReport:
     """Figure paths (relative to report/) the qmd references."""
 
 
+def _template(name: str) -> str | None:
+    """A template's text, read through the door inside TEMPLATES (None: jinja reports it missing)."""
+    try:
+        return read_text(TEMPLATES / name, root=TEMPLATES)
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+
+
 def _env(trace: NumberTrace | None) -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        loader=jinja2.FunctionLoader(_template),  # templates read through the door (analysis.safeio)
         undefined=jinja2.ChainableUndefined,
         autoescape=True,  # finalize escapes for Markdown and returns Markup; jinja adds nothing
         keep_trailing_newline=True,
