@@ -177,10 +177,10 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
         prior: dict[str, Any] = {}
         if (out / "run_manifest.json").exists():
             try:
-                prior = read_json(out / "run_manifest.json")
+                manifest_doc: Any = read_json(out / "run_manifest.json")
             except SafeIOError:
-                prior = {}
-            prior = prior if isinstance(prior, dict) else {}
+                manifest_doc = {}
+            prior = manifest_doc if isinstance(manifest_doc, dict) else {}
         shaped: list[tuple[Target, EndpointConfig, Pin, Provenance, str]] = []
         for t in targets:
             report = reports[t.endpoint_id + "|" + t.cfg.model]

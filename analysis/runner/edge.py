@@ -48,7 +48,7 @@ def _inflate(data: bytes, encoding: str, limit: int) -> bytes:
     raise http.DecodingError(f"reply body is not valid {encoding} data")
 
 
-class BoundedTransport(http.AsyncBaseTransport):  # type: ignore[misc]
+class BoundedTransport(http.AsyncBaseTransport):
     """An async transport that bounds, decompresses and checks every reply (see the module note)."""
 
     def __init__(self, inner: Any = None, limit: int = MAX_BODY_BYTES) -> None:
