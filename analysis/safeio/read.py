@@ -200,13 +200,14 @@ def loads_json(data: bytes | str, source: str | Path, *, allow_nan: bool = False
     """Parse one JSON text: depth checked first, strict UTF-8, no lone surrogates, NaN/Infinity
     refused unless ``allow_nan`` (a number too large for a double too). SafeIOError otherwise."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
-    if json_depth(raw) > max_depth:
+    # fast path: with no more brackets than the limit the nesting cannot exceed it
+    if raw.count(b"[") + raw.count(b"{") > max_depth and json_depth(raw) > max_depth:
         raise SafeIOError(source, f"arrays or objects nested deeper than {max_depth} levels; flatten them", line)
     text = decode(raw, source) if isinstance(data, bytes | bytearray | memoryview) else data
     try:
         if allow_nan:
             doc = json.loads(text)
-        else:
+        else:  # parse_float runs per float literal only: replies and stamps hold few
             doc = json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
     except json.JSONDecodeError as exc:
         raise SafeIOError(source, f"is not valid JSON: {exc.msg} (column {exc.colno})",
