@@ -415,3 +415,31 @@ def test_sigterm_is_honoured_within_two_seconds_in_every_stage(tmp_path: Path, a
         proc.kill()
     assert proc.returncode == 143 and "Traceback" not in rest, rest[-800:]
     assert took < 2.0, f"SIGTERM after {after!r} took {took:.1f}s"
+
+
+# ------------------------------------------------------------------ 19. a full disk under the runner
+
+def test_a_full_disk_under_the_runner_is_one_line_and_the_ledger_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import errno
+
+    real = os.write
+    calls = {"n": 0}
+
+    def filling(fd: int, data: Any) -> int:
+        calls["n"] += 1
+        if calls["n"] > 6:  # the disk fills after a few records
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, data)
+
+    fx = load_fixture_arg("small")
+    with ScriptedServer(MemorizingModel(fx)) as srv:
+        monkeypatch.setattr(os, "write", filling)
+        rc = runner_main(_sweep(srv.base_url, tmp_path / "o"))
+        monkeypatch.undo()
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert rc == 1 and "Traceback" not in err and len(errors) == 1 and "disk is full" in errors[0], err
+    assert "kept" in errors[0]
+    kept = (tmp_path / "o" / "ledger.jsonl").read_bytes().splitlines()
+    assert kept and all(_strict(x) for x in kept[:-1])  # every acknowledged record is intact
