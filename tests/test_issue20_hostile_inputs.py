@@ -443,3 +443,43 @@ def test_a_full_disk_under_the_runner_is_one_line_and_the_ledger_is_kept(
     assert "kept" in errors[0]
     kept = (tmp_path / "o" / "ledger.jsonl").read_bytes().splitlines()
     assert kept and all(_strict(x) for x in kept[:-1])  # every acknowledged record is intact
+
+
+# ------------------------------------------------------------------ 16. every wrong type in a reply
+
+SHAPES = {
+    b'{"choices": "x"}': "no choices",
+    b'{"choices": [null]}': "choice is a JSON NoneType",
+    b'{"choices": [{"message": "str", "finish_reason": "stop"}]}': "message is a JSON str",
+    b'{"choices": [{"message": {"content": ["a"]}, "finish_reason": "stop"}]}': "content is a JSON list",
+    b'{"choices": [{"message": {"content": "ok"}, "finish_reason": 3}]}': "finish_reason is a int",
+    b'{"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}], "model": 5}': "model is a int",
+    b"[1, 2]": "no choices",
+}
+
+
+def test_each_wrong_type_in_a_reply_is_a_named_fault() -> None:
+    import asyncio
+
+    from analysis.runner.client import EndpointClient, InfraFault
+
+    bodies = list(SHAPES)
+
+    async def ask(url: str) -> list[str]:
+        client = EndpointClient(EndpointConfig(base_url=url, model="m"))
+        found = []
+        try:
+            for _ in bodies:
+                try:
+                    await client.chat([{"role": "user", "content": "hi"}], max_tokens=5)
+                    found.append("accepted")
+                except InfraFault as exc:
+                    found.append(exc.detail)
+        finally:
+            await client.aclose()
+        return found
+
+    with ScriptedServer(lambda _body, index: Reply(raw_body=bodies[index])) as srv:
+        details = asyncio.run(ask(srv.base_url))
+    for body, detail in zip(bodies, details, strict=True):
+        assert SHAPES[body] in detail, (body, detail)

@@ -327,6 +327,10 @@ def _status_message(exc: openai.APIStatusError) -> str:
     return redact_text(f"HTTP {exc.status_code}: {text[:300]}")
 
 
+_SCALARS = (str, int, float, bool, list, dict)
+"""What a parsed reply object may never be where the shape wants an object (the SDK keeps them as is)."""
+
+
 def _count(value: Any) -> int | None:
     """A usage count as sent when it is a non-negative integer, else None (a float, string or
     negative count is not a count: it is recorded as unknown, never copied into the ledger)."""
@@ -335,10 +339,14 @@ def _count(value: Any) -> int | None:
 
 def _to_result(resp: Any, *, seed_sent: bool, latency: float) -> CallResult:
     choices = getattr(resp, "choices", None)
-    if not choices:
+    if not choices or not isinstance(choices, list):
         raise InfraFault("truncated", "reply carries no choices")
     choice = choices[0]
-    msg = choice.message
+    if isinstance(choice, _SCALARS) or choice is None:
+        raise InfraFault("truncated", f"reply choice is a JSON {type(choice).__name__}, not an object")
+    msg = getattr(choice, "message", None)
+    if isinstance(msg, _SCALARS):
+        raise InfraFault("truncated", f"reply message is a JSON {type(msg).__name__}, not an object")
     text = msg.content if msg is not None and msg.content is not None else ""
     if not isinstance(text, str):  # the reply's shape, checked before anything reads it
         raise InfraFault("truncated", f"reply content is a JSON {type(text).__name__}, not a string")
