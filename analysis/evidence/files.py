@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-from analysis.safeio.read import stat_problem
+from analysis.safeio.read import bounded_chunks, stat_problem
 
 from .errors import Problem, ProvenanceError
 
@@ -147,16 +147,8 @@ def _open(package_dir: str | Path, name: str, limit: int) -> tuple[int, int]:
 def _bounded_chunks(fd: int, name: str, total: int, limit: int, want: int) -> Iterator[bytes]:
     """Chunks read from ``fd`` (``total`` bytes already read, the first chunk up to ``want``) until
     end of file; UnsafeFileError once the file passes ``limit`` (it grew while it was read)."""
-    while True:
-        chunk = os.read(fd, min(want, limit + 1 - total))
-        want = _CHUNK
-        if not chunk:
-            return
-        total += len(chunk)
-        if total > limit:
-            raise _unsafe(name, f"grew above the limit of {_size(limit)} while it was read; "
-                                "split or shorten it")
-        yield chunk
+    yield from bounded_chunks(fd, total, limit, want, lambda: _unsafe(
+        name, f"grew above the limit of {_size(limit)} while it was read; split or shorten it"))
 
 
 def iter_evidence_file(package_dir: str | Path, name: str, limit_bytes: int | None = None,

@@ -26,7 +26,7 @@ import os
 import re
 import stat
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -119,22 +119,28 @@ def open_regular(path: str | Path, limit: int, *, root: str | Path | None = None
     return fd, st.st_size
 
 
+def bounded_chunks(fd: int, total: int, limit: int, want: int,
+                   too_big: Callable[[], Exception]) -> Iterator[bytes]:
+    """Chunks read from ``fd`` (``total`` bytes already read, the first chunk up to ``want``) until end
+    of file; ``too_big()`` is raised once more than ``limit`` bytes were read (the file grew)."""
+    while True:
+        chunk = os.read(fd, min(want, limit + 1 - total))
+        want = CHUNK
+        if not chunk:
+            return
+        total += len(chunk)
+        if total > limit:
+            raise too_big()
+        yield chunk
+
+
 def iter_chunks(path: str | Path, limit: int, *, root: str | Path | None = None,
                 first: int | None = CHUNK) -> Iterator[bytes]:
     """The bytes of a regular file in chunks, never more than ``limit`` in all."""
     fd, size = open_regular(path, limit, root=root)
-    total = 0
-    want = size + 1 if first is None else first
     try:
-        while True:
-            chunk = os.read(fd, min(want, limit + 1 - total))
-            want = CHUNK
-            if not chunk:
-                return
-            total += len(chunk)
-            if total > limit:
-                raise SafeIOError(path, f"grew above the limit of {size_text(limit)} while it was read")
-            yield chunk
+        yield from bounded_chunks(fd, 0, limit, size + 1 if first is None else first, lambda: SafeIOError(
+            path, f"grew above the limit of {size_text(limit)} while it was read"))
     except BlockingIOError:
         raise SafeIOError(path, "would block when read; make it a regular file") from None
     finally:
