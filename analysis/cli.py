@@ -12,7 +12,6 @@ import argparse
 import difflib
 import importlib
 import importlib.util
-import json
 import signal
 import sys
 import warnings
@@ -21,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from analysis import __version__
-from analysis.escape import terminal
+from analysis.escape import emit
 from analysis.evidence import LOCK_NAME, EvidenceError, load_package, verify_package, write_lock
+from analysis.safeio import SafeIOError, loads_json, write_json
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 V1_EVIDENCE = REPO_ROOT / "data" / "v1"
@@ -78,13 +78,15 @@ def default_companions(evidence: Path) -> list[Path]:
     return []
 
 
-def say(message: object, *, err: bool = True) -> None:
+def say(message: object, *, err: bool = True, one_line: bool = False) -> None:
     """Print one message of the CLI; the one place where text reaches the terminal.
 
     Messages can carry strings from an evidence package (file names, study keys, study
-    names), so control characters and bidi overrides are made visible (escape.terminal).
+    names), so control characters and bidi overrides are made visible (escape.terminal);
+    ``one_line`` (success lines) escapes newlines too. Characters the stream's encoding cannot
+    carry (PYTHONIOENCODING=ascii) become backslash escapes, never an exception.
     """
-    print(terminal(str(message)), file=sys.stderr if err else sys.stdout, flush=True)
+    emit(str(message), sys.stderr if err else sys.stdout, one_line=one_line)
 
 
 def _progress(message: str) -> None:
@@ -130,7 +132,7 @@ def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool 
                     say(f"error: {len(differ)} output files in {out} are not what the evidence, "
                         "params and code produce now; run `python generate.py` and commit")
                     return 1
-                say(f"OK {out}: outputs are up to date", err=False)
+                say(f"OK {out}: outputs are up to date", err=False, one_line=True)
                 return 0
             options: dict[str, Any] = {} if wait is None else {"wait": wait}
             pipeline.build(evidence, out, _default_params(), progress=progress, force=force,
@@ -152,27 +154,25 @@ def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool 
     results = {"evidence": {"sha256": dict(package.digests)},
                "package": {"name": "compaction-carriers", "version": __version__}}
     path = out / "results.json"
-    path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_json(path, results)
     progress(f"wrote {path} (evidence block only: analysis.build is not installed)")
     return 0
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     root = Path(args.dir) if args.dir else shipped_evidence()
-    say(verify_package(root).line(), err=False)
+    say(verify_package(root).line(), err=False, one_line=True)
     return 0
 
 
 def _previously_locked(root: Path) -> list[str]:
     """Names in an existing lock (best effort), so re-locking keeps extra pinned files."""
-    from analysis.evidence.depth import MAX_DEPTH, json_depth
+    from analysis.evidence.depth import MAX_DEPTH
     from analysis.evidence.files import LOCK_LIMIT, read_evidence_file
 
     try:  # read under the evidence file rules: a FIFO, a device or a huge lock is never read
         raw = read_evidence_file(root, LOCK_NAME, LOCK_LIMIT)
-        if json_depth(raw) > MAX_DEPTH:
-            return []
-        files = json.loads(raw.decode("utf-8")).get("files", {})
+        files = loads_json(raw, root / LOCK_NAME, max_depth=MAX_DEPTH).get("files", {})
     except (OSError, ValueError, AttributeError, RecursionError, EvidenceError):
         return []  # the lock is rewritten whole (atomically) anyway
     return [name for name in files if isinstance(name, str)] if isinstance(files, dict) else []
@@ -182,9 +182,9 @@ def _cmd_lock(args: argparse.Namespace) -> int:
     root = Path(args.dir)
     doc = write_lock(root, [*_previously_locked(root), *(args.files or [])])
     say(f"wrote {root / LOCK_NAME}: {len(doc['files'])} files "
-        + " ".join(f"{k}={v}" for k, v in doc["files"].items()), err=False)
+        + " ".join(f"{k}={v}" for k, v in doc["files"].items()), err=False, one_line=True)
     if not args.no_check:
-        say(verify_package(root).line(), err=False)
+        say(verify_package(root).line(), err=False, one_line=True)
     return 0
 
 
@@ -345,7 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         f"to '{args.command}'")
                     return 2
                 status = args.func(args)
-        except (EvidenceError, CliError) as exc:
+        except (EvidenceError, CliError, SafeIOError) as exc:
             status = 1
             say(f"error: {exc}")
         except OSError as exc:

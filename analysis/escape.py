@@ -132,3 +132,30 @@ def script_json(value: object) -> str:
 
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return text.translate(_SCRIPT_JSON_TABLE)
+
+
+def terminal_line(text: str) -> str:
+    """:func:`terminal`, and newlines, carriage returns and tabs shown as escapes too: for a success
+    line that quotes a path, which must stay one line (a name cannot forge a second line)."""
+    return terminal(str(text)).replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+
+
+def for_stream(text: str, stream: object) -> str:
+    """``text`` as the stream's encoding can carry it: characters it cannot encode (and lone
+    surrogates) become backslash escapes, so printing never raises UnicodeEncodeError."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        try:
+            return text.encode(encoding, "backslashreplace").decode(encoding, "replace")
+        except LookupError:
+            return text.encode("ascii", "backslashreplace").decode("ascii")
+    return text
+
+
+def emit(text: str, stream: object, *, one_line: bool = False) -> None:
+    """Print ``text`` to ``stream`` (sys.stdout or sys.stderr): control characters made visible
+    (:func:`terminal`, or :func:`terminal_line` when ``one_line``), then :func:`for_stream`."""
+    safe = terminal_line(text) if one_line else terminal(text)
+    print(for_stream(safe, stream), file=stream, flush=True)  # type: ignore[call-overload]

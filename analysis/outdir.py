@@ -22,18 +22,17 @@ Methods note (analysis.build uses these; nothing here computes an output):
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any, Self
 
 from analysis.digest import file_sha256
+from analysis.safeio.lock import DirLock
 
 LOCK_FILE = ".build.lock"
 STAGING_PREFIX = ".build-staging-"
@@ -161,64 +160,39 @@ class BuildLock:
     def __init__(self, out_dir: Path, wait: float = DEFAULT_WAIT_S,
                  say: Callable[[str], None] = lambda _line: None, poll: float = 0.2) -> None:
         self.out_dir, self.wait, self.say, self.poll = out_dir, max(0.0, float(wait)), say, poll
-        self._fd: int | None = None
 
-    def _holder(self, fd: int) -> str:
-        try:
-            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-        except OSError:
-            text = ""
-        return f"pid {text}" if text.isdigit() else "pid unknown"
+        def busy(holder: str, waited: float) -> BaseException:
+            after = f" after {waited:g} s of waiting" if waited else ""
+            return BuildError(f"another build of {out_dir} ({holder}) is still running{after}; "
+                              "let it finish and run again, or pass --wait SECONDS to wait for it")
+
+        def waiting(holder: str) -> None:
+            say(f"waiting for another build of {out_dir} ({holder}) to finish, up to {self.wait:g} s...")
+
+        self._lock = DirLock(out_dir / LOCK_FILE, self.wait, on_wait=waiting, on_busy=busy, poll=poll)
 
     def __enter__(self) -> Self:
-        path = self.out_dir / LOCK_FILE
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        deadline = time.monotonic() + self.wait
-        announced = False
-        try:
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    holder = self._holder(fd)
-                    if time.monotonic() >= deadline:
-                        waited = f" after {self.wait:g} s of waiting" if self.wait else ""
-                        raise BuildError(
-                            f"another build of {self.out_dir} ({holder}) is still running{waited}; "
-                            "let it finish and run again, or pass --wait SECONDS to wait for it") from None
-                    if not announced:
-                        self.say(f"waiting for another build of {self.out_dir} ({holder}) to finish, "
-                                 f"up to {self.wait:g} s...")
-                        announced = True
-                    time.sleep(self.poll)
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        except BaseException:
-            os.close(fd)
-            raise
-        self._fd = fd
+        self._lock.__enter__()
         return self
 
-    def __exit__(self, *_exc: object) -> None:
-        fd, self._fd = self._fd, None
-        if fd is None:
-            return
-        try:
-            os.ftruncate(fd, 0)
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+    def __exit__(self, *exc: object) -> None:
+        self._lock.__exit__(*exc)
 
 
 # --------------------------------------------------------------------------- staging and commit
 
-def new_staging(out_dir: Path, say: Callable[[str], None]) -> Path:
-    """A fresh staging directory inside OUT; staging left by a killed build (we hold the lock) goes."""
+def remove_stale_staging(out_dir: Path, say: Callable[[str], None]) -> None:
+    """Remove staging directories left by a killed build (call while holding the lock), even when
+    this build then has nothing to do."""
     for old in sorted(out_dir.glob(STAGING_PREFIX + "*")):
         if old.is_dir() and not old.is_symlink():
             shutil.rmtree(old, ignore_errors=True)
             say(f"removed {old.name}, the staging directory of a build that was killed")
+
+
+def new_staging(out_dir: Path, say: Callable[[str], None]) -> Path:
+    """A fresh staging directory inside OUT; staging left by a killed build (we hold the lock) goes."""
+    remove_stale_staging(out_dir, say)
     import tempfile
 
     return Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out_dir))

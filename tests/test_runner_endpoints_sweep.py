@@ -19,7 +19,7 @@ from analysis.evidence import load_package
 from analysis.evidence.model import Configuration, PartitionRun, Study
 from analysis.runner.client import EndpointClient, EndpointConfig, InfraFault
 from analysis.runner.design import arm_order
-from analysis.runner.ledger import Ledger, evidence_rows, read_records, write_evidence
+from analysis.runner.ledger import LEDGER_VERSION, Ledger, evidence_rows, read_records, write_evidence
 from analysis.runner.pinning import Pin
 from analysis.runner.sweep import Outcome, RetryPolicy, SweepSpec, plan_slots, run_sweep
 from support.fault_proxy import EchoUpstream, FaultProxy
@@ -198,7 +198,7 @@ def test_torn_ledger_tail_is_dropped_and_appends_stay_parseable(tmp_path: Path) 
     lines = raw.splitlines()
     # the torn fragment stays on disk (append-only), terminated and named by a torn_tail record
     assert lines[1] == b'{"kind": "b", "i"'
-    assert json.loads(lines[2]) == {"kind": "torn_tail", "line": 2}
+    assert json.loads(lines[2]) == {"kind": "torn_tail", "line": 2, "v": LEDGER_VERSION}  # every record: its version
     assert [json.loads(x)["i"] for x in (lines[0], lines[3])] == [1, 3]
     with Ledger(path) as led:  # and it reopens cleanly again
         assert [r["i"] for r in led.records] == [1, 3]

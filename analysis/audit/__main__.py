@@ -20,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     from analysis.evidence import EvidenceError, load_package
     from analysis.params import DEFAULT_PARAMS
     from analysis.reconstruct.claims import ClaimsError, load_claims
+    from analysis.safeio import write_bytes, write_text
     try:
         result = audit_claims(load_package(args.evidence), load_claims(args.claims), DEFAULT_PARAMS)
     except (EvidenceError, ClaimsError) as e:
@@ -27,8 +28,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "claims_audit.csv").write_bytes(audit_csv(result))
-        (args.out / "claims_audit.md").write_text(audit_markdown(result), encoding="utf-8")
+        write_bytes(args.out / "claims_audit.csv", audit_csv(result))
+        write_text(args.out / "claims_audit.md", audit_markdown(result))
     print(result.headline)
     return 0
 

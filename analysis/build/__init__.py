@@ -63,15 +63,19 @@ from analysis.outdir import (
     interruptible,
     is_managed_rel,
     new_staging,
+    remove_stale_staging,
     stale_outputs,
     validate_out,
 )
+from analysis.safeio import SafeIOError, loads_json, read_bytes, read_json, write_bytes, write_json
 from analysis.sources import source_lines
 
 if TYPE_CHECKING:
     from analysis.build.inputs import BuildInputs
 
 STAMP_NAME = ".build-stamp.json"
+STAMP_LIMIT = 64 << 20
+"""Largest .build-stamp.json read (a larger one is ignored: every stage rebuilds)."""
 STAMP_VERSION = 1
 STAGES: tuple[str, ...] = ("verify", "results", "tables", "figures", "report")
 UNMANAGED_REPORT_DIRS: tuple[str, ...] = QUARTO_OWN
@@ -173,15 +177,14 @@ def stage_keys(evidence_dir: Path, params: Any, companions: Sequence[Path] = ())
 
 def _read_stamp(out_dir: Path) -> dict[str, Any]:
     try:
-        stamp = json.loads((out_dir / STAMP_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+        stamp = read_json(out_dir / STAMP_NAME, limit=STAMP_LIMIT)
+    except (OSError, SafeIOError):
+        return {}  # a missing, unreadable or hostile stamp: every stage rebuilds
     return stamp if isinstance(stamp, dict) and stamp.get("version") == STAMP_VERSION else {}
 
 
 def _write_stamp(out_dir: Path, stages: dict[str, Any]) -> None:
-    text = json.dumps({"version": STAMP_VERSION, "stages": stages}, indent=2, sort_keys=True) + "\n"
-    (out_dir / STAMP_NAME).write_text(text, encoding="utf-8")
+    write_json(out_dir / STAMP_NAME, {"version": STAMP_VERSION, "stages": stages})
 
 
 def _unchanged(out_dir: Path, entry: Any, key: str) -> bool:
@@ -310,6 +313,7 @@ def _remove_staging(staging: Path) -> list[int]:
 
 def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str, str] | None,
                   say: Progress, force: bool, companions: Sequence[Path]) -> BuildSummary:
+    remove_stale_staging(out_dir, say)  # a killed build's staging goes even when nothing is rebuilt
     previous = _read_stamp(out_dir).get("stages", {})
     previous = previous if isinstance(previous, dict) else {}
     stamp = {} if force or keys is None else previous
@@ -328,7 +332,7 @@ def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str
         for entry in new_stamp.values():  # later stages read the outputs of skipped ones
             for rel in entry.get("outputs", {}):
                 (staging / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(out_dir / rel, staging / rel)
+                write_bytes(staging / rel, read_bytes(out_dir / rel))
 
         from analysis.build.inputs import BuildInputs  # heavy imports only when there is work to do
 
@@ -391,8 +395,8 @@ def _comparable(rel: str, data: bytes) -> bytes:
     if rel != "results.json":
         return data
     try:
-        doc = json.loads(data)
-    except ValueError:
+        doc = loads_json(data, rel)
+    except SafeIOError:
         return data
     for path in VOLATILE_RESULT_KEYS:
         node = doc
@@ -407,8 +411,8 @@ def diff_outputs(expected_dir: Path, actual_dir: Path) -> list[str]:
     """Managed files that differ between two output trees (missing, extra or different bytes)."""
     exp, act = managed_files(expected_dir), managed_files(actual_dir)
     differ = (exp ^ act) | {r for r in exp & act
-                            if _comparable(r, (expected_dir / r).read_bytes())
-                            != _comparable(r, (actual_dir / r).read_bytes())}
+                            if _comparable(r, read_bytes(expected_dir / r))
+                            != _comparable(r, read_bytes(actual_dir / r))}
     return sorted(differ)
 
 

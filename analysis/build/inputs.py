@@ -8,13 +8,13 @@ companion package named beside the evidence (``--companion``: a package whose st
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from analysis.evidence import load_package
 from analysis.evidence.describe import display_path, evidence_kind
 from analysis.outdir import BuildError
+from analysis.safeio import read_json
 
 
 class CompanionError(BuildError):
@@ -54,7 +54,7 @@ class BuildInputs:
         """results.json: computed by the results stage, else read from OUT."""
         if self._results is None:
             path = self.out_dir / "results.json"
-            self._results = json.loads(path.read_text(encoding="utf-8"))
+            self._results = read_json(path)
         return self._results
 
     @results.setter

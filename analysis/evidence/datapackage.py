@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from analysis.safeio import SafeIOError, dumps_json, loads_json
 
 from .depth import MAX_DEPTH, json_depth
 from .errors import Problem
@@ -114,7 +115,7 @@ def datapackage_doc(study_name: str, files: Mapping[str, bytes], digests: Mappin
 
 def datapackage_bytes(doc: Mapping[str, Any]) -> bytes:
     """The canonical bytes of a datapackage document (sorted keys, indent 2, trailing newline)."""
-    return (json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    return (dumps_json(doc, DATAPACKAGE_NAME, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def datapackage_problems(data: bytes | memoryview, locked: Mapping[str, str],
@@ -131,9 +132,9 @@ def datapackage_problems(data: bytes | memoryview, locked: Mapping[str, str],
     if json_depth(raw) > MAX_DEPTH:
         return [problem(f"nested deeper than {MAX_DEPTH} levels")]
     try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        return [problem(f"not JSON ({type(exc).__name__})")]
+        doc = loads_json(raw, DATAPACKAGE_NAME)
+    except SafeIOError as exc:
+        return [problem(f"not JSON ({exc})")]
     resources = doc.get("resources") if isinstance(doc, dict) else None
     if not isinstance(resources, list):
         return [problem('must be a JSON object with a "resources" list')]

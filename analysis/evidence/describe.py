@@ -9,12 +9,12 @@ study.toml (read again under the evidence file rules).
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from analysis.evidence.errors import EvidenceError
 from analysis.evidence.files import read_evidence_file
+from analysis.safeio import loads_toml
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -47,8 +47,8 @@ def runner_table(root: Path) -> dict[str, Any] | None:
     Call only on a package that load_package verified: study.toml is one of its locked files.
     """
     try:  # the evidence file rules again: the file could have been swapped since it was verified
-        doc = tomllib.loads(read_evidence_file(root, "study.toml").decode("utf-8"))
-    except (OSError, ValueError, RecursionError, EvidenceError):
+        doc = loads_toml(read_evidence_file(root, "study.toml"), "study.toml")
+    except (OSError, ValueError, EvidenceError):  # SafeIOError is a ValueError
         return None
     runner = doc.get("runner")
     if not isinstance(runner, dict) or not runner:

@@ -19,9 +19,10 @@ import errno
 import hashlib
 import mmap
 import os
-import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+
+from analysis.safeio.read import bounded_chunks, stat_problem
 
 from .errors import Problem, ProvenanceError
 
@@ -94,16 +95,14 @@ def safe_path(package_dir: str | Path, name: str) -> Path:
 
 
 def _check_stat(name: str, st: os.stat_result, limit: int | None = None) -> None:
-    mode = st.st_mode
-    if stat.S_ISDIR(mode):
-        raise IsADirectoryError(name)
-    if not stat.S_ISREG(mode):
-        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode)
-                or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
-        raise _unsafe(name, f"is {kind}, not a regular file; put the file's contents in the package")
-    if limit is not None and st.st_size > limit:
-        raise _unsafe(name, f"is {_size(st.st_size)}, above the limit of {_size(limit)} for this file; "
-                            "split or shorten it")
+    try:
+        why = stat_problem(st, limit)  # the door's checks (analysis.safeio), the evidence wording
+    except IsADirectoryError:
+        raise IsADirectoryError(name) from None
+    if why is None:
+        return
+    fix = "split or shorten it" if "above the limit" in why else "put the file's contents in the package"
+    raise _unsafe(name, f"{why}; {fix}")
 
 
 def read_evidence_file(package_dir: str | Path, name: str, limit_bytes: int | None = None) -> bytes:
@@ -148,16 +147,8 @@ def _open(package_dir: str | Path, name: str, limit: int) -> tuple[int, int]:
 def _bounded_chunks(fd: int, name: str, total: int, limit: int, want: int) -> Iterator[bytes]:
     """Chunks read from ``fd`` (``total`` bytes already read, the first chunk up to ``want``) until
     end of file; UnsafeFileError once the file passes ``limit`` (it grew while it was read)."""
-    while True:
-        chunk = os.read(fd, min(want, limit + 1 - total))
-        want = _CHUNK
-        if not chunk:
-            return
-        total += len(chunk)
-        if total > limit:
-            raise _unsafe(name, f"grew above the limit of {_size(limit)} while it was read; "
-                                "split or shorten it")
-        yield chunk
+    yield from bounded_chunks(fd, total, limit, want, lambda: _unsafe(
+        name, f"grew above the limit of {_size(limit)} while it was read; split or shorten it"))
 
 
 def iter_evidence_file(package_dir: str | Path, name: str, limit_bytes: int | None = None,

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+import mmap
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+
+from analysis.safeio import LIMITS, SafeIOError, loads_json, read_bytes
 
 from .depth import MAX_DEPTH, json_depth
 from .errors import Problem, SchemaError
@@ -99,22 +102,46 @@ _KIND_WORDS = {"text": "a string", "bool": "true or false", "int": f"an integer 
                "int_list": f"a list of integers in 0..{MAX_COUNT}"}
 
 
-def parse_folds(data: bytes | None, row_ids: Iterable[str] | None,
+FLUSH_LINES = 1 << 16
+"""Lines parsed into Python objects before they are moved into a columnar frame (bounded memory)."""
+
+
+def _lines(data: bytes | memoryview) -> Iterator[tuple[int, bytes]]:
+    """(1-based number, bytes) of each line, one at a time (no list of every line).
+
+    A memoryview of :func:`read_evidence_buffer` starts at offset 0 of its memory map, whose
+    ``find`` is used in place; any other buffer is searched as bytes.
+    """
+    view = memoryview(data)
+    base = view.obj
+    haystack: bytes | mmap.mmap = base if isinstance(base, bytes | mmap.mmap) else bytes(view)
+    size = len(view)
+    start, number = 0, 0
+    while start < size:
+        end = haystack.find(b"\n", start, size)
+        if end < 0:
+            end = size
+        number += 1
+        yield number, bytes(view[start:end])
+        start = end + 1
+
+
+def parse_folds(data: bytes | memoryview | None, row_ids: Iterable[str] | None,
                 problems: list[Problem]) -> pl.DataFrame | None:
     """Parse folds.jsonl bytes; append every problem to ``problems``; None when absent or broken.
 
     ``row_ids``: the rows of rows.csv (None skips the unknown-row rule, e.g. when rows.csv failed).
+    Memory: lines are read one at a time and moved into a columnar frame every
+    :data:`FLUSH_LINES` lines, so Python objects never pile up for the whole file.
     """
     if data is None:
         return None
     known = None if row_ids is None else set(row_ids)
     start = len(problems)
     cols: dict[str, list[Any]] = {name: [] for name in SCHEMA}
+    frames: list[pl.DataFrame] = []
     last: dict[str, tuple[int, int]] = {}  # row_id -> (last fold index, its line)
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    for number, raw in enumerate(lines, 1):
+    for number, raw in _lines(data):
         def bad(key: str | None, message: str, _n: int = number) -> None:
             problems.append(Problem(FOLDS_FILE, _n, key, message))
         if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and json_depth(raw) > MAX_DEPTH:
@@ -168,11 +195,17 @@ def parse_folds(data: bytes | None, row_ids: Iterable[str] | None,
             last[row_id] = (fold, number)  # later lines are judged against this one: one gap, one problem
             continue
         last[row_id] = (fold, number)
+        if len(problems) > start:
+            continue  # the file is refused: its lines are checked, not kept
         for name in SCHEMA:
             cols[name].append(number if name == "line" else doc.get(name))
+        if len(cols["line"]) >= FLUSH_LINES:
+            frames.append(pl.DataFrame(cols, schema=SCHEMA))
+            cols = {name: [] for name in SCHEMA}
     if len(problems) > start:
         return None
-    return pl.DataFrame(cols, schema=SCHEMA)
+    frames.append(pl.DataFrame(cols, schema=SCHEMA))
+    return frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical", rechunk=True)
 
 
 def load_folds_bytes(data: bytes | None, row_ids: Iterable[str] | None) -> pl.DataFrame | None:
@@ -194,11 +227,11 @@ PLACEMENT_SCHEMA: dict[str, pl.DataType] = {
 
 def _placement_rows(digest: str, data: bytes) -> list[dict[str, Any]] | None:
     try:
-        doc = json.loads(data.decode("utf-8"))
+        doc = loads_json(data, "fixture")
         return [{"fixture_digest": digest, "check": str(g["label"]), "value": str(g["value"]),
                  "value_class": str(g["value_class"]), "chunk": int(g["chunk"]),
                  "case_sensitive": bool(g.get("case_sensitive", True))} for g in doc["graded"]]
-    except (UnicodeDecodeError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):  # SafeIOError is a ValueError
         return None
 
 
@@ -226,7 +259,10 @@ def fixture_placements(root: Path, locked: Mapping[str, str], digests: Iterable[
         if found >= want or not Path(directory).is_dir():
             continue
         for path in sorted(Path(directory).glob("*.json")):
-            data = path.read_bytes()
+            try:
+                data = read_bytes(path, limit=LIMITS["json"])
+            except (OSError, SafeIOError):
+                continue
             digest = hashlib.sha256(data).hexdigest()
             if digest in want and digest not in found:
                 got = _placement_rows(digest, data)

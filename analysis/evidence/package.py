@@ -6,8 +6,11 @@ the cross-file rules run. Every problem is collected and raised at once.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
+
+from analysis.safeio import SafeIOError, loads_toml
 
 from . import consistency
 from .errors import ConsistencyError, EvidenceError, Problem, SchemaError, StudyError, raise_collected
@@ -27,8 +30,11 @@ def load_package(root: str | Path) -> EvidencePackage:
     digests = verified.digests
     contents = dict(verified.contents)
     del verified  # each file's verified bytes are dropped as soon as they are parsed
-    parsed_study = parse_study(bytes(contents.pop(STUDY_FILE)))  # small, never a buffer: no copy
+    study_bytes = bytes(contents.pop(STUDY_FILE))  # small, never a buffer: no copy
+    parsed_study = parse_study(study_bytes)
     study = parsed_study.study
+    if not parsed_study.problems:
+        parsed_study.problems.extend(unlocked_names(study_bytes, digests))
     schema_problems: list[Problem] = []
     rows = _parse_table(ROWS_FILE, contents.pop(ROWS_FILE), schema_problems)
     checks = _parse_table(CHECKS_FILE, contents.pop(CHECKS_FILE), schema_problems)
@@ -38,10 +44,10 @@ def load_package(root: str | Path) -> EvidencePackage:
         if checks is not None:
             consistency.check_checks(rows, checks, cross)
     fold_problems: list[Problem] = []  # optional file: parsed only when the lock names it
-    folds_raw = contents.pop(FOLDS_FILE, None)
-    folds_bytes = None if folds_raw is None else bytes(folds_raw)
-    folds = parse_folds(folds_bytes, None if rows is None or folds_bytes is None
+    folds_raw = contents.pop(FOLDS_FILE, None)  # parsed line by line from the verified buffer: no copy
+    folds = parse_folds(folds_raw, None if rows is None or folds_raw is None
                         else rows.frame.get_column("row_id").to_list(), fold_problems)
+    del folds_raw
     buckets: dict[type[EvidenceError], list[Problem]] = {
         StudyError: parsed_study.problems, SchemaError: schema_problems, ConsistencyError: cross,
         FoldsFormatError: fold_problems}
@@ -50,6 +56,24 @@ def load_package(root: str | Path) -> EvidencePackage:
         raise RuntimeError("a file failed to parse without reporting a problem")
     return EvidencePackage(root=root, digests=MappingProxyType(dict(digests)), study=study,
                            rows=rows.frame, checks=checks.frame, folds=folds)
+
+
+def unlocked_names(study_bytes: bytes, locked: Mapping[str, str]) -> list[Problem]:
+    """Problems for each file study.toml names (``[preregistration] file``) that the lock does not
+    pin: the build reads nothing from a package that its lock does not name."""
+    try:
+        doc = loads_toml(study_bytes, STUDY_FILE)
+    except SafeIOError:
+        return []  # parse_study reported it
+    table = doc.get("preregistration")
+    if not isinstance(table, dict):
+        return []
+    name = table.get("file") or "preregistration.json"
+    if not isinstance(name, str) or name not in locked:
+        return [Problem(STUDY_FILE, None, "preregistration.file",
+                        f"names {name!r}, which is not a file the provenance lock pins; name a locked file "
+                        "inside the package (a relative path such as preregistration.json) and re-lock")]
+    return []
 
 
 def _parse_table(file: str, data: bytes | memoryview, problems: list[Problem]) -> ParsedCsv | None:

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shlex
-import tempfile
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+from analysis.safeio import SafeIOError, loads_toml, write_bytes
 
 from .datapackage import DATAPACKAGE_NAME, datapackage_bytes, datapackage_doc, datapackage_problems
 from .depth import MAX_DEPTH, json_depth
@@ -252,28 +251,20 @@ def write_lock(root: str | Path, files: Sequence[str] | None = None, *,
 def _study_name(study: bytes | None, root: Path) -> str:
     """[study] name of study.toml for the datapackage title (the folder name when it has none)."""
     try:
-        name = tomllib.loads((study or b"").decode("utf-8")).get("study", {}).get("name")
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, AttributeError):
+        name = loads_toml(study or b"", "study.toml").get("study", {}).get("name")
+    except (SafeIOError, AttributeError):
         name = None
     return name if isinstance(name, str) and name.strip() else root.resolve().name
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary sibling, then rename it over ``path`` (never half a lock).
-
-    A symbolic link at ``path`` is replaced by the file, never written through.
-    """
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Write ``data`` through the door: a temporary sibling renamed over ``path`` (never half a lock),
+    fsynced; a symbolic link at ``path`` is replaced by the file, never written through."""
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        write_bytes(path, data, durable=True, replace_link=True)
+    except SafeIOError as exc:
+        raise ProvenanceError([Problem(LOCK_NAME, None, None, exc.message)],
+                              summary="cannot write the lock") from None
 
 
 def package_key(root: str | Path) -> str:

@@ -8,6 +8,7 @@ date or software metadata, a fixed dpi, text rendered as paths.
 from __future__ import annotations
 
 import contextlib
+import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 import matplotlib
 from matplotlib.figure import Figure
 
+from analysis.safeio import write_bytes
 from analysis.style import MATPLOTLIBRC
 
 PNG_DPI = 150
@@ -69,7 +71,10 @@ def save(spec: FigureSpec, directory: Path) -> list[Path]:
     """Write ``<name>.png`` and ``<name>.svg`` with deterministic bytes; returns both paths."""
     directory.mkdir(parents=True, exist_ok=True)
     png, svg = directory / f"{spec.name}.png", directory / f"{spec.name}.svg"
-    with style():
-        spec.figure.savefig(png, format="png", dpi=PNG_DPI, metadata={"Software": None})
-        spec.figure.savefig(svg, format="svg", metadata={"Date": None, "Creator": None})
+    with style():  # drawn to memory, written through the door (atomic, never through a link)
+        for path, options in ((png, {"format": "png", "dpi": PNG_DPI, "metadata": {"Software": None}}),
+                              (svg, {"format": "svg", "metadata": {"Date": None, "Creator": None}})):
+            buf = io.BytesIO()
+            spec.figure.savefig(buf, **options)
+            write_bytes(path, buf.getvalue())
     return [png, svg]

@@ -9,6 +9,7 @@ from pathlib import Path
 from analysis.figures import FIGURE_ORDER
 from analysis.figures.common import FigureSpec, save
 from analysis.tables.context import ReportContext
+from analysis.safeio import write_json
 
 
 def build_figures(ctx: ReportContext) -> list[FigureSpec]:
@@ -23,7 +24,7 @@ def write_figures(specs: list[FigureSpec], directory: Path) -> list[Path]:
         paths += save(spec, directory)
     index = [{"name": s.name, "title": s.title, "alt": s.alt, "empty_reason": s.empty_reason} for s in specs]
     path = directory / "index.json"
-    path.write_text(json.dumps(index, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", newline="\n")
+    write_json(path, index, sort_keys=False)
     return [*paths, path]
 
 

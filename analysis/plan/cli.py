@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from analysis.escape import terminal
+from analysis.escape import emit
 from analysis.plan.summary import summary_lines
 
 __all__ = ["add_plan_parser", "run_plan", "summary_lines"]
@@ -49,6 +49,57 @@ def _floats(text: str) -> tuple[float, ...]:
     return out
 
 
+SEED_MAX = (1 << 63) - 1
+"""Largest --seed: what numpy's generator and TOML's 64-bit integers both hold."""
+K_RANGE = (2, 10_000)
+"""--configurations: a between-configuration variance needs 2; the simulation holds K x R draws."""
+R_RANGE = (1, 10_000)
+"""--repeats: paired repeats per configuration."""
+SIMS_RANGE = (1, 10_000_000)
+"""--sims as typed (then capped at PlanParams.sims_max)."""
+COST_RATIO_RANGE = (1e-6, 1e6)
+"""--cost-ratio: a finite, positive ratio; R* grows with its square root, so 1e6 already means R* ~ 1000x."""
+
+
+def _bounded_ints(lo: int, hi: int, what: str) -> Callable[[str], tuple[int, ...]]:
+    def parse(text: str) -> tuple[int, ...]:
+        out = _ints(text)
+        bad = [x for x in out if not lo <= x <= hi]
+        if bad:
+            raise argparse.ArgumentTypeError(f"{what} must lie from {lo} to {hi}; got {', '.join(map(str, bad))}")
+        return out
+    return parse
+
+
+def _int_in(lo: int, hi: int, what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be an integer, got {text!r}") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{what} must lie from {lo} to {hi}, got {text}")
+        return value
+    return parse
+
+
+def _float_in(lo: float, hi: float, what: str, *, open_lo: bool = False,
+              open_hi: bool = False) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a number, got {text!r}") from None
+        ok = math.isfinite(value) and (lo < value if open_lo else lo <= value) and \
+            (value < hi if open_hi else value <= hi)
+        if not ok:
+            raise argparse.ArgumentTypeError(
+                f"{what} must be a finite number {'above' if open_lo else 'from'} {lo:g} "
+                f"{'and below' if open_hi else 'to'} {hi:g}, got {text}")
+        return value
+    return parse
+
+
 def add_plan_parser(sub: Any, default_evidence: Callable[[], Path]) -> None:
     """Register the `plan` subcommand (and its `seal`/`check` subcommands) on generate.py.
 
@@ -62,19 +113,24 @@ def add_plan_parser(sub: Any, default_evidence: Callable[[], Path]) -> None:
                    help="evidence package whose panel is fitted (default: the shipped evidence)")
     p.add_argument("--out", dest="plan_out", metavar="OUT", type=Path, default=None,
                    help="directory for design.json, the table and the figure (required for a design)")
-    p.add_argument("--configurations", type=_ints, default=None, help="K values, e.g. 10,20,40,80")
-    p.add_argument("--repeats", type=_ints, default=None, help="R values (paired repeats), e.g. 2,4,8,16")
+    p.add_argument("--configurations", type=_bounded_ints(*K_RANGE, "--configurations"), default=None,
+                   help=f"K values, e.g. 10,20,40,80 (each {K_RANGE[0]} to {K_RANGE[1]})")
+    p.add_argument("--repeats", type=_bounded_ints(*R_RANGE, "--repeats"), default=None,
+                   help=f"R values (paired repeats), e.g. 2,4,8,16 (each {R_RANGE[0]} to {R_RANGE[1]})")
     p.add_argument("--effect", type=_floats, default=None, help="true mean effects, e.g. 0,0.05,0.1,0.15")
-    p.add_argument("--alpha", type=float, default=None, help="two-sided level (default 0.05)")
-    p.add_argument("--sims", type=int, default=None,
+    p.add_argument("--alpha", type=_float_in(0, 1, "--alpha", open_lo=True, open_hi=True), default=None,
+                   help="two-sided level (default 0.05; strictly between 0 and 1)")
+    p.add_argument("--sims", type=_int_in(*SIMS_RANGE, "--sims"), default=None,
                    help="simulated studies per cell (default 2000; capped at PlanParams.sims_max = 20000)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the simulation generator")
+    p.add_argument("--seed", type=_int_in(0, SEED_MAX, "--seed"), default=None,
+                   help="seed of the simulation generator (0 to 2^63-1)")
     p.add_argument("--price-table", type=Path, default=None, metavar="FILE",
                    help="TOML or CSV of endpoint, input/output price per million tokens (see analysis/plan/cost.py)")
     p.add_argument("--fixture", default="default",
                    help="v2 fixture whose rows are priced: small | default | path (default: default = s5-150k)")
-    p.add_argument("--cost-ratio", type=float, default=None,
-                   help="without --price-table: cost of adding one configuration in paired repeats (default 10)")
+    p.add_argument("--cost-ratio", type=_float_in(*COST_RATIO_RANGE, "--cost-ratio"), default=None,
+                   help="without --price-table: cost of adding one configuration / cost of one paired repeat "
+                        f"(default 10; {COST_RATIO_RANGE[0]:g} to {COST_RATIO_RANGE[1]:g})")
     p.add_argument("--config-cost", type=float, default=None, metavar="MONEY",
                    help="with --price-table: money of adding one configuration (default 0: the table prices tokens)")
     ps = p.add_subparsers(dest="plan_command", metavar="{seal,check}")
@@ -86,7 +142,13 @@ def add_plan_parser(sub: Any, default_evidence: Callable[[], Path]) -> None:
 
 
 def _say(text: str) -> None:
-    print(terminal(text), file=sys.stderr, flush=True)
+    emit(text, sys.stderr)
+
+
+def _out(text: str, *, one_line: bool = False) -> None:
+    """A line on stdout: control characters visible, and whatever the stream's encoding cannot
+    carry (PYTHONIOENCODING=ascii and "±") escaped, never an exception."""
+    emit(text, sys.stdout, one_line=one_line)
 
 
 def run_plan(args: argparse.Namespace) -> int:
@@ -102,7 +164,7 @@ def run_plan(args: argparse.Namespace) -> int:
             return _check(args)
         return _design(args)
     except (PlanError, PriceTableError, ParamsError) as exc:
-        print(f"error: {terminal(str(exc))}", file=sys.stderr)
+        _say(f"error: {exc}")
         return 1
 
 
@@ -110,9 +172,9 @@ def _seal(args: argparse.Namespace) -> int:
     from analysis.runner.prereg import seal_plan
 
     lock = seal_plan(args.plan_dir)
-    print(f"sealed {terminal(str(args.plan_dir / 'plan.lock'))} at {lock['sealed_at']}")
-    print(f"plan digest: {lock['plan_digest']}")
-    print("publish this digest elsewhere (a public commit, a registry entry) before the first run: "
+    _out(f"sealed {args.plan_dir / 'plan.lock'} at {lock['sealed_at']}", one_line=True)
+    _out(f"plan digest: {lock['plan_digest']}")
+    _out("publish this digest elsewhere (a public commit, a registry entry) before the first run: "
           "the local lock alone proves only that the plan did not change after sealing on this machine")
     return 0
 
@@ -122,7 +184,7 @@ def _check(args: argparse.Namespace) -> int:
 
     status = check_plan(args.plan_dir)
     for line in status.lines():
-        print(terminal(line))
+        _out(line, one_line=True)
     return 0 if status.intact else 1
 
 
@@ -133,7 +195,7 @@ def _design(args: argparse.Namespace) -> int:
     from analysis.plan.run import make_design, write_plan
 
     if args.plan_out is None:
-        print("error: plan needs --out OUT (the directory for design.json)", file=sys.stderr)
+        _say("error: plan needs --out OUT (the directory for design.json)")
         return 2
     plan = DEFAULT_PLAN_PARAMS
     changes: dict[str, Any] = {}
@@ -184,8 +246,8 @@ def _design(args: argparse.Namespace) -> int:
     lines = summary_lines(design)
     paths = write_plan(design, args.plan_out, ev, lines)
     for line in lines:
-        print(line)
-    print(f"wrote {', '.join(terminal(str(p)) for p in paths)}")
+        _out(line)
+    _out(f"wrote {', '.join(str(p) for p in paths)}", one_line=True)
     return 0
 
 

@@ -37,14 +37,19 @@ from __future__ import annotations
 import csv
 import io
 import math
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis.safeio import SafeIOError, loads_toml, read_text
+
 DEFAULT_PROMPT_TPS = 1000.0
 DEFAULT_OUTPUT_TPS = 50.0
+
+
+PRICE_TABLE_LIMIT = 4 << 20
+"""Largest --price-table file read."""
 
 
 class PriceTableError(ValueError):
@@ -113,9 +118,9 @@ def parse_price_table(text: str, suffix: str, source: str = "price table") -> tu
     """Prices from TOML ([[endpoint]] tables) or CSV (header row) text."""
     if suffix.lower() == ".toml":
         try:
-            doc = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise PriceTableError(f"{source}: {exc}; write [[endpoint]] tables") from None
+            doc = loads_toml(text, source)
+        except SafeIOError as exc:
+            raise PriceTableError(f"{exc}; write [[endpoint]] tables") from None
         entries = doc.get("endpoint")
         if not isinstance(entries, list) or not entries:
             raise PriceTableError(f"{source}: no [[endpoint]] tables; add one per endpoint")
@@ -140,7 +145,9 @@ def parse_price_table(text: str, suffix: str, source: str = "price table") -> tu
 def load_price_table(path: Path) -> tuple[Price, ...]:
     """Read and parse a price table file."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(path, limit=PRICE_TABLE_LIMIT)
+    except SafeIOError as exc:
+        raise PriceTableError(f"--price-table {exc}") from None
     except OSError as exc:
         raise PriceTableError(f"--price-table {path}: {exc.strerror or exc}") from None
     return parse_price_table(text, Path(path).suffix, f"--price-table {path}")

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from pathlib import Path
 from typing import Any
 
+from analysis.digest import file_sha256
+from analysis.evidence import EvidenceError
+from analysis.evidence.files import read_evidence_file
 from analysis.runner.prereg import (
     PlanError,
     code_digest,
@@ -28,7 +30,10 @@ from analysis.runner.prereg import (
     read_lock,
     verify_sealed,
 )
+from analysis.safeio import SafeIOError, loads_json, loads_toml, read_json
 
+DESIGN_LIMIT = 16 << 20
+"""Largest OUT/design.json read."""
 STATEMENT_NONE = ("the evidence package carries no sealed plan "
                   "(a runner sweep with --plan PLAN_DIR records one)")
 STATEMENT_LIMITS = ("A local seal proves that plan.toml did not change after it was sealed and, through "
@@ -39,9 +44,10 @@ STATEMENT_LIMITS = ("A local seal proves that plan.toml did not change after it 
 
 def _study_table(root: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads((root / "study.toml").read_text(encoding="utf-8")).get("preregistration") or {}
-    except (OSError, tomllib.TOMLDecodeError):
+        table = loads_toml(read_evidence_file(root, "study.toml"), "study.toml").get("preregistration")
+    except (OSError, SafeIOError, EvidenceError):
         return {}
+    return table if isinstance(table, dict) else {}
 
 
 def preregistration_block(package: Any, params: Any, panel_configurations: int | None) -> dict[str, Any]:
@@ -54,10 +60,12 @@ def preregistration_block(package: Any, params: Any, panel_configurations: int |
     name = str(table.get("file") or "preregistration.json")
     problems: list[str] = []
     try:
-        doc = json.loads((root / name).read_text(encoding="utf-8"))
+        if name not in package.digests:  # verify refuses this; never read a name the lock does not pin
+            raise PlanError("is not a file the provenance lock pins")
+        doc = loads_json(read_evidence_file(root, name), name)
         plan = parse_plan(doc["plan_toml"].encode("utf-8"), Path("preregistration.json:plan.toml"))
         lock = read_lock(json.dumps(doc["plan_lock"]), "preregistration.json:plan.lock")
-    except (OSError, ValueError, KeyError, TypeError, PlanError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, PlanError, EvidenceError) as exc:
         return {"present": True, "intact": False, "problems": [f"{name}: {exc}"],
                 "statement": "a preregistration is named but cannot be read", "limits": STATEMENT_LIMITS,
                 "deviations": []}
@@ -120,8 +128,8 @@ def design_block(out_dir: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = read_json(path, limit=DESIGN_LIMIT)
+    except (OSError, SafeIOError):
         return None
     return doc if isinstance(doc, dict) and doc.get("version") == 1 else None
 
@@ -129,7 +137,10 @@ def design_block(out_dir: Path) -> dict[str, Any] | None:
 def design_key(out_dir: Path) -> str:
     """Content key of OUT/design.json for the build's stage keys ('none' when absent)."""
     path = Path(out_dir) / "design.json"
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "none"
+    try:
+        return file_sha256(path, DESIGN_LIMIT) if path.is_file() else "none"
+    except SafeIOError:
+        return "unreadable"
 
 
 def mix_design_key(keys: dict[str, str] | None, out_dir: Path) -> dict[str, str] | None:

@@ -6,7 +6,7 @@ Only `write_plan` writes files; `make_design` computes, `design_json`/`power_tab
 
 from __future__ import annotations
 
-import json
+import io
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -44,6 +44,7 @@ from analysis.plan.design import (
 )
 from analysis.plan.figure import effect_name, power_figure
 from analysis.plan.summary import design_markdown, power_legend, summary_lines
+from analysis.safeio import write_bytes, write_json, write_text
 
 DESIGN_NAME = "design.json"
 """File the plan writes into OUT; a main build whose OUT holds it gains the 'Designing v2' section."""
@@ -232,24 +233,26 @@ def write_plan(design: Design, out: Path, evidence: dict[str, Any], lines: list[
     paths = []
     doc = design_json(design, evidence)
     p = out / DESIGN_NAME
-    p.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_json(p, doc)
     paths.append(p)
     p = out / "design.md"
-    p.write_text(design_markdown(design, summary_lines(design) if lines is None else lines), encoding="utf-8")
+    write_text(p, design_markdown(design, summary_lines(design) if lines is None else lines))
     paths.append(p)
     table = power_table(design)
     if table.height:
         p = out / "design_power.csv"
-        table.write_csv(p)
+        write_text(p, table.write_csv())
         paths.append(p)
         p = out / "design_power.md"
-        p.write_text("# Power of each simulated design\n\n" + power_legend(table.columns, effect_name(design))
-                     + markdown_table(table), encoding="utf-8")
+        write_text(p, "# Power of each simulated design\n\n" + power_legend(table.columns, effect_name(design))
+                   + markdown_table(table))
         paths.append(p)
         fig = power_figure(design)
         for suffix in ("png", "svg"):
             p = out / f"design_power.{suffix}"
-            fig.savefig(p, dpi=120, metadata={"Date": None} if suffix == "svg" else {})
+            buf = io.BytesIO()
+            fig.savefig(buf, format=suffix, dpi=120, metadata={"Date": None} if suffix == "svg" else {})
+            write_bytes(p, buf.getvalue())
             paths.append(p)
     return paths
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from analysis.safeio import SafeIOError, read_text
+
 ROLES = ("primitive", "derived", "design")
 STRING_VALUED = ("design.recency_cutoff", "fab.example.fabricated_timestamp", "fab.example.planted_timestamp")
 REQUIRED_KEYS = ("id", "section", "what", "value", "decimals", "printed", "role")
@@ -183,4 +185,8 @@ def load_claims(path: str | Path) -> Claims:
     p = Path(path)
     if not p.is_file():
         raise ClaimsError(f"{p}: no such claims file; pass the path of data/published/claims.yaml")
-    return parse_claims(p.read_text(encoding="utf-8"), source=str(p))
+    try:
+        text = read_text(p)
+    except SafeIOError as exc:
+        raise ClaimsError(f"{exc}; pass the path of data/published/claims.yaml") from None
+    return parse_claims(text, source=str(p))

@@ -23,6 +23,7 @@ from analysis.reconstruct.layout import (
     published_of,
 )
 from analysis.reconstruct.populations import Builder
+from analysis.safeio import write_bytes
 
 ROW_COLUMNS = ("row_id", "scenario", "configuration", "execution_group", "repeat", "arm", "position", "valid",
                "invalid_reason", "checks_total", "checks_passed", "parse_failures", "headings_carried",
@@ -117,7 +118,7 @@ def write_package(b: Builder, c: Claims, out: Path, notes: str, findings_csv: by
         "findings.csv": findings_csv,
     }
     for name, data in files.items():
-        (out / name).write_bytes(data)
+        write_bytes(out / name, data)
     return _write_lock(out, sorted(files))
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.outdir import BuildError
+from analysis.safeio import read_text
 
 TEMPLATES = Path(__file__).with_name("templates")
 CROSSREF_FILTER = TEMPLATES / "crossref.lua"
@@ -76,7 +77,7 @@ def expand_includes(qmd: str, report_dir: Path, root: Path) -> str:
         target = (base / m["path"]).resolve()
         if not target.is_relative_to(top) or not target.is_file():
             raise ReportRenderError(f"index.qmd includes {m['path']}, which is not a file inside {top}")
-        return target.read_text(encoding="utf-8").rstrip("\n")
+        return read_text(target, root=top).rstrip("\n")
 
     text = INCLUDE_LINE.sub(read, qmd)
     stray = SHORTCODE.search(text)

@@ -33,6 +33,7 @@ from analysis import escape
 from analysis.outdir import BuildError
 from analysis.report.numbers import NumberTrace
 from analysis.report.pandoc_render import TOC_DEPTH
+from analysis.safeio import SafeIOError, read_json, read_text, write_text
 
 TEMPLATES = Path(__file__).with_name("templates")
 TITLE = "Partitioned versus Undivided Compaction Carriers: recomputed from evidence"
@@ -87,9 +88,17 @@ class RenderedReport:
     """Figure paths (relative to report/) the qmd references."""
 
 
+def _template(name: str) -> str | None:
+    """A template's text, read through the door inside TEMPLATES (None: jinja reports it missing)."""
+    try:
+        return read_text(TEMPLATES / name, root=TEMPLATES)
+    except (FileNotFoundError, IsADirectoryError):
+        return None
+
+
 def _env(trace: NumberTrace | None) -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+        loader=jinja2.FunctionLoader(_template),  # templates read through the door (analysis.safeio)
         undefined=jinja2.ChainableUndefined,
         autoescape=True,  # finalize escapes for Markdown and returns Markup; jinja adds nothing
         keep_trailing_newline=True,
@@ -104,8 +113,8 @@ def _env(trace: NumberTrace | None) -> jinja2.Environment:
 
 def _read_index(path: Path) -> dict[str, dict[str, Any]]:
     try:
-        items = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        items = read_json(path)
+    except (OSError, SafeIOError):
         return {}
     return {item["name"]: item for item in items}
 
@@ -272,11 +281,11 @@ def write_report(out_dir: Path, results: dict[str, Any], params: Any, evidence: 
                        (THEME_SCSS, THEME_SCSS_TEXT), (".gitignore", GITIGNORE_TEXT),
                        ("index.html", page.html)):
         path = report_dir / name
-        path.write_text(text, encoding="utf-8", newline="\n")
+        write_text(path, text)
         paths.append(path)
     if claims is not None:
         path = report_dir / CLAIMS_PAGE
-        path.write_text(claims, encoding="utf-8", newline="\n")
+        write_text(path, claims)
         paths.append(path)
     return paths
 
@@ -290,7 +299,7 @@ def claims_page(out_dir: Path, results: dict[str, Any]) -> str | None:
 
     table = out_dir / "tables" / "t_claims_audit.md"
     audit = results.get("claims_audit")
-    if not audit or not table.is_file() or table.read_text(encoding="utf-8").startswith("*"):
+    if not audit or not table.is_file() or read_text(table).startswith("*"):
         return None
     qmd = ("---\n" + _yaml({"title": "Every derived claim of the paper", "lang": "en"}, "the claims page") + "---\n\n"
            "Each derived claim of the paper: the value printed, the value recomputed from the evidence, its status, "

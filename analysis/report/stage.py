@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.evidence.describe import display_path, evidence_kind
+from analysis.safeio import read_bytes, write_bytes
 
 DETAIL = ("report/index.qmd, report/_quarto.yml, report/index.html (Pandoc), report/claims_audit.*, "
           "report/trajectories*.html")
@@ -58,7 +59,7 @@ def report_stage(out_dir: Path, results: dict[str, Any], params: Any, summary: d
         source = out_dir / "tables" / f"t_claims_audit{suffix}"
         if source.is_file():
             target = directory / f"claims_audit{suffix}"
-            target.write_bytes(source.read_bytes())
+            write_bytes(target, read_bytes(source))
             paths.append(target)
     paths += trajectory_pages(directory, package, pilot, params)
     return paths, DETAIL

@@ -10,7 +10,6 @@ sources for `provenance.code_sha256`; `write_results` is the one writer. The bui
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -28,5 +27,6 @@ def build_results(package: Any, params: Params) -> dict[str, Any]:
 
 def write_results(results: Mapping[str, Any], path: Path) -> None:
     """Write results.json (indent 2, full-precision floats, no NaN tokens, trailing newline)."""
-    text = json.dumps(results, indent=2, ensure_ascii=False, allow_nan=False)
-    Path(path).write_text(text + "\n", encoding="utf-8")
+    from analysis.safeio import write_json
+
+    write_json(path, dict(results), sort_keys=False)

@@ -235,7 +235,9 @@ if __name__ == "__main__":  # python -m analysis.results.registry [--write-docs]
 
     if sys.argv[1:] == ["--write-docs"]:
         doc = Path(__file__).resolve().parents[2] / DOCS_PATH
-        doc.write_text(with_docs_index(doc.read_text(encoding="utf-8")), encoding="utf-8")
+        from analysis.safeio import read_text, write_text
+
+        write_text(doc, with_docs_index(read_text(doc)))
         print(f"wrote the index of {doc}")
     else:
         print(docs_index(), end="")

@@ -8,13 +8,13 @@ headline, when the audit ran), ``v2_pilot`` (a companion package, when one is na
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from analysis.results import write_results
 from analysis.results.inputs import ResultsInputs
 from analysis.results.registry import assemble
+from analysis.safeio import read_json
 
 
 def assemble_results(package: Any, params: Any, *, claims_audit: dict[str, Any] | None, pilot: Any,
@@ -29,6 +29,6 @@ def results_stage(results: dict[str, Any], out_dir: Path) -> tuple[list[Path], s
     """Write OUT/results.json; returns (paths written, one-line detail, results as read back)."""
     path = out_dir / "results.json"
     write_results(results, path)
-    written = json.loads(path.read_text(encoding="utf-8"))
+    written = read_json(path)
     panel = results.get("panel") or {}
     return [path], f"results.json ({panel.get('configurations', 0)} panel configurations)", written

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from analysis.runner.design import DESIGNS
+from analysis.runner.edge import MAX_BODY_BYTES
 
 EMBEDDED_TEMPERATURE = 0.7
 """The embedded default temperature: with --seed-per-repeat (also the default there) repeats of a
@@ -36,9 +37,12 @@ def _add_endpoint_args(p: argparse.ArgumentParser, *, remote: bool) -> None:
     temp = 0.0 if remote else EMBEDDED_TEMPERATURE
     p.add_argument("--temperature", type=float, default=temp,
                    help=f"fixed sampling temperature, the same for every arm (default {temp:g})")
-    p.add_argument("--seed", type=int, default=0, help="seed sent where the endpoint accepts one (recorded either way)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed sent where the endpoint accepts one (recorded either way; a 64-bit integer)")
     p.add_argument("--timeout", type=float, default=600.0,
-                   help="total deadline of one request in seconds, connect to last byte (default 600)")
+                   help="total deadline of one request in seconds, connect to last byte (default 600); a reply "
+                        f"body above {MAX_BODY_BYTES >> 20} MiB, before or after gzip/deflate decompression, is "
+                        "refused as an infrastructure fault, and so is a redirect")
     p.add_argument("--structured-mode", choices=("json_schema", "json_object_schema", "none"), default=None,
                    help="request shape for schema arms when --no-probe is given")
     p.add_argument("--reasoning-off", choices=("none", "openrouter", "effort", "chat_template"), default=None,

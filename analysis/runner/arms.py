@@ -17,12 +17,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
+
+from analysis.safeio import read_toml
 
 __all__ = [
     "ARM_CODES",
@@ -215,7 +216,7 @@ def _arm_from_table(code: str, t: Mapping[str, Any], prompts: Mapping[str, str],
 
 @lru_cache(maxsize=8)
 def _load(path: str) -> tuple[tuple[str, ...], dict[str, Arm]]:
-    doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    doc = read_toml(path)
     headings = tuple(doc["headings"])
     arms = {code: _arm_from_table(code, t, doc["prompts"], headings) for code, t in doc["arms"].items()}
     return headings, arms

@@ -26,9 +26,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from analysis.escape import terminal
+from analysis.escape import emit
 from analysis.runner.arguments import build_parser
-from analysis.runner.client import ClientConfigError, EndpointClient, EndpointConfig
+from analysis.runner.client import ClientConfigError, EndpointClient, EndpointConfig, base_url_problem
 from analysis.runner.design import arm_order
 from analysis.runner.ledger import Ledger, evidence_rows, write_evidence
 from analysis.runner.named_fixtures import FixtureArgError, load_fixture_arg
@@ -57,6 +57,8 @@ from analysis.runner.sweep import (
     protocol_trajectory,
     run_sweep,
 )
+from analysis.safeio import SafeIOError, loads_json, read_json, read_toml
+from analysis.safeio.lock import DirLock
 
 SMOLLM2_PUBLISHED = dt.date(2024, 11, 1)  # SmolLM2 public release (Hugging Face, 1 Nov 2024)
 class CliError(RuntimeError):
@@ -126,7 +128,6 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
                       extra_runner: dict[str, Any] | None = None) -> dict:
     """Probe (first session only), sweep every target, and write one evidence package."""
     from analysis.runner.arms import load_arms
-    from analysis.runner.protocol import RunSettings
 
     fixture = getattr(args, "fixture_obj", None) or load_fixture_arg(args.fixture)
     arms_all = load_arms()
@@ -137,6 +138,25 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
     arms = {c: arms_all[c] for c in codes}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    with DirLock(out / RUNNER_LOCK, 0.0, on_busy=_busy(out)):  # one runner per --out at a time
+        return _sweep_locked(args, targets, extra_runner, fixture, arms, codes, out)
+
+
+RUNNER_LOCK = ".runner.lock"
+"""The lock file in --out that one runner holds for the whole session (analysis.safeio.lock)."""
+
+
+def _busy(out: Path) -> Any:
+    def message(holder: str, _waited: float) -> BaseException:
+        return CliError(f"another runner ({holder}) is running a sweep into {out}; two runners into one --out "
+                        "would run every slot twice. Let it finish (then re-run to resume), or choose another --out")
+    return message
+
+
+def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_runner: dict[str, Any] | None,
+                  fixture: Any, arms: dict[str, Any], codes: tuple[str, ...], out: Path) -> dict:
+    from analysis.runner.protocol import RunSettings
+
     ident = sweep_identity(args, targets, fixture.digest)
     order = arm_order(codes, args.repeats, args.design)
     with Ledger(out / "ledger.jsonl") as ledger:
@@ -157,9 +177,10 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
         prior: dict[str, Any] = {}
         if (out / "run_manifest.json").exists():
             try:
-                prior = json.loads((out / "run_manifest.json").read_text(encoding="utf-8"))
-            except ValueError:
-                prior = {}
+                manifest_doc: Any = read_json(out / "run_manifest.json")
+            except SafeIOError:
+                manifest_doc = {}
+            prior = manifest_doc if isinstance(manifest_doc, dict) else {}
         shaped: list[tuple[Target, EndpointConfig, Pin, Provenance, str]] = []
         for t in targets:
             report = reports[t.endpoint_id + "|" + t.cfg.model]
@@ -270,7 +291,7 @@ def write_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any]
     from analysis.runner.prereg_sweep import package_extras  # issue 13: [preregistration] + preregistration.json
     prereg_toml, prereg_json = package_extras(args, records, list(confs))
     write_evidence(pkg, study, ev, study_appendix="\n".join([*runner, *([prereg_toml] if prereg_toml else [])]),
-                   extra_json={"run_manifest.json": json.loads(text),
+                   extra_json={"run_manifest.json": loads_json(text, out / "run_manifest.json"),
                                "arms.json": {c: arm_record(a) for c, a in arms.items()}, **prereg_json})
     return pkg
 
@@ -290,18 +311,21 @@ def announce_window(args: argparse.Namespace, targets: Sequence[tuple[str, dt.da
 
 
 def say(message: str) -> None:
-    """One message on stderr, redacted and with control characters made visible."""
-    print(terminal(redact_text(message)), file=sys.stderr)
+    """One message on stderr, redacted and with control characters made visible (never an encoding error)."""
+    emit(redact_text(message), sys.stderr)
+
+
+def out_line(message: str) -> None:
+    """One line on stdout: redacted, control characters and newlines visible, the stream's encoding kept."""
+    emit(redact_text(message), sys.stdout, one_line=True)
 
 
 def load_plan(path: str, args: argparse.Namespace) -> list[Target]:
     """Targets from a plan TOML: one [[configurations]] table per served configuration."""
-    import tomllib
-
     try:
-        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise CliError(f"--plan {path}: {exc}; write a TOML file with [[configurations]] tables") from exc
+        doc = read_toml(path)
+    except (OSError, SafeIOError) as exc:
+        raise CliError(f"--plan {path}: {exc}; write a TOML file with [[configurations]] tables") from None
     entries = doc.get("configurations")
     if not isinstance(entries, list) or not entries:
         raise CliError(f"--plan {path}: no [[configurations]] tables; add one per served configuration")
@@ -315,6 +339,8 @@ def load_plan(path: str, args: argparse.Namespace) -> list[Target]:
         missing = [k for k in ("base_url", "model", "published") if k not in e]
         if missing:
             raise CliError(f"--plan {path}: configuration {i} lacks {missing}; add them")
+        if (problem := base_url_problem(e["base_url"])) is not None:
+            raise CliError(f"--plan {path}: configuration {i}: {problem}")
         named = [(n, e.get(n)) for n in ("key", "model", "quantization", "execution_group")]
         named += [("provider_order", p) for p in (e.get("provider_order") or ())]
         for name, value in named:
@@ -432,7 +458,7 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
             cfg = endpoint_config(args, args.base_url, args.model)
             report: ProbeReport = asyncio.run(probe(cfg, declared_context=args.context_length,
                                                     max_declared=args.max_declared))
-            print(redact_text(json.dumps(redact(report.to_json()), indent=2, default=str)))
+            emit(redact_text(json.dumps(redact(report.to_json()), indent=2, default=str)), sys.stdout)
             say(json.dumps({"request_shape": dataclasses.asdict(apply(cfg, report))}, default=str))
             if not report.usable:
                 last = report.verdicts[-1] if report.verdicts else None
@@ -441,12 +467,12 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
                 return 1
         elif args.command == "sweep":
             m = run_sweep_command(args, _targets(args))
-            print(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
+            out_line(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
             if not getattr(args, "prereg", None):
                 say("not preregistered: no sealed --plan PLAN_DIR (see docs/PREREGISTRATION.md)")
         else:
             m = cmd_embedded(args)
-            print(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
+            out_line(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
     except KeyboardInterrupt:
         say("interrupted; re-run the same command to resume from the ledger")
         return 130
@@ -455,8 +481,11 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
             PlanError) as exc:
         say(f"error: {type(exc).__name__}: {exc}")
         return 2
-    except LedgerError as exc:
+    except (LedgerError, SafeIOError) as exc:
         say(f"error: {type(exc).__name__}: {exc}")
+        return 1
+    except OSError as exc:  # a full disk, a permission: one line, never a traceback
+        say(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
         return 1
     except Exception:
         import traceback

@@ -20,11 +20,13 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
+from analysis.runner.edge import bounded_http_client
 from analysis.runner.protocol import InfrastructureFault
 from analysis.runner.secrets import read_api_key, redact_text
 
@@ -34,6 +36,33 @@ REASONING_OFF = ("none", "openrouter", "effort", "chat_template")
 
 class ClientConfigError(ValueError):
     """The endpoint configuration is unusable as given."""
+
+
+_CREDENTIAL_QUERY = ("key", "token", "secret", "password", "auth", "signature", "sig")
+
+
+def base_url_problem(url: object) -> str | None:
+    """Why ``url`` cannot be a base URL (credentials in it, a query or fragment), or None.
+
+    A key in the URL would be written into the ledger, the run manifest and the published
+    package; a query string would be glued in front of ``/chat/completions``.
+    """
+    if not isinstance(url, str):
+        return f"base URL {url!r} is not a string; write e.g. http://127.0.0.1:8080/v1"
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        return ("the base URL carries credentials (user:password@host); they would be written into the "
+                "ledger and the published package. Remove them and put the key in an environment variable "
+                "named by --api-key-env")
+    if parts.query or parts.fragment or url.rstrip().endswith(("?", "#")):
+        names = [p.split("=", 1)[0].lower() for p in parts.query.split("&") if p]
+        if any(any(c in n for c in _CREDENTIAL_QUERY) for n in names):
+            return ("the base URL carries a key in its query string; it would be written into the ledger and "
+                    "the published package. Remove it and put the key in an environment variable named by "
+                    "--api-key-env")
+        return ("the base URL has a query string or fragment; the request path is appended to the base URL, "
+                "so write the URL without '?' or '#' (e.g. http://127.0.0.1:8080/v1)")
+    return None
 
 
 class InfraFault(InfrastructureFault):
@@ -93,6 +122,9 @@ class EndpointConfig:
             raise ClientConfigError(f"timeout_s {self.timeout_s!r}; use a finite number of seconds > 0")
         if self.reasoning_off not in REASONING_OFF:
             raise ClientConfigError(f"reasoning_off {self.reasoning_off!r}; use one of {REASONING_OFF}")
+        problem = base_url_problem(self.base_url)
+        if problem:
+            raise ClientConfigError(problem)
 
     def pin_body(self) -> dict[str, Any]:
         """The gateway routing fields (empty without a pin)."""
@@ -193,6 +225,7 @@ class EndpointClient:
             base_url=config.base_url,
             max_retries=0,
             timeout=config.timeout_s,
+            http_client=bounded_http_client(timeout=config.timeout_s),  # bodies bounded, no redirects
         )
         self.key_present = bool(key)
 
@@ -294,13 +327,34 @@ def _status_message(exc: openai.APIStatusError) -> str:
     return redact_text(f"HTTP {exc.status_code}: {text[:300]}")
 
 
+_SCALARS = (str, int, float, bool, list, dict)
+"""What a parsed reply object may never be where the shape wants an object (the SDK keeps them as is)."""
+
+
+def _count(value: Any) -> int | None:
+    """A usage count as sent when it is a non-negative integer, else None (a float, string or
+    negative count is not a count: it is recorded as unknown, never copied into the ledger)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 def _to_result(resp: Any, *, seed_sent: bool, latency: float) -> CallResult:
     choices = getattr(resp, "choices", None)
-    if not choices:
+    if not choices or not isinstance(choices, list):
         raise InfraFault("truncated", "reply carries no choices")
     choice = choices[0]
-    msg = choice.message
+    if isinstance(choice, _SCALARS) or choice is None:
+        raise InfraFault("truncated", f"reply choice is a JSON {type(choice).__name__}, not an object")
+    msg = getattr(choice, "message", None)
+    if isinstance(msg, _SCALARS):
+        raise InfraFault("truncated", f"reply message is a JSON {type(msg).__name__}, not an object")
     text = msg.content if msg is not None and msg.content is not None else ""
+    if not isinstance(text, str):  # the reply's shape, checked before anything reads it
+        raise InfraFault("truncated", f"reply content is a JSON {type(text).__name__}, not a string")
+    if choice.finish_reason is not None and not isinstance(choice.finish_reason, str):
+        raise InfraFault("truncated", f"reply finish_reason is a {type(choice.finish_reason).__name__}, not a string")
+    served = getattr(resp, "model", None)
+    if served is not None and not isinstance(served, str):
+        raise InfraFault("truncated", f"reply model is a {type(served).__name__}, not a string")
     extra_msg = (getattr(msg, "model_extra", None) or {}) if msg is not None else {}
     reasoning = extra_msg.get("reasoning") or extra_msg.get("reasoning_content") or ""
     extra = getattr(resp, "model_extra", None) or {}
@@ -309,10 +363,10 @@ def _to_result(resp: Any, *, seed_sent: bool, latency: float) -> CallResult:
     return CallResult(
         text=text,
         finish_reason=choice.finish_reason,
-        served_model=getattr(resp, "model", None),
+        served_model=served,
         served_provider=str(provider) if provider is not None else None,
-        prompt_tokens=getattr(usage, "prompt_tokens", None) if usage else None,
-        completion_tokens=getattr(usage, "completion_tokens", None) if usage else None,
+        prompt_tokens=_count(getattr(usage, "prompt_tokens", None)) if usage else None,
+        completion_tokens=_count(getattr(usage, "completion_tokens", None)) if usage else None,
         seed_sent=seed_sent,
         latency_s=latency,
         reasoning_chars=len(reasoning) if isinstance(reasoning, str) else 0,

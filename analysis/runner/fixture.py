@@ -28,6 +28,7 @@ from pathlib import Path
 
 from analysis.runner import fixture_text as T
 from analysis.runner.sizing import HEURISTIC_ID, estimate_tokens
+from analysis.safeio import SafeIOError, read_json, write_text
 
 __all__ = [
     "DEFAULT_SPECS",
@@ -460,7 +461,12 @@ def build_fixture(spec: FixtureSpec) -> Fixture:
 
 def load_fixture(path: str | Path) -> Fixture:
     """Read a fixture JSON written by :meth:`Fixture.to_json` (round-trips byte-identically)."""
-    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    try:
+        doc = read_json(path)
+    except SafeIOError as exc:
+        raise FixtureError(f"{exc}; regenerate the fixture") from None
+    if not isinstance(doc, dict):
+        raise FixtureError(f"{path}: not a fixture (a JSON object); regenerate it")
     if doc.get("format_version") != FORMAT_VERSION:
         raise FixtureError(f"{path}: format_version {doc.get('format_version')} != {FORMAT_VERSION}; regenerate it")
     sd = doc["spec"]
@@ -490,7 +496,7 @@ def write_fixture_set(out_dir: str | Path, specs: Sequence[FixtureSpec] = DEFAUL
     names = []
     for spec in specs:
         name = f"{spec.name}.json"
-        (out / name).write_text(build_fixture(spec).to_json(), encoding="utf-8")
+        write_text(out / name, build_fixture(spec).to_json())
         names.append(name)
     from analysis.evidence import write_lock
 

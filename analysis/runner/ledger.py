@@ -16,8 +16,7 @@ invalid infrastructure attempt (`interrupted`) and does not count against the re
 from __future__ import annotations
 
 import asyncio
-import json
-import os
+import collections
 import queue
 import threading
 from collections.abc import Iterator
@@ -26,17 +25,24 @@ from pathlib import Path
 from typing import Any
 
 from analysis.runner.secrets import redact, write_text
+from analysis.safeio import AppendFile, SafeIOError, dumps_json, iter_lines, loads_json, read_text
 
 LEDGER_VERSION = 1
+"""Version of the record format: every record carries it as ``v``; resume refuses another one (a
+record without ``v`` is from before the field existed, the same format)."""
+LEDGER_LIMIT = 1 << 40
+"""Largest ledger read (read line by line: memory stays near the longest line)."""
 
 
 class LedgerError(RuntimeError):
     """The ledger cannot be read or written."""
 
 
-def _encode(record: dict[str, Any]) -> bytes:
-    record = redact(record)  # a key echoed by a server never reaches the file
-    return (json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n").encode("utf-8")
+def _encode(record: dict[str, Any], path: Path | str = "ledger.jsonl") -> bytes:
+    """One strict-JSON line (no NaN/Infinity, no lone surrogate: a SafeIOError names the fault)."""
+    record = redact({"v": LEDGER_VERSION, **record})  # a key echoed by a server never reaches the file
+    return (dumps_json(record, path, indent=None, sort_keys=True, ensure_ascii=False,
+                       separators=(",", ":")) + "\n").encode("utf-8")
 
 
 TORN = "torn_tail"
@@ -54,17 +60,58 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
 """Fields every record of a kind must carry, with their JSON types (what the resume logic reads)."""
 
 
+_ROW_INTS = ("checks_total", "checks_passed", "parse_failures", "headings_carried", "carried_chars",
+             "declared_chars", "folds", "folds_clipped", "finish_stop", "finish_length", "prompt_tokens_est")
+"""attempt_end row fields that are integers or null (what the package writer counts with)."""
+_ROW_NEEDED = ("checks_total", "checks_passed", "parse_failures", "folds")
+"""attempt_end row fields every ended attempt records (valid or not)."""
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _end_problem(rec: dict[str, Any]) -> str | None:
+    """What is wrong with the shape of an attempt_end record (row, checks, artifacts), or None."""
+    row = rec.get("row", {})
+    if not isinstance(row, dict):
+        return "attempt_end record has a `row` that is not an object"
+    if "row" in rec:
+        missing = [k for k in _ROW_NEEDED if k not in row]
+        if missing:
+            return f"attempt_end row lacks {', '.join(missing)}"
+    bad = [k for k in _ROW_INTS if row.get(k) is not None and not _is_int(row[k])]
+    if bad:
+        return f"attempt_end row field {bad[0]!r} is {row[bad[0]]!r}, not an integer or null"
+    checks = rec.get("checks", [])
+    if not isinstance(checks, list) or not all(isinstance(c, dict) for c in checks):
+        return "attempt_end `checks` is not a list of objects"
+    arts = rec.get("artifacts") or {}
+    if not isinstance(arts, dict):
+        return "attempt_end `artifacts` is not an object"
+    folds = arts.get("folds", [])
+    if not isinstance(folds, list) or not all(isinstance(f, dict) for f in folds):
+        return "attempt_end `artifacts.folds` is not a list of objects"
+    if arts.get("answer") is not None and not isinstance(arts["answer"], dict):
+        return "attempt_end `artifacts.answer` is not an object"
+    return None
+
+
 def _record_problem(rec: Any) -> str | None:
     if not isinstance(rec, dict):
         return f"is a JSON {type(rec).__name__}, not an object"
+    version = rec.get("v", LEDGER_VERSION)
+    if version != LEDGER_VERSION:
+        return (f"has ledger format version {version!r}; this runner reads version {LEDGER_VERSION}: "
+                "resume it with the runner that wrote it, or start a new --out")
     kind = rec.get("kind")
     need = _FIELDS.get(kind, {}) if isinstance(kind, str) else {}
     for name, typ in need.items():
         val = rec.get(name)
         if not isinstance(val, typ) or (typ is int and isinstance(val, bool)):
             return f"{rec['kind']} record lacks {name!r} of type {getattr(typ, '__name__', typ)}"
-    if rec.get("kind") == "attempt_end" and not isinstance(rec.get("row", {}), dict):
-        return "attempt_end record has a `row` that is not an object"
+    if rec.get("kind") == "attempt_end":
+        return _end_problem(rec)
     return None
 
 
@@ -78,28 +125,27 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     """
     if not path.exists():
         return []
-    lines: list[tuple[int, bytes]] = []
-    with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.endswith(b"\n"):
-                break  # torn tail from a killed writer: never acknowledged
-            lines.append((lineno, raw))
     parsed: dict[int, Any] = {}
     bad: dict[int, str] = {}
-    for lineno, raw in lines:
-        text = raw.strip()
-        if not text:
-            continue
-        try:
-            rec = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-            bad[lineno] = f"is not JSON ({type(exc).__name__})"
-            continue
-        problem = _record_problem(rec)
-        if problem:
-            bad[lineno] = problem
-            continue
-        parsed[lineno] = rec
+    try:
+        for lineno, raw, ended in iter_lines(path, limit=LEDGER_LIMIT):
+            if not ended:
+                break  # torn tail from a killed writer: never acknowledged
+            text = raw.strip()
+            if not text:
+                continue
+            try:
+                rec = loads_json(text, path, line=lineno)
+            except SafeIOError as exc:
+                bad[lineno] = f"is not usable JSON ({exc.message})"
+                continue
+            problem = _record_problem(rec)
+            if problem:
+                bad[lineno] = problem
+                continue
+            parsed[lineno] = rec
+    except SafeIOError as exc:
+        raise LedgerError(f"{exc}; the ledger must be a regular file written by the runner") from None
     torn = {r["line"] for r in parsed.values() if r.get("kind") == TORN}
     unexplained = sorted(n for n in bad if n not in torn)
     if unexplained:
@@ -120,16 +166,15 @@ class Ledger:
         self.records = read_records(self.path)
         self.stamp: dict[str, Any] = {}
         """Fields added to every record appended from now on (e.g. the sealed plan's digest)."""
-        self._fh = self.path.open("ab")
-        size = self.path.stat().st_size
-        if size:
-            with self.path.open("rb") as fh:
-                lines = sum(1 for _ in fh)
-                fh.seek(size - 1)
-                torn = fh.read(1) != b"\n"
-            if torn:  # terminate the fragment so new records start clean, and name it as torn
-                self._fh.write(b"\n" + _encode({"kind": TORN, "line": lines}))
-                self._fsync()
+        try:
+            self._fh = AppendFile(self.path)
+        except SafeIOError as exc:
+            raise LedgerError(str(exc)) from None
+        tail = collections.deque(iter_lines(self.path, limit=LEDGER_LIMIT), maxlen=1)
+        last = tail[0] if tail else None
+        if last is not None and not last[2]:  # terminate the fragment so new records start clean, name it
+            self._fh.write(b"\n" + _encode({"kind": TORN, "line": last[0]}, self.path))
+            self._fsync()
         self._queue: queue.SimpleQueue[tuple[bytes, Any] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._writer, name="ledger-writer", daemon=True)
         self._closed = False
@@ -137,8 +182,7 @@ class Ledger:
         self._thread.start()
 
     def _fsync(self) -> None:
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        self._fh.sync()
 
     def _writer(self) -> None:
         while True:
@@ -202,8 +246,13 @@ class Ledger:
             raise LedgerError(f"ledger {self.path} is closed; open a new Ledger to append")
         if self.stamp:
             record = {**record, **self.stamp}
+        try:
+            data = _encode(record, self.path)
+        except SafeIOError as exc:
+            raise LedgerError(f"{exc}; the record was not written (the server sent a value strict JSON "
+                              "cannot hold)") from None
         self.records.append(record)
-        self._queue.put((_encode(record), done))
+        self._queue.put((data, done))
 
     def close(self) -> None:
         """Flush and stop the writer thread."""
@@ -341,6 +390,6 @@ def write_evidence(out: Path, study: Any, ev: LedgerEvidence, *, extra_json: dic
                           extra_json=extra_json)
     if study_appendix:
         path = Path(out) / "study.toml"
-        write_text(path, path.read_text(encoding="utf-8").rstrip("\n") + "\n\n" + study_appendix)
+        write_text(path, read_text(path).rstrip("\n") + "\n\n" + study_appendix)
         write_lock(out, names)
     return names

@@ -131,6 +131,8 @@ def validate(args: argparse.Namespace) -> None:
     check_names(args)
     _number(args, "timeout", lo=0, lo_open=True, hint=" seconds (the total deadline of one request)")
     _number(args, "temperature", lo=0, hi=2)
+    _number(args, "seed", lo=-(1 << 63), hi=(1 << 63) - 1,
+            hint=" (a 64-bit integer: study.toml records it, and TOML holds no larger one)")
     _number(args, "context_length", lo=1)
     _number(args, "max_declared", lo=1)
     if args.command == "probe":

@@ -24,7 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import tomllib
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +32,7 @@ from typing import Any
 
 from analysis.digest import file_sha256
 from analysis.evidence.provenance import sha256_bytes
+from analysis.safeio import LIMITS, SafeIOError, loads_json, loads_toml, read_bytes, read_text, write_json
 
 PLAN_FILE = "plan.toml"
 LOCK_FILE = "plan.lock"
@@ -39,6 +40,12 @@ LOCK_VERSION = 1
 REQUIRED_PLAN_KEYS = ("estimand", "control", "treatment", "scenario", "arms", "recency_cutoff",
                       "configurations", "repeats", "alpha")
 REQUIRED_DIGESTS = ("fixture", "arms", "params")
+MAX_CONFIGURATIONS = 100_000
+"""Most configurations a plan may name (the runner sweeps one target per configuration)."""
+MAX_PLAN_REPEATS = 10**6
+"""Most repeats a plan may name: the runner's --repeats bound (analysis.runner.preflight.MAX_REPEATS)."""
+CLOCK_SKEW = dt.timedelta(minutes=5)
+"""How far in the future a plan lock's sealed_at may lie (clock differences between machines)."""
 _ANALYSIS = Path(__file__).resolve().parents[1]
 
 
@@ -155,7 +162,9 @@ def load_plan(plan_dir: Path, *, require_digests: bool = True) -> Plan:
     if not plan_dir.is_dir():
         raise PlanError(f"{plan_dir} is not a directory; pass the directory holding {PLAN_FILE}")
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path, limit=LIMITS["toml"])
+    except SafeIOError as exc:
+        raise PlanError(f"{exc}; write plan.toml as a regular file in the plan directory") from None
     except OSError:
         raise PlanError(f"{path} not found; write the plan there (see docs/PREREGISTRATION.md)") from None
     return parse_plan(raw, path, require_digests=require_digests)
@@ -165,10 +174,10 @@ def parse_plan(raw: bytes, path: Path, *, require_digests: bool = True) -> Plan:
     """Parse plan.toml bytes (`path` names it in messages)."""
     plan_dir = path.parent
     try:
-        text = raw.decode("utf-8")
-        doc = tomllib.loads(text)
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise PlanError(f"{path}: {exc}; fix the TOML") from None
+        doc = loads_toml(raw, path)
+    except SafeIOError as exc:
+        raise PlanError(f"{exc}; fix the TOML") from None
+    text = raw.decode("utf-8")
     where = f"{path} [plan]"
     p = doc.get("plan")
     if not isinstance(p, dict):
@@ -191,6 +200,12 @@ def parse_plan(raw: bytes, path: Path, *, require_digests: bool = True) -> Plan:
     alpha = _need(p, "alpha", (int, float), where, "a level such as 0.05")
     if k < 2 or r < 1 or not 0 < float(alpha) < 1:
         raise PlanError(f"{where}: need configurations >= 2, repeats >= 1 and 0 < alpha < 1")
+    if k > MAX_CONFIGURATIONS or r > MAX_PLAN_REPEATS:  # what the runner would refuse is never sealed
+        raise PlanError(f"{where}: configurations = {k} and repeats = {r}; the runner runs at most "
+                        f"{MAX_CONFIGURATIONS} configurations and {MAX_PLAN_REPEATS} repeats; plan fewer")
+    min_pairs = p.get("min_pairs", 4)
+    if isinstance(min_pairs, bool) or not isinstance(min_pairs, int) or not 1 <= min_pairs <= MAX_PLAN_REPEATS:
+        raise PlanError(f"{where}: min_pairs = {min_pairs!r}; write an integer from 1 to {MAX_PLAN_REPEATS}")
     for code in (control, treatment):
         if code not in arms:
             raise PlanError(f"{where}: arm {code!r} (control/treatment) is not in arms {arms}; add it")
@@ -221,7 +236,7 @@ def parse_plan(raw: bytes, path: Path, *, require_digests: bool = True) -> Plan:
                 treatment=treatment, scenario=scenario, arms=tuple(arms), recency_cutoff=cutoff,
                 configurations=k, repeats=r, alpha=float(alpha),
                 thresholds={str(a): float(b) for a, b in thresholds.items()},
-                min_pairs=int(p.get("min_pairs", 4)), fixture=str(p.get("fixture", "default")),
+                min_pairs=min_pairs, fixture=str(p.get("fixture", "default")),
                 digests={k: str(digests[k]) for k in REQUIRED_DIGESTS}, targets=tuple(targets))
 
 
@@ -244,15 +259,19 @@ def seal_plan(plan_dir: Path, *, now: dt.datetime | None = None) -> dict[str, An
     """Validate the plan, check its digests against the current fixture/arms/params, write plan.lock."""
     plan = load_plan(plan_dir)
     lock_path = Path(plan_dir) / LOCK_FILE
-    if lock_path.exists():
-        raise PlanError(f"{lock_path} exists: a sealed plan is never resealed; write a new plan directory")
+    if os.path.lexists(lock_path):  # a dangling symbolic link too: never written through
+        raise PlanError(f"{lock_path} exists{' (a symbolic link)' if lock_path.is_symlink() else ''}: "
+                        "a sealed plan is never resealed; write a new plan directory")
     compare_digests(plan.digests, current_digests(plan), "current")
     when = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
     lock = {"version": LOCK_VERSION, "algorithm": "sha256", "plan_digest": plan.digest,
             "fixture_digest": plan.digests["fixture"], "arms_digest": plan.digests["arms"],
             "params_digest": plan.digests["params"], "code_digest": code_digest(),
             "sealed_at": when.isoformat(timespec="microseconds").replace("+00:00", "Z")}
-    lock_path.write_text(json.dumps(lock, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    try:
+        write_json(lock_path, lock, durable=True)
+    except SafeIOError as exc:
+        raise PlanError(str(exc)) from None
     return lock
 
 
@@ -280,16 +299,33 @@ class PlanStatus:
         return out + [f"problem: {p}" for p in self.problems]
 
 
-def read_lock(text: str, source: str) -> dict[str, Any]:
-    """Parse plan.lock JSON and check its fields."""
+def read_lock(text: str, source: str, *, now: dt.datetime | None = None) -> dict[str, Any]:
+    """Parse plan.lock JSON and check its fields (sealed_at: a UTC time, not in the future)."""
     try:
-        lock = json.loads(text)
-    except ValueError as exc:
-        raise PlanError(f"{source}: not JSON ({exc})") from None
+        lock = loads_json(text, source)
+    except SafeIOError as exc:
+        raise PlanError(f"{source}: not usable JSON ({exc.message})") from None
     need = ("plan_digest", "fixture_digest", "arms_digest", "params_digest", "code_digest", "sealed_at")
     if not isinstance(lock, dict) or any(not isinstance(lock.get(k), str) for k in need):
         raise PlanError(f"{source}: a plan lock needs string fields {', '.join(need)}")
+    sealed_at_problem(lock["sealed_at"], source, now)
     return lock
+
+
+def sealed_at_problem(text: str, source: str, now: dt.datetime | None = None) -> None:
+    """PlanError unless ``text`` is an ISO 8601 UTC time (``...Z`` or ``+00:00``) not in the future."""
+    try:
+        when = (dt.datetime.fromisoformat(text.replace("Z", "+00:00")) if text.endswith(("Z", "+00:00"))
+                else None)
+    except ValueError:
+        when = None
+    if when is None or when.utcoffset() != dt.timedelta(0):
+        raise PlanError(f"{source}: sealed_at {text!r} is not a UTC time such as 2026-01-28T09:00:00.000000Z; "
+                        "the lock was not written by `plan seal`: seal the plan again in a new directory")
+    limit = (now or dt.datetime.now(dt.UTC)) + CLOCK_SKEW
+    if when > limit:
+        raise PlanError(f"{source}: sealed_at {text} lies in the future; a lock cannot be sealed later than "
+                        "now: check the clock, or seal the plan again in a new directory")
 
 
 def verify_sealed(plan: Plan, lock: Mapping[str, Any]) -> list[str]:
@@ -327,7 +363,9 @@ def check_plan(plan_dir: Path) -> PlanStatus:
         return PlanStatus(False, (*problems, f"{lock_path} not found: the plan is not sealed "
                                   f"(python generate.py plan seal {plan_dir})"), plan, None, current)
     try:
-        lock = read_lock(lock_path.read_text(encoding="utf-8"), str(lock_path))
+        lock = read_lock(read_text(lock_path, limit=1 << 20), str(lock_path))
+    except SafeIOError as exc:
+        return PlanStatus(False, (*problems, str(exc)), plan, None, current)
     except PlanError as exc:
         return PlanStatus(False, (*problems, str(exc)), plan, None, current)
     problems += verify_sealed(plan, lock)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +38,7 @@ import jsonschema
 
 from analysis.runner.client import EndpointClient, EndpointConfig, InfraFault
 from analysis.runner.secrets import read_api_key, redact_text
+from analysis.safeio import loads_json
 
 PROBE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -117,8 +117,8 @@ async def _try(client: EndpointClient, step: str, body: dict[str, Any]) -> tuple
 
 def _conforms(text: str) -> tuple[bool, str]:
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
+        obj = loads_json(text, "reply")  # the door's parser: depth checked first, no NaN
+    except ValueError as exc:
         return False, f"reply is not JSON: {exc}"
     try:
         jsonschema.validate(obj, PROBE_SCHEMA)

@@ -34,6 +34,7 @@ from analysis.runner.fixture import Fixture
 from analysis.runner.graders import RECALL_SYSTEM_PROMPT, CheckResult, GradedCheck, grade_answer, recall_prompt
 from analysis.runner.sizing import MESSAGE_OVERHEAD_TOKENS, clip_to_tokens, estimate_tokens
 from analysis.runner.validity import Verdict, judge
+from analysis.safeio import loads_json
 
 __all__ = [
     "ChatBackend",
@@ -300,8 +301,8 @@ def derive_carrier(arm: Arm, text: str) -> tuple[str, bool | None]:
     if not arm.is_schema:
         return text.strip(), None
     try:
-        obj = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+        obj = loads_json(text, "reply")  # the door's parser: depth checked first, no NaN
+    except ValueError:
         return text.strip(), False
     if not _conforms(arm, obj):
         return text.strip(), False

@@ -80,9 +80,9 @@ def redact(obj: Any) -> Any:
 
 def write_text(path: Any, text: str) -> None:
     """Write `text` (redacted) to `path` as UTF-8: the one way the runner writes a text file."""
-    from pathlib import Path
+    from analysis.safeio import write_text as door_write_text
 
-    Path(path).write_text(redact_text(text), encoding="utf-8", newline="")
+    door_write_text(path, redact_text(text))  # atomic, never through a link, strict UTF-8
 
 
 def looks_conventional(name: str) -> bool:

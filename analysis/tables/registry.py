@@ -10,6 +10,7 @@ from pathlib import Path
 from analysis.tables.context import ReportContext
 from analysis.tables.render import to_csv, to_html, to_markdown
 from analysis.tables.spec import TableSpec
+from analysis.safeio import write_json, write_text
 
 TABLE_ORDER: tuple[tuple[str, str], ...] = (
     ("analysis.tables.arm_means", "supporting_arms"),
@@ -67,12 +68,12 @@ def write_tables(specs: list[TableSpec], directory: Path) -> list[Path]:
     for spec in specs:
         for suffix, text in ((".csv", to_csv(spec)), (".md", to_markdown(spec)), (".html", to_html(spec))):
             path = directory / f"{spec.name}{suffix}"
-            path.write_text(text, encoding="utf-8", newline="\n")
+            write_text(path, text)
             written.append(path)
     index = [{"name": s.name, "title": s.title, "note": s.note, "empty_reason": s.empty_reason,
               "rows": s.data.height} for s in specs]
     path = directory / "index.json"
-    path.write_text(json.dumps(index, indent=2, ensure_ascii=False) + "\n", encoding="utf-8", newline="\n")
+    write_json(path, index, sort_keys=False)
     written.append(path)
     return written
 

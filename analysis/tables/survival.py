@@ -113,7 +113,7 @@ def _final_interval(km: pl.DataFrame, arm: str) -> str:
             f"(k = {last['folds_since_entry']}; n = {first['at_risk_rows']} rows, {first['at_risk']} values)")
 
 
-def _paired_note(s: PackageSurvival) -> str:
+def _paired_note(s: FactSurvival) -> str:
     parts = []
     for name, p in s.paired.items():
         what = "captured values" if name == "captured" else "values never lost to the final carrier"

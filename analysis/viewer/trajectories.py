@@ -21,6 +21,7 @@ from typing import Any
 import polars as pl
 
 from analysis import escape
+from analysis.safeio import read_text, write_text
 
 PAGE_TEMPLATE = Path(__file__).with_name("trajectories.html")
 
@@ -86,7 +87,7 @@ def trajectory_data(package: Any, survival: Any, label: str) -> dict[str, Any]:
 
 def trajectory_page(data: dict[str, Any]) -> str:
     """The offline HTML page: the template with the title and the escaped JSON data."""
-    page = PAGE_TEMPLATE.read_text(encoding="utf-8")
+    page = read_text(PAGE_TEMPLATE)
     title = escape.html(f"Trajectories: {data.get('study', '')} ({data.get('label', '')})")
     head, tail = page.split("__DATA__")  # one placeholder each: evidence text is never re-scanned
     return head.replace("__TITLE__", title) + escape.script_json(data) + tail
@@ -98,6 +99,6 @@ def write_trajectory_pages(report_dir: Path, pages: list[tuple[str, Any, Any, st
     written = []
     for name, package, survival, label in pages:
         path = report_dir / name
-        path.write_text(trajectory_page(trajectory_data(package, survival, label)), encoding="utf-8", newline="\n")
+        write_text(path, trajectory_page(trajectory_data(package, survival, label)))
         written.append(path)
     return written
