@@ -95,8 +95,10 @@ def test_a_sum_that_includes_a_cell_inferred_from_it_is_not_counted_as_agreement
 
 
 def test_the_implied_cells_table_agrees_with_the_claims_file():
+    from analysis.reconstruct.rules import TRANSCRIBED_FROM
     noted = {c.id for c in CLAIMS if (c.note or "").startswith("Not printed as a number")}
     assert noted == set(IMPLIED_CELLS)
+    assert all(set(src) <= set(IMPLIED_CELLS[cell]) for cell, src in TRANSCRIBED_FROM.items())
     for cell, sources in IMPLIED_CELLS.items():
         assert set(sources) <= {c.id for c in CLAIMS}
         nums = set(re.findall(r"\d+", CLAIMS[cell].note or ""))  # the note's printed numbers are the sources'
@@ -131,3 +133,22 @@ def test_the_headline_names_each_tuned_claim_with_its_computed_status(audit):
     for cid, st in said.items():
         assert f"{cid} ({names[st]})" in audit.headline
     assert audit.headline.count("tuned") == 1 and "three" not in audit.headline
+
+
+def test_a_reconstruction_summary_has_no_reproduced_row_and_a_study_keeps_it(audit):
+    import dataclasses
+
+    from analysis.tables.context import ReportContext
+    from analysis.tables.failures import claims_summary
+    rows = claims_summary(ReportContext(None, {}, DEFAULT_PARAMS, audit)).data["status"].to_list()
+    assert "reproduced" not in rows and IMPLIED in rows
+    study = dataclasses.replace(audit, reconstruction=False)
+    assert "reproduced" in claims_summary(ReportContext(None, {}, DEFAULT_PARAMS, study)).data["status"].to_list()
+
+
+def test_reconstruction_notes_type_no_audit_status():
+    from analysis.reconstruct.notes import RULES
+    text = (V1 / "RECONSTRUCTION.md").read_text(encoding="utf-8")
+    for said in ("bounds' \"reproduced\"", "reports these three claims as FITTED", "which the audit reports as",
+                 "FITTED to three"):
+        assert said not in text and said not in RULES, said
