@@ -89,7 +89,7 @@ def search_fills(configs: Sequence[str], fills: Sequence[float], effects: Sequen
         lo[i], hi[i] = max(lo[i], a), min(hi[i], b)
     box = {c: (float(a), float(b)) for c, a, b in zip(configs, lo, hi, strict=True)}
     if np.any(lo > hi):
-        bad = [configs[i] for i in np.flatnonzero(lo > hi)]
+        bad = [configs[int(i)] for i in np.flatnonzero(lo > hi)]
         return FillSearch(False, {}, {}, 0, reason=f"a pin lies outside the printed rounding ({', '.join(bad)})",
                           bounds=box)
     pops = {k: np.asarray(v, dtype=int) for k, v in populations.items()}

@@ -295,7 +295,11 @@ def _ratio(pc: PrintedCells) -> FromPrinted:
     lo = (float(a.value) - ha) / (float(b.value) + hb)  # type: ignore[arg-type]
     x = float(a.value) / float(b.value)  # type: ignore[arg-type]
     bound = float(pc.v("ladder.m_minus_q.over_k_m_gap.min_ratio"))
-    return FromPrinted(x, f"printed {a.printed} / {b.printed} (at least {lo:.2f} inside their rounding)",
+    gaps = [float(m) - float(k) for key, _ in SUPPORT
+            if (m := pc.v(f"t1.{key}.m")) is not None and (k := pc.v(f"t1.{key}.k")) is not None]
+    own = sum(gaps) / len(gaps) if gaps else float("nan")
+    return FromPrinted(x, f"printed {a.printed} / {b.printed} (at least {lo:.2f} inside their rounding; with the "
+                          f"gap the Table 1 cells give at face value, {own:.3f}, it is {float(a.value) / own:.2f})",
                        matched=lo > bound)
 
 

@@ -79,7 +79,7 @@ def printed_fill_search(pc: PrintedCells) -> PrintedFillSearch | None:
     sep = fa.gains[2].separation
     mc = pc.by.get("threshold.fail8.gain_ge_0_20.fill_margin")
     if mc is None or not sep.positive or not sep.negative or not isinstance(mc.value, (int, float)):
-        return {}
+        return None
     lowest_gainer = min(sep.positive, key=lambda c: (t["fill"][idx[c]], c))
     highest_rest = max(sep.negative, key=lambda c: (t["fill"][idx[c]], c))
     pins = fill_pins(pc)
