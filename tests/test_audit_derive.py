@@ -114,7 +114,7 @@ def test_not_determinable_only_without_a_recomputed_value():
 
 
 def test_legend_documents_every_status():
-    assert set(LEGEND) == set(STATUSES) and len(STATUSES) == 9
+    assert set(LEGEND) == set(STATUSES) and len(STATUSES) == 10
 
 
 def test_a_rule_naming_an_unknown_claim_is_a_named_error():

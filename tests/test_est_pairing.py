@@ -78,3 +78,17 @@ def test_v1_panel_mcnemar_depends_on_the_pairing():
     assert (mp["reversed"]["b"], mp["reversed"]["c"]) == (20, 22)
     assert mp["random_b_mean"] == pytest.approx(15.5, abs=0.2) and mp["random_c_mean"] == pytest.approx(17.5, abs=0.2)
     assert mp["pairs"] == 98 and round(mp["p_lo"], 4) == 0.8388 and mp["p_hi"] > mp["p_lo"]
+
+
+def test_v1_full_recall_mcnemar_carries_its_pairing_range_labelled_as_ours():
+    # mcnemar.full pools the same within-run pairs at recall == 1, so its p depends on the pairing too.
+    from analysis.results import build_results
+    from analysis.results.registry import RESULTS_BLOCKS
+    res = build_results(load_package(ROOT / "data" / "v1"), DEFAULT_PARAMS)
+    mp, full = res["mcnemar_pairing_full"], res["mcnemar"]["full"]["complete"]
+    assert (mp["shipped"]["b"], mp["shipped"]["c"], mp["pairs"]) == (full["b"], full["c"], full["pairs"]) == (11, 8, 98)
+    # per run, best with worst keeps max(0, s1 + s2 - n) pairs concordant-successful: more discordance than shipped
+    assert mp["reversed"]["b"] + mp["reversed"]["c"] > full["b"] + full["c"]
+    assert mp["p_lo"] <= full["p_value"] <= mp["p_hi"] and mp["p_hi"] > mp["p_lo"]
+    meaning = next(b for b in RESULTS_BLOCKS if b.key == "mcnemar_pairing_full").doc
+    assert "ours" in meaning and "full-recall" in meaning

@@ -29,19 +29,23 @@ from analysis.audit.derive import (
     CONSISTENT,
     CONSTRUCTION,
     FITTED,
+    IMPLIED,
     INCONSISTENT,
     LEGEND,
     MISMATCH,
     NOT_DETERMINABLE,
+    PRINTED_STATUSES,
     REACHED,
     REPRODUCED,
+    ROW_STATUSES,
     STATUSES,
     Reading,
     derive,
     from_printed,
 )
-from analysis.audit.printed import PRINTED, PrintedCells, fill_readings
+from analysis.audit.printed import PRINTED, PrintedCells, implied_cells
 from analysis.audit.printed import matches as printed_matches
+from analysis.audit.printed_fills import fill_readings
 from analysis.audit.readings import grim_readings, k_m_gap_readings, row_count_readings, spearman_readings
 from analysis.audit.recompute import REGISTRY
 from analysis.audit.statuses import EXPLAIN, PREFIX_EXPLAIN
@@ -76,6 +80,8 @@ class AuditResult:
     """All claims per status (every status, zeros included)."""
     fitted_ids: tuple[str, ...]
     """Derived claims some rule was tuned to (from the rule declarations, whatever their status)."""
+    tuned: dict[str, str]
+    """Each of fitted_ids -> its computed status (what the headline's one sentence about tuning says)."""
     printed_counts: dict[str, int]
     """Derived claims the printed cells decide, per status (consistent, reachable under a choice, inconsistent)."""
     row_counts: dict[str, int]
@@ -137,33 +143,55 @@ def _package_findings(package: Any) -> dict[str, str]:
     return dict(zip(df["id"].to_list(), df["note"].to_list(), strict=True))
 
 
-def _readings(claims: Claims, package: Any) -> dict[str, tuple[list[Reading], str]]:
+def _claim_readings(claims: Claims) -> dict[str, tuple[list[Reading], str]]:
+    """Alternative readings computed from the claims file alone (the only ones a printed-cell verdict may use)."""
     found = grim_readings(claims)
-    found.update(row_count_readings(claims, _package_findings(package)))
     found.update(spearman_readings(claims))
     found.update(k_m_gap_readings(claims))
     return found
 
 
+def _package_readings(claims: Claims, package: Any) -> dict[str, tuple[list[Reading], str]]:
+    """Alternative readings that read the evidence package too (its findings.csv): row-level claims only."""
+    return row_count_readings(claims, _package_findings(package))
+
+
+_NAMES = {REACHED: "reached", REPRODUCED: "reproduced", CONSTRUCTION: "hold by construction", FITTED: "fitted",
+          CHOICE: "reachable under a choice", INCONSISTENT: "inconsistent", MISMATCH: "missed",
+          NOT_DETERMINABLE: "not determinable", CONSISTENT: "consistent with the printed cells",
+          IMPLIED: "implied by a cell inferred from it"}
+
+
+def tuned_sentence(tuned: dict[str, str]) -> str:
+    """One sentence naming every derived claim a rule was tuned to, each with its computed audit status."""
+    if not tuned:
+        return "No rule was tuned to a derived number."
+    said = "; ".join(f"{cid} ({_NAMES.get(st, st)})" for cid, st in tuned.items())
+    plural = "s" if len(tuned) != 1 else ""
+    return f"Its rules were also tuned to {len(tuned)} derived number{plural}, audited as: {said}."
+
+
 def headline_text(derived: int, printed_counts: dict[str, int], row_counts: dict[str, int], *,
-                  reconstruction: bool, fitted_ids: tuple[str, ...]) -> str:
-    """The audit's headline: what follows from the printed cells, then what needs rows (each count said once)."""
+                  reconstruction: bool, tuned: dict[str, str]) -> str:
+    """The audit's headline: what follows from the printed cells, then what needs rows (each count said once).
+
+    `tuned`: derived claim id -> its computed status, for every claim a rule was tuned to (said in a
+    reconstruction only)."""
     p = printed_counts
     rows = sum(row_counts.values())
-    names = {REACHED: "reached", REPRODUCED: "reproduced", CONSTRUCTION: "hold by construction", FITTED: "fitted",
-             CHOICE: "reachable under a choice", INCONSISTENT: "inconsistent", MISMATCH: "missed",
-             NOT_DETERMINABLE: "not determinable"}
-    shown = [s for s in names if row_counts.get(s) and not (reconstruction and s == REPRODUCED)]
-    parts = ", ".join(f"{row_counts[s]} {names[s]}" for s in shown) or "none"
+    shown = [s for s in _NAMES if row_counts.get(s) and not (reconstruction and s == REPRODUCED)]
+    parts = ", ".join(f"{row_counts[s]} {_NAMES[s]}" for s in shown) or "none"
     where = "on this reconstruction" if reconstruction else "on this study's rows"
+    n_implied = p.get(IMPLIED, 0)
+    implied = (f", {n_implied} agree{'s' if n_implied == 1 else ''} only because a cell the paper does not print was "
+               "inferred from it (not an independent check)") if n_implied else ""
     text = (f"Of the {derived} derived claims, {sum(p.values())} follow arithmetically from the paper's own printed "
-            f"cells: {p.get(CONSISTENT, 0)} agree with them, {p.get(CHOICE, 0)} agree only under a stated choice "
-            f"and {p.get(INCONSISTENT, 0)} do not (inconsistent). The other {rows} need row-level data the paper "
-            f"does not print; {where}: {parts}.")
+            f"cells: {p.get(CONSISTENT, 0)} agree with them{implied}, {p.get(CHOICE, 0)} agree only under a stated "
+            f"choice and {p.get(INCONSISTENT, 0)} do not (inconsistent). The other {rows} need row-level data the "
+            f"paper does not print; {where}: {parts}.")
     if reconstruction:
-        fitted = ", ".join(fitted_ids) if fitted_ids else "none"
         text += (" The evidence is a RECONSTRUCTION built from the paper's per-cell (primitive) numbers, so nothing "
-                 f"in it is reproduced; its rules were also tuned to derived numbers ({fitted}).")
+                 f"in it is reproduced. {tuned_sentence(tuned)}")
     return text
 
 
@@ -180,11 +208,14 @@ def audit_claims(package: Any, claims: Claims, params: Params, *, results: dict 
         results = build_results(package, params)
     reconstruction = getattr(getattr(package, "study", None), "kind", None) == "reconstruction"
     ctx = AuditContext(package=package, results=results, params=params)
-    alternatives = _readings(claims, package)
+    from_claims = _claim_readings(claims)
+    alternatives = {**from_claims, **_package_readings(claims, package)}
     pc = PrintedCells(claims, params)
     fills = fill_readings(pc)
+    frame_reads = set(pc.reads)  # the cached frames (Table 3, panel, families, fills) read these once
     out = []
     misses = []
+    by_printed: list[str] = []
     for c in claims:
         rec, x, why = "", None, ""
         recomputed = False
@@ -207,11 +238,18 @@ def audit_claims(package: Any, claims: Claims, params: Params, *, results: dict 
                 recomputed = rec != ""
                 if not recomputed:
                     why = "the estimators return no value (undefined) for this claim"
-        reads, inconsistent = alternatives.get(c.id, ([], ""))
+        # a claim the joint fill search covers is judged by that one set of fills only: a reading that reaches it
+        # alone (another order of the tied fills) contradicts the choice the other fill statistics need
+        printed_branch = c.id in PRINTED and c.value is not None and not c.external
+        reads, inconsistent = (([], "") if c.id in fills
+                               else (from_claims if printed_branch else alternatives).get(c.id, ([], "")))
         matched = recomputed and _matches(c, x)
         shown = ""
-        if c.id in PRINTED and c.value is not None and not c.external:
+        if printed_branch:
+            by_printed.append(c.id)
+            pc.reads.clear()
             fp = PRINTED[c.id](pc)
+            implied = implied_cells(c.id, pc.reads | frame_reads)
             shown = _fmt(fp.value, c.decimals if fp.matched is None else 2)
             ok = fp.matched if fp.matched is not None else printed_matches(c.value, c.decimals, fp.value)
             extra = ([fills[c.id]] if c.id in fills else []) + list(fp.readings) + list(reads)
@@ -221,7 +259,7 @@ def audit_claims(package: Any, claims: Claims, params: Params, *, results: dict 
             if c.role == "derived" and recomputed and not matched:
                 misses.append(c.id)
             v = from_printed(matched=ok, readings=extra, inconsistent=fp.inconsistent or inconsistent,
-                             cells=fp.cells, explanation=rows_say, rules_behind=rules_behind(c.id))
+                             cells=fp.cells, explanation=rows_say, rules_behind=rules_behind(c.id), implied=implied)
         else:
             v = derive(c.id, recomputed=recomputed, matched=matched, rules_behind=rules_behind(c.id), rules=rules,
                        readings=reads, printed_inconsistent=inconsistent, explanation=why or _explain(c.id),
@@ -233,13 +271,17 @@ def audit_claims(package: Any, claims: Claims, params: Params, *, results: dict 
     derived = table.filter(pl.col("role") == "derived")
     dcounts = {s: derived.filter(pl.col("status") == s).height for s in STATUSES}
     acounts = {s: table.filter(pl.col("status") == s).height for s in STATUSES}
-    decided = derived.filter(pl.col("id").is_in(list(PRINTED)))
-    rest = derived.filter(~pl.col("id").is_in(list(PRINTED)))
-    pcounts = {s: decided.filter(pl.col("status") == s).height for s in (CONSISTENT, CHOICE, INCONSISTENT)}
-    rcounts = {s: rest.filter(pl.col("status") == s).height for s in STATUSES if s != CONSISTENT}
+    # grouped by the branch that actually ran: a PRINTED claim with no printed value, or external, went to derive()
+    decided = derived.filter(pl.col("id").is_in(by_printed))
+    rest = derived.filter(~pl.col("id").is_in(by_printed))
+    pcounts = {s: decided.filter(pl.col("status") == s).height for s in PRINTED_STATUSES}
+    rcounts = {s: rest.filter(pl.col("status") == s).height for s in ROW_STATUSES}
     fitted_set = set().union(*(r.fitted for r in rules.values())) if rules else set()
     fitted_ids = tuple(c.id for c in claims if c.id in fitted_set and c.role == "derived")
-    headline = headline_text(derived.height, pcounts, rcounts, reconstruction=reconstruction, fitted_ids=fitted_ids)
+    status_of = dict(zip(table["id"].to_list(), table["status"].to_list(), strict=True))
+    tuned = {cid: status_of[cid] for cid in fitted_ids}
+    headline = headline_text(derived.height, pcounts, rcounts, reconstruction=reconstruction, tuned=tuned)
     return AuditResult(table=table, headline=headline, derived=derived.height, reproduced=dcounts[REPRODUCED],
-                       derived_counts=dcounts, all_counts=acounts, fitted_ids=fitted_ids, printed_counts=pcounts,
-                       row_counts=rcounts, reconstruction=reconstruction, reconstruction_misses=tuple(misses))
+                       derived_counts=dcounts, all_counts=acounts, fitted_ids=fitted_ids, tuned=tuned,
+                       printed_counts=pcounts, row_counts=rcounts, reconstruction=reconstruction,
+                       reconstruction_misses=tuple(misses))

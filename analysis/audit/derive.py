@@ -3,10 +3,14 @@
 Methods note. A claim that the paper's own printed cells decide (``analysis.audit.printed.PRINTED``) is
 judged against them alone, whatever the evidence package holds:
 - the printed cells give it at face value (exact GRIM rationals where unique) -> ``consistent with the printed
-  cells``;
+  cells``, unless the computation reads a cell the paper does not print as a number and the transcription
+  inferred from this very claim (``printed.IMPLIED``) -> ``implied (not an independent check)``: the agreement
+  cannot fail and is not counted as agreement;
 - only a stated alternative reading gives it (unrounded inputs inside their printed rounding, an order of tied
   values, a weighting) -> ``reachable under a choice`` (the note names it);
-- no reading tried gives it -> ``inconsistent`` (GRIM and the like; the note lists the readings).
+- no reading tried gives it -> ``inconsistent`` (GRIM and the like; the note lists the readings). A claim that a
+  joint search covers (the 4.7.1 fill statistics, ``printed_fills``) is reachable only when ONE choice gives all
+  of them; when none does, the ones the face value misses are inconsistent: no data give them together.
 Only a claim that needs row-level data the paper does not print is judged against the evidence package. In a
 reconstruction (study.toml ``kind = "reconstruction"``), from the rules behind the recomputation (ids into
 ``analysis.reconstruct.rules``) and their declarations:
@@ -25,6 +29,7 @@ from dataclasses import dataclass
 from analysis.reconstruct.rules import ResolvedRule
 
 CONSISTENT = "consistent with the printed cells"
+IMPLIED = "implied (not an independent check)"
 CHOICE = "reachable under a choice"
 INCONSISTENT = "inconsistent"
 REACHED = "reached by the reconstruction"
@@ -34,8 +39,9 @@ FITTED = "fitted"
 MISMATCH = "mismatch"
 NOT_DETERMINABLE = "not determinable"
 
-STATUSES = (CONSISTENT, CHOICE, INCONSISTENT, REACHED, REPRODUCED, CONSTRUCTION, FITTED, MISMATCH, NOT_DETERMINABLE)
-PRINTED_STATUSES = (CONSISTENT, CHOICE, INCONSISTENT)
+STATUSES = (CONSISTENT, IMPLIED, CHOICE, INCONSISTENT, REACHED, REPRODUCED, CONSTRUCTION, FITTED, MISMATCH,
+            NOT_DETERMINABLE)
+PRINTED_STATUSES = (CONSISTENT, IMPLIED, CHOICE, INCONSISTENT)
 """What a claim the printed cells decide can be."""
 ROW_STATUSES = (REACHED, REPRODUCED, CONSTRUCTION, FITTED, MISMATCH, CHOICE, INCONSISTENT, NOT_DETERMINABLE)
 """What a claim that needs row-level data can be (REACHED in a reconstruction, REPRODUCED in a study)."""
@@ -45,10 +51,14 @@ LEGEND: dict[str, str] = {
                 "the McNemar tables, the ladder means ...; exact GRIM rationals where unique) gives the printed value, "
                 "through the same estimator code, with no row of any evidence package read; it checks the paper's "
                 "arithmetic, not a replication",
+    IMPLIED: "implied (not an independent check): the printed cells give it only through a cell the paper does not "
+             "print as a number, which the transcription inferred from this very claim (ladder.mcnemar.q_only_full = "
+             "10 - 7 - 1 - 2), so the agreement cannot fail; it is not counted as agreement",
     CHOICE: "reachable only under a stated choice (unrounded inputs inside their printed rounding, an order of tied "
             "values, a weighting, a row count); the note names the choice and what the default reading gives",
-    INCONSISTENT: "inconsistent under every reading tried: no data produce the printed value (GRIM and the like); the "
-                  "note lists the readings",
+    INCONSISTENT: "inconsistent under every reading tried: no data produce the printed value (GRIM and the like), or, "
+                  "for claims a joint search covers (the 4.7.1 fill statistics), no single choice produces them "
+                  "together; the note lists the readings",
     REACHED: "reached by the reconstruction: the value needs row-level data the paper does not print; the estimators "
              "compute the printed value from the reconstructed rows, and no rule behind them read, built or was "
              "fitted to it (the rows are one row set consistent with the page, not the study's)",
@@ -89,11 +99,16 @@ class Verdict:
 
 
 def from_printed(*, matched: bool, readings: Sequence[Reading] = (), inconsistent: str = "", cells: str = "",
-                 explanation: str = "", rules_behind: Sequence[str] = ()) -> Verdict:
-    """The status of a claim the printed cells decide (module note); `explanation` says what the rows give and
-    `rules_behind` lists the rules behind the package's own recomputation (shown, never used for the status)."""
+                 explanation: str = "", rules_behind: Sequence[str] = (), implied: Sequence[str] = ()) -> Verdict:
+    """The status of a claim the printed cells decide (module note); `explanation` says what the rows give,
+    `rules_behind` lists the rules behind the package's own recomputation (shown, never used for the status) and
+    `implied` the cells the computation read that the transcription inferred from this claim."""
     tail = f" {explanation}" if explanation else ""
     behind = tuple(rules_behind)
+    if matched and implied:
+        return Verdict(IMPLIED, f"from the printed cells: {cells}; but {', '.join(implied)} is not printed as a "
+                       f"number and was inferred from this claim, so the agreement is an identity, not a check.{tail}",
+                       behind)
     if matched:
         return Verdict(CONSISTENT, f"from the printed cells: {cells}.{tail}", behind)
     hit = [r for r in readings if r.matches]
@@ -144,5 +159,6 @@ def derive(cid: str, *, recomputed: bool, matched: bool, rules_behind: Sequence[
         tried = "; ".join(f"{r.name}: {r.detail}" for r in readings)
         return Verdict(INCONSISTENT, f"no data give the printed value under any reading tried: {printed_inconsistent}"
                        + (f" (readings: {tried})" if tried else "") + f".{tail}", behind)
-    return Verdict(MISMATCH, "The evidence misses the printed value:" + (tail or " no explanation recorded."),
-                   behind)
+    tried = "; ".join(f"{r.name}: {r.detail}" for r in readings)
+    return Verdict(MISMATCH, "The evidence misses the printed value:" + (tail or " no explanation recorded.")
+                   + (f" (readings tried: {tried})" if tried else ""), behind)

@@ -1,23 +1,31 @@
 """Unrounded fills inside the printed 1% rounding that give every printed 4.7.1 fill statistic (finding 2, issue 19).
 
 Methods note. Table 3 prints each configuration's j fill to whole percent, so every fill lies in
-[printed - 0.005, printed + 0.005). The search looks for ONE set of fills in that box (kept 0.0001 inside it)
-that gives, at printed precision and with the paired effects the printed cells imply, all of:
-the three Pearson correlations (all 20, the 8 j-failing, the 6 non-borderline j-failing), the Spearman
-correlations of the two j-failing populations, and the 0.002 fill margin of the gain >= 0.20 split. The
-all-20 Spearman is left to the tie readings (analysis.audit.readings), because it also needs the order of
-exactly tied effects, which no fill changes.
+[printed - 0.005, printed + 0.005), and, being a share of the ceiling, in [0, 1]. A fill another printed cell
+fixes for the same rows is pinned to that cell's rounding box (``pins``: the 4.6 fill-examples table prints
+deepseek-v4-pro's 4 Table 3 rows as 4,740 of 9,600 carried characters, so its fill lies in
+[4,739.5, 4,740.5] / 9,600). The search looks for ONE set of fills in that box (kept 0.0001 inside the printed
+rounding) and, where exactly equal effects matter, ONE order of them, that gives at printed precision and with
+the paired effects the printed cells imply, all of: the three Pearson correlations (all 20, the 8 j-failing, the
+6 non-borderline j-failing), the three Spearman correlations of the same populations, and the 0.002 fill margin
+of the gain >= 0.20 split.
 
-Deterministic: every order of the fills printed equal is tried in a fixed order; an order is kept when its
-ranks give both Spearman values, then ``scipy.optimize.least_squares`` (trust-region reflective, bounded to
-the box, started at the printed fills spread by 0.002 in that order) fits the three Pearson values and the
-margin, with a penalty that keeps the order. The first order whose solution meets every target is returned.
+Spearman correlations depend only on orders. Fills printed different cannot change order inside their boxes, so
+only the order of fills printed EQUAL is free; exactly equal effects (exact GRIM rationals, e.g. three 0 effects)
+are at average ranks unless an order of them is stated (float means of per-pair differences can order exactly
+equal effects by their last bit; the note then names the order, which is a second choice). Deterministic: every
+order of the equal fills is tried in a fixed order; for each, the effect readings are tried from average ranks
+(no choice) to the most broken ties, and the first whose ranks give every Spearman target is kept; then
+``scipy.optimize.least_squares`` (trust-region reflective, bounded to the box, started at the printed fills
+spread by 0.002 in that order) fits the three Pearson values and the margin, with a penalty that keeps the
+order. The first fill order whose solution meets every target is returned. When none does, the result says so
+(``found`` False, ``reason``): the printed values are then not jointly reachable under any choice tried.
 """
 from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
@@ -35,75 +43,115 @@ class FillSearch:
     """The outcome of the search."""
 
     found: bool
-    """True when one set of fills meets every target."""
+    """True when one set of fills (and one reading of the tied effects) meets every target."""
     fills: Mapping[str, float]
     """Configuration -> fill found (empty when none)."""
     achieved: Mapping[str, float]
-    """Target name -> the value the fills give (empty when none)."""
+    """Target name -> the value the fills give, and 'margin' (empty when none)."""
     tried: int
-    """Orders of tied fills tried."""
+    """(order of tied fills, reading of tied effects) pairs tried."""
+    effect_order: tuple[tuple[str, ...], ...] = ()
+    """Groups of exactly equal effects ranked in this order (lowest first); () = all at average ranks."""
+    reason: str = ""
+    """Why nothing was found (empty when found)."""
+    spearman_orders: int = 0
+    """Fill orders whose ranks give every Spearman target (under some reading of the tied effects)."""
+    bounds: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    """Configuration -> the box searched (printed rounding, [0, 1], pins)."""
 
 
 def _close(x: float, value: float, decimals: int) -> bool:
     return matches_printed(Fraction(float(x)).limit_denominator(10**12), value, decimals)
 
 
+def _tie_groups(values: np.ndarray) -> list[list[int]]:
+    groups: dict[float, list[int]] = {}
+    for i, v in enumerate(values):
+        groups.setdefault(float(v), []).append(i)
+    return [g for _, g in sorted(groups.items()) if len(g) > 1]
+
+
 def search_fills(configs: Sequence[str], fills: Sequence[float], effects: Sequence[float],
                  populations: Mapping[str, Sequence[int]], targets: Mapping[str, tuple[str, str, float, int]],
-                 margin: tuple[int, int, float, int], fill_decimals: int = 2) -> FillSearch:
+                 margin: tuple[int, int, float, int], fill_decimals: int = 2,
+                 pins: Mapping[int, tuple[float, float]] | None = None) -> FillSearch:
     """Search one set of fills (module note).
 
     `populations`: name -> indices; `targets`: name -> (population, 'pearson'|'spearman', printed value,
-    decimals); `margin`: (index of the lowest gainer, index of the highest non-gainer, printed margin, decimals).
+    decimals); `margin`: (index of the lowest gainer, index of the highest non-gainer, printed margin, decimals);
+    `pins`: index -> (lo, hi), the box another printed cell gives that fill.
     """
     f0 = np.asarray(fills, dtype=float)
     e = np.asarray(effects, dtype=float)
     half = 0.5 * 10.0**-fill_decimals - INSIDE
-    lo, hi = f0 - half, f0 + half
+    lo, hi = np.maximum(f0 - half, 0.0), np.minimum(f0 + half, 1.0)
+    for i, (a, b) in (pins or {}).items():
+        lo[i], hi[i] = max(lo[i], a), min(hi[i], b)
+    box = {c: (float(a), float(b)) for c, a, b in zip(configs, lo, hi, strict=True)}
+    if np.any(lo > hi):
+        bad = [configs[int(i)] for i in np.flatnonzero(lo > hi)]
+        return FillSearch(False, {}, {}, 0, reason=f"a pin lies outside the printed rounding ({', '.join(bad)})",
+                          bounds=box)
     pops = {k: np.asarray(v, dtype=int) for k, v in populations.items()}
-
-    def stat(x: np.ndarray, pop: str, kind: str) -> float:
-        i = pops[pop]
-        if kind == "pearson":
-            return float(np.corrcoef(x[i], e[i])[0, 1])
-        return float(np.corrcoef(rankdata(x[i]), rankdata(e[i]))[0, 1])  # Spearman: average ranks for ties
-
-    def meets(x: np.ndarray) -> dict[str, float] | None:
-        got = {name: stat(x, pop, kind) for name, (pop, kind, _, _) in targets.items()}
-        ok = all(_close(got[n], v, d) for n, (_, _, v, d) in targets.items())
-        gap = float(x[margin[0]] - x[margin[1]])
-        if ok and _close(gap, margin[2], margin[3]) and bool(np.all(x >= lo) and np.all(x <= hi)):
-            return {**got, "margin": gap}
-        return None
-
-    groups: dict[float, list[int]] = {}
-    for i, f in enumerate(f0):
-        groups.setdefault(float(f), []).append(i)
-    ties = [g for _, g in sorted(groups.items()) if len(g) > 1]
     spear = {n: t for n, t in targets.items() if t[1] == "spearman"}
     pear = {n: t for n, t in targets.items() if t[1] == "pearson"}
-    tried = 0
-    for perm in itertools.product(*[list(itertools.permutations(g)) for g in ties]):
-        tried += 1
+
+    def pearson(x: np.ndarray, pop: str) -> float:
+        i = pops[pop]
+        return float(np.corrcoef(x[i], e[i])[0, 1])
+
+    def spearman(x: np.ndarray, y: np.ndarray, pop: str) -> float:
+        i = pops[pop]
+        return float(np.corrcoef(rankdata(x[i]), rankdata(y[i]))[0, 1])  # average ranks for remaining ties
+
+    effect_readings: list[tuple[tuple[int, ...], ...]] = sorted(
+        (tuple(p for p in choice if p) for choice in itertools.product(
+            *[[(), *itertools.permutations(g)] for g in _tie_groups(e)])),
+        key=lambda c: (sum(len(p) for p in c), c))
+    tried, spearman_orders = 0, 0
+    for perm in itertools.product(*[list(itertools.permutations(g)) for g in _tie_groups(f0)]):
         x0 = f0.copy()
-        order = []
+        order: list[tuple[int, int]] = []
         for p in perm:
             for r, i in enumerate(p):
                 x0[i] = f0[i] + (r - (len(p) - 1) / 2) * 0.002
             order += [(p[r], p[r + 1]) for r in range(len(p) - 1)]
-        if x0[margin[0]] <= x0[margin[1]]:
+        x0 = np.clip(x0, lo, hi)
+        if x0[margin[0]] <= x0[margin[1]] or any(x0[a] >= x0[b] for a, b in order):
+            tried += len(effect_readings)
             continue
-        if not all(_close(stat(x0, pop, kind), v, d) for pop, kind, v, d in spear.values()):
+        chosen = None
+        for reading in effect_readings:
+            tried += 1
+            y = e.copy()
+            for p in reading:
+                for r, i in enumerate(p):
+                    y[i] += r * 1e-9  # distinct effects of 14-check means differ by far more
+            if all(_close(spearman(x0, y, pop), v, d) for pop, _, v, d in spear.values()):
+                chosen = (reading, y)
+                break
+        if chosen is None:
             continue
+        spearman_orders += 1
 
         def residuals(x: np.ndarray, order: list[tuple[int, int]] = order) -> list[float]:
-            r = [(stat(x, pop, kind) - v) * 100 for pop, kind, v, _ in pear.values()]
+            r = [(pearson(x, pop) - v) * 100 for pop, _, v, _ in pear.values()]
             r.append((x[margin[0]] - x[margin[1]] - margin[2]) * 100)
             r += [max(0.0, x[a] - x[b] + 2e-4) * 1000 for a, b in order]
             return r
 
-        sol = least_squares(residuals, np.clip(x0, lo, hi), bounds=(lo, hi), xtol=1e-14, ftol=1e-14, gtol=1e-14)
-        got = meets(sol.x)
-        if got is not None and all(sol.x[a] < sol.x[b] for a, b in order):
-            return FillSearch(True, dict(zip(configs, (float(v) for v in sol.x), strict=True)), got, tried)
-    return FillSearch(False, {}, {}, tried)
+        sol = least_squares(residuals, x0, bounds=(lo, hi), xtol=1e-14, ftol=1e-14, gtol=1e-14)
+        x = sol.x
+        got = {n: (pearson(x, pop) if kind == "pearson" else spearman(x, chosen[1], pop))
+               for n, (pop, kind, _, _) in targets.items()}
+        gap = float(x[margin[0]] - x[margin[1]])
+        if (all(_close(got[n], v, d) for n, (_, _, v, d) in targets.items()) and _close(gap, margin[2], margin[3])
+                and bool(np.all(x >= lo) and np.all(x <= hi)) and all(x[a] < x[b] for a, b in order)):
+            return FillSearch(True, dict(zip(configs, (float(v) for v in x), strict=True)), {**got, "margin": gap},
+                              tried, tuple(tuple(configs[i] for i in p) for p in chosen[0]),
+                              spearman_orders=spearman_orders, bounds=box)
+    reason = ("no order of the fills printed equal, under any reading of the exactly equal effects, gives every "
+              "Spearman target" if spearman_orders == 0 else
+              f"{spearman_orders} order(s) of the fills printed equal give every Spearman target, but no fills "
+              "inside the box then give every Pearson target and the margin")
+    return FillSearch(False, {}, {}, tried, reason=reason, spearman_orders=spearman_orders, bounds=box)

@@ -39,6 +39,7 @@ def audit_block(audit: Any) -> dict[str, Any] | None:
         from analysis.audit.derive import LEGEND
         block["legend"] = dict(LEGEND)
         block["fitted"] = list(getattr(audit, "fitted_ids", ()))
+        block["tuned"] = {str(k): str(v) for k, v in (getattr(audit, "tuned", None) or {}).items()}
     table = getattr(audit, "table", None)
     if table is not None and "status" in getattr(table, "columns", ()):
         counts = table.group_by("status").len().sort("status")

@@ -21,10 +21,11 @@ def audit_markdown(result: AuditResult) -> str:
     """Headline, status counts and the full table in Markdown."""
     def cell(x: object) -> str:
         return str(x or "").replace("|", "\\|").replace("\n", " ")
-    from analysis.audit.derive import LEGEND, STATUSES
+    from analysis.audit.derive import LEGEND, REPRODUCED, STATUSES
+    listed = [s for s in STATUSES if not (s == REPRODUCED and result.reconstruction)]  # nothing is reproduced there
     lines = ["# Claims audit (v1 RECONSTRUCTION)", "", f"**{cell(result.headline)}**", "", "## Legend", "",
              "| status | derived claims | all claims | meaning |", "|---|---|---|---|"]
-    lines += [f"| {s} | {result.derived_counts[s]} | {result.all_counts[s]} | {cell(LEGEND[s])} |" for s in STATUSES]
+    lines += [f"| {s} | {result.derived_counts[s]} | {result.all_counts[s]} | {cell(LEGEND[s])} |" for s in listed]
     lines += ["", "Every status is computed, never typed per claim. A claim the paper's own printed cells decide "
               "(analysis/audit/printed.py) is judged against those cells alone: column from_printed is the value "
               "they give. Any other claim needs row-level data and is judged against the evidence (column "

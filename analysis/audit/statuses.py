@@ -51,6 +51,9 @@ EXPLAIN: dict[str, str] = {
     "carrier.j.length_calls": "the population is not stated; INCONSISTENT with 4 schema-invalid folds in 4.5",
     "probe.no_measurable_rows.configs": "capability-probe verdicts are not evidence rows",
     "probe.plain_text_arms_attempted": "capability-probe verdicts are not evidence rows",
+    "t1.k_vs_m.mean_gap": "each model weighing equally, the printed Table 1 cells give 0.060, not 0.066; the printed "
+                          "value may be a row-weighted mean, which needs Table 1 row counts the paper does not print "
+                          "(rule R12 chooses them), so it is judged as a row-level claim",
     "ladder.m_minus_q.over_k_m_gap.min_ratio": "a bound ('more than three times') on the ratio of two printed values; "
                                                "the package computes no such ratio",
 }

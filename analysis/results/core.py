@@ -218,17 +218,25 @@ def mcnemar(i: ResultsInputs) -> Block:
                   for tag, thr in _thresholds(i.params)})
 
 
-def mcnemar_pairing(i: ResultsInputs) -> Block:
-    """``mcnemar_pairing``: the pooled partial-threshold McNemar under re-pairings of rows inside each run (ours)."""
+def _pairing(i: ResultsInputs, threshold: float) -> Block:
     import numpy as np
 
     from analysis.estimators import pairing
     s, rows = i.study, i.package.rows
     runs = i.panel.frame.select("configuration", "execution_group")
     rng = np.random.default_rng(i.params.mcnemar_pairing_seed)
-    return Block(pairing.pairing_range(rows, s.control, s.treatment, scenario=s.scenario,
-                                       threshold=i.params.threshold_partial, runs=runs, rng=rng,
-                                       draws=i.params.mcnemar_pairing_draws))
+    return Block(pairing.pairing_range(rows, s.control, s.treatment, scenario=s.scenario, threshold=threshold,
+                                       runs=runs, rng=rng, draws=i.params.mcnemar_pairing_draws))
+
+
+def mcnemar_pairing(i: ResultsInputs) -> Block:
+    """``mcnemar_pairing``: the pooled partial-threshold McNemar under re-pairings of rows inside each run (ours)."""
+    return _pairing(i, i.params.threshold_partial)
+
+
+def mcnemar_pairing_full(i: ResultsInputs) -> Block:
+    """``mcnemar_pairing_full``: the pooled full-recall McNemar (``mcnemar.full``) under the same re-pairings (ours)."""
+    return _pairing(i, i.params.threshold_full)
 
 
 def mcnemar_secondary(i: ResultsInputs) -> Block:

@@ -108,6 +108,10 @@ RESULTS_BLOCKS: tuple[ResultsBlock, ...] = (
     ResultsBlock("mcnemar_pairing", core.mcnemar_pairing,
                  "{runs, pairs, shipped, sorted, reversed, random_*, p_lo, p_hi, draws, reason}",
                  "the pooled partial McNemar when rows are re-paired inside each run (ours: the range over pairings)"),
+    ResultsBlock("mcnemar_pairing_full", core.mcnemar_pairing_full,
+                 "{runs, pairs, shipped, sorted, reversed, random_*, p_lo, p_hi, draws, reason}",
+                 "the pooled full-recall McNemar when rows are re-paired inside each run (ours: the range over "
+                 "pairings)"),
     ResultsBlock("mcnemar_secondary", core.mcnemar_secondary, "{<first>_vs_<second>: {runs, partial, full}}",
                  "exact paired McNemar of each Params.secondary_pairs comparison over runs planning both arms"),
     ResultsBlock("cells", core.cells, "{by, threshold_partial, rows: [{...}]}",

@@ -123,13 +123,15 @@ def claims_summary(ctx: ReportContext) -> TableSpec:
     if frame is None or frame.height == 0 or "status" not in frame.columns:
         return empty_table("t_claims_summary", title, ["status", "claims"],
                            "the claims audit was not run for this evidence")
-    from analysis.audit.derive import LEGEND, STATUSES
+    from analysis.audit.derive import LEGEND, REPRODUCED, STATUSES
     derived = pl.col("role") == "derived" if "role" in frame.columns else pl.lit(True)
     counted = frame.group_by("status").agg(derived.sum().cast(pl.Int64).alias("derived"),
                                            pl.len().cast(pl.Int64).alias("all"))
-    every = pl.DataFrame({"status": list(STATUSES) + sorted(set(counted["status"]) - set(STATUSES)),
-                          "meaning": [LEGEND[s] for s in STATUSES]
-                          + [""] * len(set(counted["status"]) - set(STATUSES))})
+    # a reconstruction can reproduce nothing: no "reproduced" row (its legend says it is never used there)
+    listed = [s for s in STATUSES if not (s == REPRODUCED and getattr(ctx.audit, "reconstruction", False))]
+    every = pl.DataFrame({"status": listed + sorted(set(counted["status"]) - set(listed)),
+                          "meaning": [LEGEND[s] for s in listed]
+                          + [""] * len(set(counted["status"]) - set(listed))})
     data = (every.join(counted, on="status", how="left", maintain_order="left")
             .with_columns(pl.col("derived", "all").fill_null(0)).select("status", "derived", "all", "meaning"))
     total = {"status": "total", "derived": int(data["derived"].sum()), "all": int(data["all"].sum()), "meaning": ""}
