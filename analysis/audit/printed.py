@@ -299,7 +299,7 @@ def _ratio(pc: PrintedCells) -> FromPrinted:
             if (m := pc.v(f"t1.{key}.m")) is not None and (k := pc.v(f"t1.{key}.k")) is not None]
     own = sum(gaps) / len(gaps) if gaps else float("nan")
     return FromPrinted(x, f"printed {a.printed} / {b.printed} (at least {lo:.2f} inside their rounding; with the "
-                          f"gap the Table 1 cells give at face value, {own:.3f}, it is {float(a.value) / own:.2f})",
+                          f"gap the Table 1 cells give at face value, {own:.3f}, it is {x * float(b.value) / own:.2f})",  # type: ignore[arg-type]
                        matched=lo > bound)
 
 
