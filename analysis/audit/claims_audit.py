@@ -190,7 +190,7 @@ def headline_text(derived: int, printed_counts: dict[str, int], row_counts: dict
             f"choice and {p.get(INCONSISTENT, 0)} do not (inconsistent). The other {rows} need row-level data the "
             f"paper does not print; {where}: {parts}.")
     if reconstruction:
-        text += (" The evidence is a RECONSTRUCTION built from the paper's per-cell (primitive) numbers, so nothing "
+        text += (" The evidence is a reconstruction built from the paper's per-cell (primitive) numbers, so nothing "
                  f"in it is reproduced. {tuned_sentence(tuned)}")
     return text
 

@@ -241,7 +241,7 @@ def _design(args: argparse.Namespace) -> int:
 
     ev = {"path": str(evidence), "kind": evidence_kind(pkg), "sha256": dict(pkg.digests)}
     if ev["kind"] == "v1":
-        _say("plan: data/v1 is a RECONSTRUCTION fitted to the paper's published numbers; its components "
+        _say("plan: data/v1 is a reconstruction fitted to the paper's published numbers; its components "
              "describe that reconstruction, not the released v1 package")
     lines = summary_lines(design)
     paths = write_plan(design, args.plan_out, ev, lines)
