@@ -129,6 +129,10 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
     from analysis.runner.protocol import RunSettings
 
     fixture = getattr(args, "fixture_obj", None) or load_fixture_arg(args.fixture)
+    ladder = getattr(args, "ladder_fixtures", None)
+    if ladder and getattr(args, "prereg", None):
+        raise CliError("--ladder cannot run under a preregistration (--plan pins one fixture); drop one of them")
+    fixtures = {fx.spec.scenario: fx for fx in (ladder or (fixture,))}
     arms_all = load_arms()
     codes = _csv(args.arms)
     unknown = [c for c in codes if c not in arms_all]
@@ -137,7 +141,8 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
     arms = {c: arms_all[c] for c in codes}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    ident = sweep_identity(args, targets, fixture.digest)
+    ident = sweep_identity(args, targets, fixture.digest if not ladder else
+                           "ladder:" + ",".join(fx.digest for fx in ladder))
     order = arm_order(codes, args.repeats, args.design)
     with Ledger(out / "ledger.jsonl") as ledger:
         if getattr(args, "prereg", None):  # issue 13: every new ledger record names the sealed plan
@@ -184,8 +189,8 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
         keys = [k for *_, k in shaped]
         if len(set(keys)) != len(keys):
             raise CliError(f"two targets share the configuration key {keys}; give each a distinct `key`")
-        slots = [s for t, _, _, _, key in shaped
-                 for s in plan_slots(order, scenario=fixture.spec.scenario, configuration=key,
+        slots = [s for fx in fixtures.values() for t, _, _, _, key in shaped
+                 for s in plan_slots(order, scenario=fx.spec.scenario, configuration=key,
                                      execution_group=t.execution_group)]
         if not args.package_only:
             ledger.append_sync({"kind": "session", "identity": ident, "probes": reports,
@@ -194,7 +199,7 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
         settings = {key: RunSettings(temperature=cfg.temperature, seed=cfg.seed,
                                      response_format_style=cfg.structured_mode)  # type: ignore[arg-type]
                     for _, cfg, _, _, key in shaped}
-        spec = SweepSpec(tuple(slots), {fixture.spec.scenario: len(fixture.graded)},
+        spec = SweepSpec(tuple(slots), {sc: len(fx.graded) for sc, fx in fixtures.items()},
                          {c: a.declared_chars for c, a in arms.items()}, concurrency=args.concurrency,
                          retry=RetryPolicy(max_attempts=args.max_attempts, base_s=args.backoff, cap_s=args.backoff_cap))
 
@@ -202,7 +207,7 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
             clients = {key: EndpointClient(cfg) for _, cfg, _, _, key in shaped}
             try:
                 return await run_sweep(spec, ledger, clients, {key: pin for _, _, pin, _, key in shaped},
-                                       protocol_trajectory(fixture, arms, settings,
+                                       protocol_trajectory(fixtures if ladder else fixture, arms, settings,
                                                            seed_per_repeat=args.seed_per_repeat),
                                        progress=not args.quiet,
                                        seed=args.seed or 0)
@@ -215,6 +220,8 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
     manifest = {
         "identity": ident, "command": list(sys.argv), "last_session": tally,
         "fixture": {"name": fixture.spec.name, "digest": fixture.digest, "scenario": fixture.spec.scenario},
+        **({"ladder": [{"rung": fx.spec.rung, "name": fx.spec.name, "digest": fx.digest} for fx in ladder]}
+           if ladder else {}),
         "arms": {c: {"prompt_sha256": a.prompt_sha256, "declared_chars": a.declared_chars,
                      "output_tokens": a.output_tokens, "carry_cap": a.carry_cap} for c, a in arms.items()},
         "design": {"name": order.design, "rows": [list(r) for r in order.rows], "closes": order.closes},
@@ -261,6 +268,10 @@ def write_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any]
     cutoff, recency = args.window
     runner.insert(0, "[runner]\n" + "\n".join(f"{k} = {v.isoformat() if isinstance(v, dt.date) else json.dumps(v)}"
                                                for k, v in recency.items()) + "\n")
+    if getattr(args, "ladder_fixtures", None):
+        from analysis.runner.ladder import ladder_toml
+
+        runner.append(ladder_toml(args.ladder_fixtures))
     study = Study(name=args.study_name, recency_cutoff=cutoff,
                   control=args.control, treatment=args.treatment, scenario=scenario,
                   configurations=confs, partition_runs=tuple(runs))
