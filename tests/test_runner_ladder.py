@@ -12,7 +12,9 @@ import csv
 import dataclasses
 import hashlib
 import io
+import datetime as dt
 import json
+import tomllib
 import warnings
 from pathlib import Path
 from typing import Any
@@ -112,7 +114,8 @@ def _sweep(tmp_path: Path) -> Path:
         rc = runner_main(["sweep", "--base-url", srv.base_url, "--model", "scripted/model-1", "--published",
                           "2026-03-01", "--family", "scripted", "--ladder", f"{LIGHT},{HEAVY}", "--arms", "j,q",
                           "--repeats", "2", "--out", str(out), "--no-probe", "--structured-mode", "json_schema",
-                          "--api-key-env", "", "--quiet", "--concurrency", "2"])
+                          "--api-key-env", "", "--quiet", "--concurrency", "2", "--kind", "pilot",
+                          "--study-name", "scripted ladder"])
     assert rc == 0
     return out / "evidence"
 
@@ -123,6 +126,10 @@ def test_a_ladder_sweep_records_the_rung_in_study_toml_and_every_row(tmp_path: P
         warnings.simplefilter("error")  # [ladder] is a known table: no warning
         pkg = load_package(ev)
     assert [r.name for r in pkg.study.ladder] == [LIGHT, HEAVY]
+    assert pkg.study.kind == "pilot"  # --kind pilot: reportable beside other evidence
+    runner = tomllib.loads((ev / "study.toml").read_text())["runner"]
+    assert runner["command"].startswith("python -m analysis.runner sweep ") and f"--ladder {LIGHT},{HEAVY}" in \
+        runner["command"] and isinstance(runner["recency_run_date"], dt.date)
     heavy = pkg.study.ladder[1]
     assert (heavy.graded_per_chunk, heavy.distractors, heavy.chunk_tokens, heavy.folds) == (7, 0, 900, 2)
     rows = pkg.rows

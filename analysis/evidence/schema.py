@@ -179,7 +179,7 @@ PARTITION_RUN_KEYS: dict[str, tuple[str, bool, str]] = {
 }
 LADDER_KEYS: dict[str, tuple[str, bool, str]] = {
     "rungs": ("identifier_list", True, "the rungs of the package, easiest first"),
-    "base": (IDENTIFIER, False, "the ladder's base rung (every rung differs from it in one load factor; need not be run)"),
+    "base": (IDENTIFIER, False, "the ladder's base rung (each rung differs from it in one factor; need not be run)"),
 }
 """Keys of study.toml ``[ladder]`` (the load ladder, our extension)."""
 LADDER_RUNG_KEYS: dict[str, tuple[str, bool, str]] = {

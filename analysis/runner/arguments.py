@@ -63,6 +63,9 @@ def _add_sweep_args(p: argparse.ArgumentParser, *, arms: str, repeats: int, conc
     p.add_argument("--published", default=None, help="configuration publication date YYYY-MM-DD (required remotely)")
     p.add_argument("--price", default=None, help="price as given by the provider (free text, recorded)")
     p.add_argument("--study-name", default="v2 sweep", help="study name in study.toml")
+    p.add_argument("--kind", choices=("pilot",), default=None,
+                   help="declare the package a pilot in study.toml ([study] kind), so the analysis can report "
+                        "it beside other evidence (python generate.py --companion DIR)")
     p.add_argument("--recency-cutoff", default=None,
                    help="study recency cutoff YYYY-MM-DD: configurations published on or after it form the primary "
                         "panel (default: six months before the run date, the paper's rule; recorded in study.toml)")

@@ -20,6 +20,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
+import shlex
 import signal
 import sys
 from collections.abc import Sequence
@@ -195,7 +196,8 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
         if not args.package_only:
             ledger.append_sync({"kind": "session", "identity": ident, "probes": reports,
                                 "started": dt.datetime.now(dt.UTC).isoformat(), "n_slots": len(slots),
-                                "git": git_commit(), "argv": list(sys.argv), "packages": package_versions()})
+                                "git": git_commit(), "argv": list(sys.argv), "args": list(getattr(args, "argv", sys.argv[1:])),
+                                "packages": package_versions()})
         settings = {key: RunSettings(temperature=cfg.temperature, seed=cfg.seed,
                                      response_format_style=cfg.structured_mode)  # type: ignore[arg-type]
                     for _, cfg, _, _, key in shaped}
@@ -266,6 +268,10 @@ def write_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any]
                  **{k: v for k, v in (extra_runner or {}).items() if isinstance(v, (str, int, float, bool))}}
         runner.append(study_runner_toml(prov, extra).replace(json.dumps(configuration_key(pin)), json.dumps(key), 1))
     cutoff, recency = args.window
+    first = next((r for r in records if r.get("kind") == "session"), None)
+    if first is not None and first.get("args") is not None:  # the command of the sweep's first session
+        recency = {**recency, "command": " ".join(shlex.quote(a) for a in ["python", "-m", "analysis.runner",
+                                                                          *first["args"]])}
     runner.insert(0, "[runner]\n" + "\n".join(f"{k} = {v.isoformat() if isinstance(v, dt.date) else json.dumps(v)}"
                                                for k, v in recency.items()) + "\n")
     if getattr(args, "ladder_fixtures", None):
@@ -274,7 +280,7 @@ def write_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any]
         runner.append(ladder_toml(args.ladder_fixtures))
     study = Study(name=args.study_name, recency_cutoff=cutoff,
                   control=args.control, treatment=args.treatment, scenario=scenario,
-                  configurations=confs, partition_runs=tuple(runs))
+                  configurations=confs, partition_runs=tuple(runs), kind=getattr(args, "kind", None))
     pkg = out / "evidence"
     text = json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n"
     write_text(out / "run_manifest.json", text)
@@ -405,6 +411,7 @@ def cmd_embedded(args: argparse.Namespace) -> dict:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     args.after_probe = None
     args.window = None
     # SIGTERM behaves like Ctrl-C so context managers stop the embedded server

@@ -172,7 +172,8 @@ def study_toml(study: Any) -> str:
 
     out = ["[study]", f"name = {_toml_str(study.name)}", f"recency_cutoff = {date(study.recency_cutoff)}",
            f"control = {_toml_str(study.control)}", f"treatment = {_toml_str(study.treatment)}",
-           f"scenario = {_toml_str(study.scenario)}", ""]
+           f"scenario = {_toml_str(study.scenario)}",
+           *([f"kind = {_toml_str(study.kind)}"] if getattr(study, "kind", None) else []), ""]
     for key, c in study.configurations.items():
         out += [f"[configurations.{_toml_str(key)}]", f"family = {_toml_str(c.family)}",
                 f"published = {date(c.published)}"]

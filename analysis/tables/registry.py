@@ -40,6 +40,7 @@ TABLE_ORDER: tuple[tuple[str, str], ...] = (
     ("analysis.tables.failures", "claims_audit"),
     ("analysis.tables.survival", "fact_survival"),
     ("analysis.tables.survival", "fact_survival_cuts"),
+    ("analysis.tables.dose_response", "dose_response"),
     ("analysis.tables.pilot", "v2_pilot"),
 )
 """Every table builder, in report order, as (module, function)."""
