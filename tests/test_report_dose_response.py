@@ -11,13 +11,13 @@ import json
 from pathlib import Path
 
 import pytest
+from test_runner_ladder import HEAVY, LIGHT, _sweep
 
 from analysis.build import build
 from analysis.params import DEFAULT_PARAMS
 from analysis.report.numbers import numeric_tokens, unsourced_numbers
 from analysis.report.render import render_report
 from report_support import HANDMADE
-from test_runner_ladder import HEAVY, LIGHT, _sweep
 
 SECTION = "## Recall under load: the load ladder"
 

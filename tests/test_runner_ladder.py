@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import datetime as dt
 import hashlib
 import io
-import datetime as dt
 import json
 import tomllib
 import warnings

@@ -196,8 +196,8 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
         if not args.package_only:
             ledger.append_sync({"kind": "session", "identity": ident, "probes": reports,
                                 "started": dt.datetime.now(dt.UTC).isoformat(), "n_slots": len(slots),
-                                "git": git_commit(), "argv": list(sys.argv), "args": list(getattr(args, "argv", sys.argv[1:])),
-                                "packages": package_versions()})
+                                "git": git_commit(), "argv": list(sys.argv),
+                                "args": list(getattr(args, "argv", sys.argv[1:])), "packages": package_versions()})
         settings = {key: RunSettings(temperature=cfg.temperature, seed=cfg.seed,
                                      response_format_style=cfg.structured_mode)  # type: ignore[arg-type]
                     for _, cfg, _, _, key in shaped}
