@@ -193,6 +193,9 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
         slots = [s for fx in fixtures.values() for t, _, _, _, key in shaped
                  for s in plan_slots(order, scenario=fx.spec.scenario, configuration=key,
                                      execution_group=t.execution_group)]
+        if ladder:  # repeat blocks rung by rung: an interrupted ladder sweep has every rung at equal depth
+            rank = {sc: i for i, sc in enumerate(fixtures)}
+            slots.sort(key=lambda s: (s.repeat, rank[s.scenario]))
         if not args.package_only:
             ledger.append_sync({"kind": "session", "identity": ident, "probes": reports,
                                 "started": dt.datetime.now(dt.UTC).isoformat(), "n_slots": len(slots),
