@@ -27,8 +27,11 @@ from analysis.safeio import SafeIOError, loads_json, write_json
 REPO_ROOT = Path(__file__).resolve().parents[1]
 V1_EVIDENCE = REPO_ROOT / "data" / "v1"
 HANDMADE_EVIDENCE = REPO_ROOT / "tests" / "fixtures" / "handmade"
+V2_LADDER_PILOT = REPO_ROOT / "data" / "v2" / "ladder-pilot"
+"""The runner's embedded pilot on the load ladder: the companion of data/v1 in the default invocation."""
 V2_PILOT = REPO_ROOT / "data" / "v2" / "pilot"
-"""The runner's v2 pilot: the companion of data/v1 in the default invocation."""
+"""The first, null v2 pilot (small fixture): retired as the default companion (one companion is
+reported at a time), kept as a package; the companion only where the ladder pilot is absent."""
 DEFAULT_OUT = REPO_ROOT
 """Default output root: results.json, tables/, figures/ and report/ of the repository."""
 
@@ -37,7 +40,7 @@ Analysis, audit and runner for 'Partitioned versus Undivided Compaction Carriers
 
 With no arguments: verify the shipped evidence (data/v1 when it has a
 provenance.lock, else the hand-made package tests/fixtures/handmade), with the
-v2 pilot data/v2/pilot as the companion of data/v1, and write the results,
+v2 ladder pilot data/v2/ladder-pilot as the companion of data/v1, and write the results,
 tables, figures and report into the repository."""
 
 EPILOG = """\
@@ -72,9 +75,13 @@ def shipped_evidence() -> Path:
 
 
 def default_companions(evidence: Path) -> list[Path]:
-    """The companions of the default invocation: the v2 pilot beside data/v1 (when both are locked)."""
-    if evidence == V1_EVIDENCE and (V2_PILOT / LOCK_NAME).is_file():
-        return [V2_PILOT]
+    """The companions of the default invocation: the v2 ladder pilot beside data/v1 (when both are
+    locked; the older null pilot data/v2/pilot where the ladder pilot is absent)."""
+    if evidence != V1_EVIDENCE:
+        return []
+    for pilot in (V2_LADDER_PILOT, V2_PILOT):
+        if (pilot / LOCK_NAME).is_file():
+            return [pilot]
     return []
 
 
@@ -198,8 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "else tests/fixtures/handmade)")
     parser.add_argument("--companion", metavar="DIR", type=_nonempty_path, action="append", default=None,
                         help="a pilot package to report beside the evidence (its study.toml declares "
-                             'kind = "pilot"); default: data/v2/pilot beside data/v1 when --evidence is '
-                             "not given, else none")
+                             'kind = "pilot"); default: data/v2/ladder-pilot beside data/v1 when --evidence '
+                             "is not given, else none")
     parser.add_argument("--out", metavar="OUT", type=_nonempty_path, default=None,
                         help="output directory, created when missing (default: the repository "
                              "root, i.e. results.json, tables/, figures/, report/, for the shipped "

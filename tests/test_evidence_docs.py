@@ -44,6 +44,10 @@ def test_every_study_key_is_documented() -> None:
         assert f'`configurations."<key>".{key}`' in DOC
     for key in schema.PARTITION_RUN_KEYS:
         assert f"`partition_runs[].{key}`" in DOC
+    for key in schema.LADDER_KEYS:
+        assert f"`ladder.{key}`" in DOC
+    for key in schema.LADDER_RUNG_KEYS:
+        assert f'`ladder.rung."<name>".{key}`' in DOC
 
 
 def test_every_row_rule_column_is_mentioned() -> None:

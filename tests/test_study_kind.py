@@ -10,7 +10,7 @@ import pytest
 
 from analysis.build import build
 from analysis.build.inputs import CompanionError
-from analysis.cli import V1_EVIDENCE, V2_PILOT, default_companions, main
+from analysis.cli import V1_EVIDENCE, V2_LADDER_PILOT, V2_PILOT, default_companions, main
 from analysis.evidence import LOCK_NAME, StudyError, load_package, write_lock
 from analysis.evidence.describe import evidence_kind
 from analysis.params import DEFAULT_PARAMS
@@ -58,7 +58,8 @@ def test_a_companion_that_is_not_a_pilot_is_refused(tmp_path: Path) -> None:
 
 
 def test_default_companions_are_explicit() -> None:
-    expected = [V2_PILOT] if (V2_PILOT / LOCK_NAME).is_file() else []
+    # the ladder pilot is the companion; the null pilot only where the ladder pilot is absent
+    expected = next(([p] for p in (V2_LADDER_PILOT, V2_PILOT) if (p / LOCK_NAME).is_file()), [])
     assert default_companions(V1_EVIDENCE) == expected
     assert default_companions(HANDMADE) == []
 

@@ -18,6 +18,7 @@ import polars as pl
 
 from .csvscan import MAX_PER_RULE, capped
 from .errors import Problem
+from .ladder import check_rungs
 from .loader import ParsedCsv
 from .schema import CHECKS_FILE, ROWS_FILE
 from .study import ParsedStudy
@@ -96,6 +97,8 @@ def check_rows(rows: ParsedCsv, study: ParsedStudy, problems: list[Problem]) -> 
     _emit(problems, varies, lines, ROWS_FILE, "checks_total", "varying checks_total",
           lambda h: f"checks_total {h['checks_total']} differs from {h['usual']} used by the other "
                     f"rows of scenario {h['scenario']!r}; one scenario has one number of checks")
+    if study.study is not None and study.study.ladder:  # mixed or missing rungs: refused, never pooled
+        check_rungs(rows.frame, lines, study.study.ladder, problems)
     arms = None if study.study is None else study.study.arms
     if arms is not None:
         undeclared = df.filter(pl.col("arm").is_not_null() & ~pl.col("arm").is_in(list(arms))).sort(_I)

@@ -38,8 +38,10 @@ from .schema import MAX_COUNT, extra_column
 
 FOLDS_FILE = "folds.jsonl"
 NOT_IN_EVIDENCE = "not in this evidence: the package has no folds.jsonl"
-FIXTURE_DIRS: tuple[Path, ...] = (Path(__file__).resolve().parents[2] / "data" / "v2" / "fixture",)
-"""Where committed fixtures are looked up by digest (after the package's own locked files)."""
+FIXTURE_DIRS: tuple[Path, ...] = (Path(__file__).resolve().parents[2] / "data" / "v2" / "fixture",
+                                  Path(__file__).resolve().parents[2] / "data" / "v2" / "fixture" / "ladder")
+"""Where committed fixtures are looked up by digest (after the package's own locked files): the v2
+fixture set and the load ladder's rungs."""
 
 
 class FoldsFormatError(SchemaError):
@@ -270,7 +272,7 @@ def fixture_placements(root: Path, locked: Mapping[str, str], digests: Iterable[
                     rows += got
                     found.add(digest)
     missing = {d: (f"fixture {d[:12]}… not found: lock its JSON into the package or commit it under "
-                   "data/v2/fixture/") for d in sorted(want - found)}
+                   "data/v2/fixture/ (or data/v2/fixture/ladder/)") for d in sorted(want - found)}
     return pl.DataFrame(rows, schema=PLACEMENT_SCHEMA), missing
 
 

@@ -59,6 +59,26 @@ class Study:
     """Declared arms (``[study] arms``), or None when study.toml does not declare them."""
     kind: str | None = None
     """What the package is (``[study] kind``, a key of schema.STUDY_KINDS), or None: a study of its own."""
+    ladder: tuple[LadderRung, ...] = ()
+    """The load ladder's rungs (``[ladder]``), easiest first; empty when the package has no ladder."""
+
+
+@dataclass(frozen=True, slots=True)
+class LadderRung:
+    """One rung of the load ladder as study.toml declares it (``[ladder.rung."<name>"]``)."""
+
+    name: str
+    """Rung name, written into every row's ``rung`` column."""
+    scenario: str
+    """Scenario of the rung's rows (a rung has its own number of graded checks)."""
+    graded_per_chunk: int
+    """Graded values planted per chunk."""
+    distractors: int
+    """Distractors planted in the whole session."""
+    chunk_tokens: int
+    """Estimated tokens per chunk."""
+    folds: int
+    """Chunks, i.e. folds of an undisturbed trajectory."""
 
 
 @dataclass(frozen=True)

@@ -177,3 +177,17 @@ PARTITION_RUN_KEYS: dict[str, tuple[str, bool, str]] = {
     "execution_group": (IDENTIFIER, True, "the execution group of the run"),
     "planned_repeats": ("count>=1", True, "repeats planned for the run (1..MAX_COUNT)"),
 }
+LADDER_KEYS: dict[str, tuple[str, bool, str]] = {
+    "rungs": ("identifier_list", True, "the rungs of the package, easiest first"),
+    "base": (IDENTIFIER, False, "the ladder's base rung (each rung differs from it in one factor; need not be run)"),
+}
+"""Keys of study.toml ``[ladder]`` (the load ladder, our extension)."""
+LADDER_RUNG_KEYS: dict[str, tuple[str, bool, str]] = {
+    "scenario": (IDENTIFIER, True, "the scenario of the rung's rows"),
+    "graded_per_chunk": ("count>=1", True, "graded values planted per chunk"),
+    "distractors": ("count>=0", True, "distractors planted in the whole session"),
+    "chunk_tokens": ("count>=1", True, "estimated tokens per chunk"),
+    "folds": ("count>=1", True, "chunks, i.e. folds of an undisturbed trajectory"),
+    "fixture_digest": ("text", False, "SHA-256 of the rung's fixture JSON"),
+}
+"""Keys of study.toml ``[ladder.rung."<name>"]``."""

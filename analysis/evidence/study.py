@@ -17,6 +17,7 @@ from typing import Any
 
 from .depth import MAX_DEPTH, MAX_KEY_PARTS, toml_depth
 from .errors import Problem, StudyWarning
+from .ladder import parse_ladder
 from .model import Configuration, PartitionRun, Study
 from .schema import (
     ARM,
@@ -38,7 +39,7 @@ _KEY = re.compile(r"""^\s*((?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)"""
                   r"""(?:\s*\.\s*(?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+))*)\s*=\s*""")
 _PART = re.compile(r""""((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+)""")
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
-TOP_KEYS = ("study", "configurations", "partition_runs")
+TOP_KEYS = ("study", "configurations", "partition_runs", "ladder")
 EXTENSION_KEYS = ("runner", "preregistration")
 """Top-level tables this project's own producers write (the runner's pins and request shape):
 known, kept out of the analysis, and not warned about."""
@@ -147,6 +148,16 @@ class _Checker:
             elif kind == "date":
                 if isinstance(value, datetime.datetime) or not isinstance(value, datetime.date):
                     err = f"must be a TOML date written unquoted like 2026-01-28, not {value!r}"
+            elif kind == "count>=0":
+                if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
+                    err = f"must be an integer in 0..{MAX_COUNT}, not {_shown(value)}"
+            elif kind == "identifier_list":
+                if not isinstance(value, list) or not value:
+                    err = "must be a non-empty array of names, like [\"g1-d0-c900-f2\"]"
+                else:
+                    err = next((e for e in (charset_problem(IDENTIFIER, v) for v in value) if e), None)
+                    if err is None and len(set(value)) != len(value):
+                        err = "names a rung twice; list each rung once"
             elif kind == "count>=1":
                 if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
                     err = f"must be an integer in 1..{MAX_COUNT}, not {_shown(value)}"
@@ -272,12 +283,13 @@ def _parse(data: bytes) -> tuple[Study | None, list[Problem], frozenset[str] | N
     if planned > MAX_PLANNED_SLOTS:
         c.problem(("partition_runs",), f"the partition runs plan {planned} repeats in all, above the limit "
                   f"of {MAX_PLANNED_SLOTS}; plan fewer repeats")
+    ladder = parse_ladder(c, doc["ladder"]) if "ladder" in doc else ()
     keys = frozenset(confs) if isinstance(confs, dict) else None
     if c.problems:
         return None, c.problems, keys, tuple(runs)
     study = Study(head["name"], head["recency_cutoff"], head["control"], head["treatment"],
                   head["scenario"], MappingProxyType(configurations), tuple(runs),
-                  tuple(head["arms"]) if "arms" in head else None, head.get("kind"))
+                  tuple(head["arms"]) if "arms" in head else None, head.get("kind"), ladder)
     return study, [], keys, tuple(runs)
 
 

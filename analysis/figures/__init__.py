@@ -11,5 +11,6 @@ FIGURE_ORDER: tuple[tuple[str, str], ...] = (
     ("analysis.figures.recall", "recall_distribution"),
     ("analysis.figures.panel", "sensitivity"),
     ("analysis.figures.survival", "fact_survival"),
+    ("analysis.figures.dose_response", "dose_response"),
 )
 """Every figure builder, in report order, as (module, function)."""

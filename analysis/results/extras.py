@@ -13,6 +13,14 @@ def fact_survival(i: ResultsInputs) -> Block:
     return Block(survival_results.survival_block(i.package, i.params))
 
 
+def dose_response(i: ResultsInputs) -> Block:
+    """``dose_response``: recall, paired effect and fact survival per load-ladder rung
+    (analysis.estimators.dose_response)."""
+    from analysis.estimators.dose_response import dose_block
+
+    return Block(dose_block(i.package, i.params))
+
+
 def claims_audit(i: ResultsInputs) -> Block | None:
     """``claims_audit``: the audit's headline (analysis.audit.headline.audit_block), when the build ran
     the audit and handed it in."""

@@ -42,4 +42,4 @@ def pilot_block(pkg: Any, params: Any, path: Path) -> dict[str, Any]:
             "carrier_values": int(arms.get_column("carrier_values").sum()),
             "audited_checks": int(arms.get_column("audited_checks").sum()),
             "served_models": served, "runner": json_ready(runner_table(pkg.root)),
-            "fact_survival": res.get("fact_survival")}
+            "fact_survival": res.get("fact_survival"), "dose_response": res.get("dose_response")}

@@ -57,6 +57,9 @@ def _add_sweep_args(p: argparse.ArgumentParser, *, arms: str, repeats: int, conc
     p.add_argument("--concurrency", type=int, default=concurrency, help="trajectories in flight at once")
     p.add_argument("--out", required=True, help="sweep directory: ledger, manifest, evidence/ (resumable)")
     p.add_argument("--fixture", default="small", help="small | default | small-s1 | default-s1 | path to fixture JSON")
+    p.add_argument("--ladder", default=None, metavar="RUNGS",
+                   help="run load-ladder rungs instead of --fixture: comma-separated rung names "
+                        "(e.g. g1-d0-c900-f2,g7-d0-c900-f2) or 'all' (analysis/runner/ladder.py)")
     p.add_argument("--design", choices=DESIGNS, default="williams", help="arm order per repeat (default williams)")
     p.add_argument("--execution-group", default="sweep-01", help="execution group id written into rows")
     p.add_argument("--configuration", default=None, help="study.toml configuration key (default: model@provider@quant)")
@@ -64,6 +67,9 @@ def _add_sweep_args(p: argparse.ArgumentParser, *, arms: str, repeats: int, conc
     p.add_argument("--published", default=None, help="configuration publication date YYYY-MM-DD (required remotely)")
     p.add_argument("--price", default=None, help="price as given by the provider (free text, recorded)")
     p.add_argument("--study-name", default="v2 sweep", help="study name in study.toml")
+    p.add_argument("--kind", choices=("pilot",), default=None,
+                   help="declare the package a pilot in study.toml ([study] kind), so the analysis can report "
+                        "it beside other evidence (python generate.py --companion DIR)")
     p.add_argument("--recency-cutoff", default=None,
                    help="study recency cutoff YYYY-MM-DD: configurations published on or after it form the primary "
                         "panel (default: six months before the run date, the paper's rule; recorded in study.toml)")

@@ -20,6 +20,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
+import shlex
 import signal
 import sys
 from collections.abc import Sequence
@@ -130,6 +131,10 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
     from analysis.runner.arms import load_arms
 
     fixture = getattr(args, "fixture_obj", None) or load_fixture_arg(args.fixture)
+    ladder = getattr(args, "ladder_fixtures", None)
+    if ladder and getattr(args, "prereg", None):
+        raise CliError("--ladder cannot run under a preregistration (--plan pins one fixture); drop one of them")
+    fixtures = {fx.spec.scenario: fx for fx in (ladder or (fixture,))}
     arms_all = load_arms()
     codes = _csv(args.arms)
     unknown = [c for c in codes if c not in arms_all]
@@ -139,7 +144,7 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with DirLock(out / RUNNER_LOCK, 0.0, on_busy=_busy(out)):  # one runner per --out at a time
-        return _sweep_locked(args, targets, extra_runner, fixture, arms, codes, out)
+        return _sweep_locked(args, targets, extra_runner, fixture, arms, codes, out, ladder, fixtures)
 
 
 RUNNER_LOCK = ".runner.lock"
@@ -154,10 +159,12 @@ def _busy(out: Path) -> Any:
 
 
 def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_runner: dict[str, Any] | None,
-                  fixture: Any, arms: dict[str, Any], codes: tuple[str, ...], out: Path) -> dict:
+                  fixture: Any, arms: dict[str, Any], codes: tuple[str, ...], out: Path,
+                  ladder: Any, fixtures: dict[str, Any]) -> dict:
     from analysis.runner.protocol import RunSettings
 
-    ident = sweep_identity(args, targets, fixture.digest)
+    ident = sweep_identity(args, targets, fixture.digest if not ladder else
+                           "ladder:" + ",".join(fx.digest for fx in ladder))
     order = arm_order(codes, args.repeats, args.design)
     with Ledger(out / "ledger.jsonl") as ledger:
         if getattr(args, "prereg", None):  # issue 13: every new ledger record names the sealed plan
@@ -205,17 +212,21 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
         keys = [k for *_, k in shaped]
         if len(set(keys)) != len(keys):
             raise CliError(f"two targets share the configuration key {keys}; give each a distinct `key`")
-        slots = [s for t, _, _, _, key in shaped
-                 for s in plan_slots(order, scenario=fixture.spec.scenario, configuration=key,
+        slots = [s for fx in fixtures.values() for t, _, _, _, key in shaped
+                 for s in plan_slots(order, scenario=fx.spec.scenario, configuration=key,
                                      execution_group=t.execution_group)]
+        if ladder:  # repeat blocks rung by rung: an interrupted ladder sweep has every rung at equal depth
+            rank = {sc: i for i, sc in enumerate(fixtures)}
+            slots.sort(key=lambda s: (s.repeat, rank[s.scenario]))
         if not args.package_only:
             ledger.append_sync({"kind": "session", "identity": ident, "probes": reports,
                                 "started": dt.datetime.now(dt.UTC).isoformat(), "n_slots": len(slots),
-                                "git": git_commit(), "argv": list(sys.argv), "packages": package_versions()})
+                                "git": git_commit(), "argv": list(sys.argv),
+                                "args": list(getattr(args, "argv", sys.argv[1:])), "packages": package_versions()})
         settings = {key: RunSettings(temperature=cfg.temperature, seed=cfg.seed,
                                      response_format_style=cfg.structured_mode)  # type: ignore[arg-type]
                     for _, cfg, _, _, key in shaped}
-        spec = SweepSpec(tuple(slots), {fixture.spec.scenario: len(fixture.graded)},
+        spec = SweepSpec(tuple(slots), {sc: len(fx.graded) for sc, fx in fixtures.items()},
                          {c: a.declared_chars for c, a in arms.items()}, concurrency=args.concurrency,
                          retry=RetryPolicy(max_attempts=args.max_attempts, base_s=args.backoff, cap_s=args.backoff_cap))
 
@@ -223,7 +234,7 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
             clients = {key: EndpointClient(cfg) for _, cfg, _, _, key in shaped}
             try:
                 return await run_sweep(spec, ledger, clients, {key: pin for _, _, pin, _, key in shaped},
-                                       protocol_trajectory(fixture, arms, settings,
+                                       protocol_trajectory(fixtures if ladder else fixture, arms, settings,
                                                            seed_per_repeat=args.seed_per_repeat),
                                        progress=not args.quiet,
                                        seed=args.seed or 0)
@@ -236,6 +247,8 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
     manifest = {
         "identity": ident, "command": list(sys.argv), "last_session": tally,
         "fixture": {"name": fixture.spec.name, "digest": fixture.digest, "scenario": fixture.spec.scenario},
+        **({"ladder": [{"rung": fx.spec.rung, "name": fx.spec.name, "digest": fx.digest} for fx in ladder]}
+           if ladder else {}),
         "arms": {c: {"prompt_sha256": a.prompt_sha256, "declared_chars": a.declared_chars,
                      "output_tokens": a.output_tokens, "carry_cap": a.carry_cap} for c, a in arms.items()},
         "design": {"name": order.design, "rows": [list(r) for r in order.rows], "closes": order.closes},
@@ -280,11 +293,19 @@ def write_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any]
                  **{k: v for k, v in (extra_runner or {}).items() if isinstance(v, (str, int, float, bool))}}
         runner.append(study_runner_toml(prov, extra).replace(json.dumps(configuration_key(pin)), json.dumps(key), 1))
     cutoff, recency = args.window
+    first = next((r for r in records if r.get("kind") == "session"), None)
+    if first is not None and first.get("args") is not None:  # the command of the sweep's first session
+        recency = {**recency, "command": " ".join(shlex.quote(a) for a in ["python", "-m", "analysis.runner",
+                                                                          *first["args"]])}
     runner.insert(0, "[runner]\n" + "\n".join(f"{k} = {v.isoformat() if isinstance(v, dt.date) else json.dumps(v)}"
                                                for k, v in recency.items()) + "\n")
+    if getattr(args, "ladder_fixtures", None):
+        from analysis.runner.ladder import ladder_toml
+
+        runner.append(ladder_toml(args.ladder_fixtures))
     study = Study(name=args.study_name, recency_cutoff=cutoff,
                   control=args.control, treatment=args.treatment, scenario=scenario,
-                  configurations=confs, partition_runs=tuple(runs))
+                  configurations=confs, partition_runs=tuple(runs), kind=getattr(args, "kind", None))
     pkg = out / "evidence"
     text = json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n"
     write_text(out / "run_manifest.json", text)
@@ -420,6 +441,7 @@ def cmd_embedded(args: argparse.Namespace) -> dict:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     args.after_probe = None
     args.window = None
     # SIGTERM behaves like Ctrl-C so context managers stop the embedded server

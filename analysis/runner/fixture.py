@@ -45,6 +45,11 @@ __all__ = [
 
 FORMAT_VERSION = 1
 _MAX_TRIES = 200
+N_DISTRACTORS = 9 * len(T.DISTRACTOR_CLASSES)
+"""Distractors of a full fixture (nine per class)."""
+_LADDER_FIELDS = {"n_graded": len(T.GRADED_FACTS), "n_distractors": N_DISTRACTORS, "rung": ""}
+"""Spec fields added for the load ladder: left out of the JSON at their defaults, so the
+fixtures written before the ladder keep every byte."""
 
 
 class FixtureError(ValueError):
@@ -67,14 +72,25 @@ class FixtureSpec:
     """Number of chunks, i.e. folds of an undisturbed trajectory."""
     placement: tuple[int, ...] = (0, 1, 2, 3, 4)
     """``placement[s]`` is the chunk index of planted segment ``s``."""
+    n_graded: int = len(T.GRADED_FACTS)
+    """Graded facts planted: the first ``n_graded`` of ``fixture_text.GRADED_FACTS`` (load ladder)."""
+    n_distractors: int = N_DISTRACTORS
+    """Distractors planted (0..36), taken round-robin over the four distractor classes (load ladder)."""
+    rung: str = ""
+    """Name of the load-ladder rung this spec is (``""``: not a rung); written into every row."""
 
     def validate(self) -> None:
         """Raise :class:`FixtureError` naming the fix when the spec is unusable."""
         if self.n_chunks < 1:
             raise FixtureError(f"{self.name}: n_chunks must be >= 1, got {self.n_chunks}")
-        if not 1 <= len(self.placement) <= len(T.GRADED_FACTS):
+        if not 1 <= self.n_graded <= len(T.GRADED_FACTS):
+            raise FixtureError(f"{self.name}: n_graded must be 1..{len(T.GRADED_FACTS)}, got {self.n_graded}")
+        if not 0 <= self.n_distractors <= N_DISTRACTORS:
+            raise FixtureError(f"{self.name}: n_distractors must be 0..{N_DISTRACTORS}, got {self.n_distractors}")
+        if not 1 <= len(self.placement) <= self.n_graded:
             raise FixtureError(
-                f"{self.name}: placement needs 1..{len(T.GRADED_FACTS)} segments, got {len(self.placement)}"
+                f"{self.name}: placement needs 1..{self.n_graded} segments (one graded fact at least "
+                f"per segment), got {len(self.placement)}"
             )
         bad = [c for c in self.placement if not 0 <= c < self.n_chunks]
         if bad:
@@ -83,10 +99,11 @@ class FixtureSpec:
                 "use indices of existing chunks"
             )
         per_chunk = self.total_tokens / self.n_chunks
-        if per_chunk < 350:
+        floor = max(60, 7 * (self.n_graded + self.n_distractors))  # 350 for the full fifty values
+        if per_chunk < floor:
             raise FixtureError(
                 f"{self.name}: {per_chunk:.0f} tokens per chunk is too small to hold planted "
-                "segments; raise total_tokens or lower n_chunks (>= 350 tokens per chunk)"
+                f"segments; raise total_tokens or lower n_chunks (>= {floor} tokens per chunk)"
             )
 
     @property
@@ -172,7 +189,9 @@ class Fixture:
         """Canonical JSON (sorted keys, UTF-8, trailing newline)."""
         doc = {
             "format_version": FORMAT_VERSION,
-            "spec": {**asdict(self.spec), "placement": list(self.spec.placement)},
+            "spec": {**{k: v for k, v in asdict(self.spec).items()
+                        if k not in _LADDER_FIELDS or v != _LADDER_FIELDS[k]},
+                     "placement": list(self.spec.placement)},
             "heuristic": self.heuristic,
             "tokens_est": self.tokens_est,
             "graded": [asdict(p) for p in self.graded],
@@ -252,6 +271,15 @@ def _draw_timestamps(rng: random.Random) -> list[str]:
         f"{hh[1]:02d}:{mm[1]:02d} UTC",
         f"2026-{months[1]:02d}-{rng.randrange(1, 28):02d} {hh[2]:02d}:{mm[2]:02d} UTC",
     ]
+
+
+def _round_robin(distractors: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Distractors interleaved over their classes: a rung with ``n < 36`` distractors plants the
+    first ``n`` of this order (a full fixture keeps the drawn order)."""
+    by_cls: dict[str, list[tuple[str, str]]] = {}
+    for cls, v in distractors:
+        by_cls.setdefault(cls, []).append((cls, v))
+    return [d for row in zip(*by_cls.values(), strict=True) for d in row]
 
 
 def _no_substring(values: Sequence[str]) -> bool:
@@ -394,13 +422,16 @@ def build_fixture(spec: FixtureSpec) -> Fixture:
     """Build the session described by ``spec`` (deterministic in ``spec``)."""
     spec.validate()
     rng = random.Random(spec.seed)
-    graded, distractors = _draw_values(rng)
+    graded, distractors = _draw_values(rng)  # always all fifty, so a rung's values are the full set's
+    graded = graded[: spec.n_graded]
+    if spec.n_distractors < len(distractors):
+        distractors = _round_robin(distractors)[: spec.n_distractors]
     n_seg = len(spec.placement)
     seg_of = [i % n_seg for i in range(len(graded))]
     # two distractors ride inside each planted segment; the rest are scattered over chunks
     d_order = list(range(len(distractors)))
     rng.shuffle(d_order)
-    seg_distractors = {s: [distractors[d_order.pop()] for _ in range(2)] for s in range(n_seg)}
+    seg_distractors = {s: [distractors[d_order.pop()] for _ in range(min(2, len(d_order)))] for s in range(n_seg)}
     loose = [distractors[i] for i in d_order]
     free = [c for c in range(spec.n_chunks) if c not in spec.placement] or list(range(spec.n_chunks))
     loose_chunk = [rng.choice(free) for _ in loose]

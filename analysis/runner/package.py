@@ -54,7 +54,7 @@ ROW_COLUMNS: tuple[str, ...] = (
 ROW_EXTRAS: tuple[str, ...] = (
     "fixture", "fixture_digest", "prompt_sha256", "response_format_style", "temperature", "seed",
     "catchup_folds", "lost_folds", "refusals", "finish_other", "answer_finish_reason", "served_models",
-    "providers", "infrastructure_fault",
+    "providers", "infrastructure_fault", "rung",
 )
 CHECK_COLUMNS: tuple[str, ...] = ("row_id", "check", "expected", "passed", "in_carrier", "passed_presence")
 
@@ -119,6 +119,7 @@ def row_record(result: TrajectoryResult, meta: RowMeta) -> dict[str, Any]:
         "served_models": ";".join(result.served_models) or None,
         "providers": ";".join(result.providers) or None,
         "infrastructure_fault": result.infrastructure_fault,
+        **({"rung": result.rung} if result.rung else {}),  # load ladder only (docs/EVIDENCE_FORMAT.md)
     }
 
 
@@ -171,7 +172,8 @@ def study_toml(study: Any) -> str:
 
     out = ["[study]", f"name = {_toml_str(study.name)}", f"recency_cutoff = {date(study.recency_cutoff)}",
            f"control = {_toml_str(study.control)}", f"treatment = {_toml_str(study.treatment)}",
-           f"scenario = {_toml_str(study.scenario)}", ""]
+           f"scenario = {_toml_str(study.scenario)}",
+           *([f"kind = {_toml_str(study.kind)}"] if getattr(study, "kind", None) else []), ""]
     for key, c in study.configurations.items():
         out += [f"[configurations.{_toml_str(key)}]", f"family = {_toml_str(c.family)}",
                 f"published = {date(c.published)}"]

@@ -164,6 +164,15 @@ def validate(args: argparse.Namespace) -> None:
     except DesignError as exc:
         raise PreflightError(str(exc)) from exc
     args.fixture_obj = load_fixture_checked(args.fixture)
+    args.ladder_fixtures = None
+    if getattr(args, "ladder", None):
+        from analysis.runner.ladder import LadderError, parse_rungs, rung_fixture
+
+        try:
+            args.ladder_fixtures = tuple(rung_fixture(n) for n in parse_rungs(args.ladder))
+        except LadderError as exc:
+            raise PreflightError(str(exc)) from exc
+        args.fixture_obj = args.ladder_fixtures[0]
 
 
 def load_fixture_checked(name: str) -> Any:

@@ -205,6 +205,8 @@ class TrajectoryResult:
     """Estimated prompt tokens of the recall turn."""
     distributed: bool
     """Whether the fixture's facts arrive in more than one fold."""
+    rung: str = ""
+    """The fixture's load-ladder rung (``""``: not a rung)."""
     verdict: Verdict = field(init=False)
 
     def __post_init__(self) -> None:
@@ -460,5 +462,5 @@ async def _recall(
         fixture_digest=fixture.digest, settings=settings, folds=tuple(folds), final_carrier=carrier,
         answer=answer, answer_finish_reason=finish, recall_served_model=model, recall_provider=provider,
         checks=checks, checks_total=len(checks_def), infrastructure_fault=fault, catchup_folds=catchups,
-        recall_prompt_tokens_est=recall_est, distributed=fixture.spec.distributed,
+        recall_prompt_tokens_est=recall_est, distributed=fixture.spec.distributed, rung=fixture.spec.rung,
     )

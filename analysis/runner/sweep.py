@@ -400,6 +400,7 @@ def protocol_trajectory(fixture: Any, arms: Mapping[str, Any], settings: Any, *,
                         seed_per_repeat: bool = False) -> TrajectoryFn:
     """A TrajectoryFn running the protocol's fold-and-recall trajectory for the slot's arm.
 
+    `fixture` is one fixture, or a mapping from scenario to fixture (the load ladder's rungs).
     `settings` is one RunSettings or a mapping from configuration key to RunSettings (each
     endpoint's request shape follows its own probe).  With `seed_per_repeat` each repeat block
     sends its own seed (`repeat_seed`), so sampled repeats differ while arms stay paired; with one
@@ -408,9 +409,10 @@ def protocol_trajectory(fixture: Any, arms: Mapping[str, Any], settings: Any, *,
     from analysis.runner.protocol import run_trajectory
 
     async def run(slot: Slot, backend: Backend) -> Outcome:
+        fx = fixture[slot.scenario] if isinstance(fixture, Mapping) else fixture  # a ladder: one per rung
         st = settings[slot.configuration] if isinstance(settings, Mapping) else settings
         if seed_per_repeat and st.seed is not None:
             st = dataclasses.replace(st, seed=repeat_seed(st.seed, slot.repeat))
-        return outcome_from_result(await run_trajectory(backend, fixture, arms[slot.arm], st), slot)
+        return outcome_from_result(await run_trajectory(backend, fx, arms[slot.arm], st), slot)
 
     return run

@@ -43,6 +43,7 @@ TABLE_ORDER: tuple[tuple[str, str], ...] = (
     ("analysis.tables.survival", "fact_survival_curves"),
     ("analysis.tables.survival", "fact_survival_cuts"),
     ("analysis.tables.pilot", "v2_pilot_folds"),
+    ("analysis.tables.dose_response", "dose_response"),
     ("analysis.tables.pilot", "v2_pilot"),
 )
 """Every table builder, in report order, as (module, function)."""

@@ -1,0 +1,107 @@
+"""Dose-response over the load ladder: one table of recall, paired effect and fact survival per rung.
+
+Methods note: the numbers are the ``dose_response`` block of results.json
+(analysis.estimators.dose_response) of the evidence when it has a load ladder, else of the
+companion pilot beside it (``v2_pilot.dose_response``); nothing is recomputed here. The figure
+(analysis.figures.dose_response) reads the same block through :func:`dose_source`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from analysis.tables.context import ReportContext, section
+from analysis.tables.labels import arm_label
+from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_count_of, fmt_num, fmt_signed
+
+TITLE = "Dose–response over the load ladder: recall per arm, paired effect and fact survival per rung"
+FACTOR_NAMES = {"graded_per_chunk": "graded values per chunk", "distractors": "distractors",
+                "chunk_tokens": "tokens per chunk", "folds": "folds", "base": "base rung",
+                "several": "several factors"}
+NO_LADDER = "neither this evidence nor a companion pilot was run on the load ladder"
+
+
+def dose_source(own: Any, pilot: Any) -> tuple[str, Mapping[str, Any]] | str:
+    """(label, block) of the evidence's ``dose_response`` block ``own``, else of the companion pilot's
+    (``v2_pilot.dose_response``); else why neither has a ladder."""
+    if isinstance(own, Mapping) and own.get("available"):
+        return "this evidence", own
+    if isinstance(pilot, Mapping) and pilot.get("available"):
+        return "v2 pilot", pilot
+    return NO_LADDER
+
+
+def _interval(r: Mapping[str, Any] | None) -> str:
+    if not r or r.get("recall") is None:
+        return "—"
+    lo, hi = r.get("lo"), r.get("hi")
+    span = f" [{fmt_num(lo, 2)}, {fmt_num(hi, 2)}]" if lo is not None and hi is not None else ""
+    return f"{fmt_num(r['recall'], 2)}{span} (n={r['rows']})"
+
+
+def _paired(p: Mapping[str, Any] | None, min_pairs: int) -> str:
+    if not p or p.get("effect") is None:
+        return "— (" + str((p or {}).get("reason") or "no complete pair") + ")"
+    lo, hi = p.get("lo"), p.get("hi")
+    span = f" [{fmt_signed(lo, 2)}, {fmt_signed(hi, 2)}]" if lo is not None and hi is not None else ""
+    few = "" if p.get("enough_pairs") else f", fewer than {min_pairs} pairs"
+    return f"{fmt_signed(p['effect'], 2)}{span} ({p['pairs']} pairs{few})"
+
+
+def _survival(s: Mapping[str, Any] | None) -> str:
+    if not s or not s.get("facts"):
+        return "—"
+    return f"{fmt_count_of(s['captured'], s['facts'])} → {fmt_count_of(s['survived'], s['captured'])}"
+
+
+def dose_response(ctx: ReportContext) -> TableSpec:
+    """Per rung: the load factors, recall with interval per arm, treatment − control, capture → survival."""
+    src = dose_source(section(ctx.results, "dose_response"), section(ctx.results, "v2_pilot", "dose_response"))
+    base_cols = ["evidence", "rung", "varies", "g", "d", "c", "f"]
+    if isinstance(src, str):
+        return empty_table("t_dose_response", TITLE, base_cols, src)
+    label, block = src
+    rungs = list(block["rungs"])
+    arms = list(dict.fromkeys(a for r in rungs for a in r["arms"]))
+    c, t = block["control"], block["treatment"]
+    cols = [*base_cols, *[f"recall {a}" for a in arms], f"{t} − {c}",
+            *[f"captured → survived {a}" for a in arms]]
+    rows, data = [], []
+    for r in rungs:
+        row = {"evidence": label, "rung": r["rung"], "varies": FACTOR_NAMES.get(r["axis"], r["axis"]),
+               "g": str(r["graded_per_chunk"]), "d": str(r["distractors"]), "c": str(r["chunk_tokens"]),
+               "f": str(r["folds"])}
+        for a in arms:
+            row[f"recall {a}"] = _interval(r["arms"].get(a))
+            row[f"captured → survived {a}"] = _survival(r["survival"].get(a))
+            cell = r["arms"].get(a) or {}
+            surv = r["survival"].get(a) or {}
+            data.append({"evidence": label, "rung": r["rung"], "axis": r["axis"], "arm": a,
+                         "rows": cell.get("rows"), "recall": cell.get("recall"), "lo": cell.get("lo"),
+                         "hi": cell.get("hi"), "facts": surv.get("facts"), "captured": surv.get("captured"),
+                         "survived": surv.get("survived"),
+                         "paired_effect": (r["paired"] or {}).get("effect") if a == t else None})
+        row[f"{t} − {c}"] = _paired(r["paired"], int(block["min_pairs"]))
+        rows.append(row)
+    missing = f" Declared rungs without a valid row: {', '.join(block['missing'])}." if block["missing"] else ""
+    surv_why = (block.get("reasons") or {}).get("survival")
+    note = (f"Valid rows per rung ({label}); g: graded values per chunk, d: distractors, c: tokens per chunk "
+            f"(frozen heuristic), f: folds; 'varies' names the one load factor in which the rung differs from "
+            f"the base. Recall: mean exact recall with a 95% {block['interval']}. {t} − {c}: the primary "
+            f"estimator (equal-configuration mean of paired differences within repeat blocks) on the rung, with "
+            f"a t interval over pair differences. Captured → survived: graded values in the carrier at their "
+            f"entry fold, of those read, and still there after the last fold, of those captured."
+            + (f" Survival not available: {surv_why}." if surv_why else "") + missing + " Ours, not the paper's.")
+    frame = pl.DataFrame(data, schema={"evidence": pl.String, "rung": pl.String, "axis": pl.String,
+                                       "arm": pl.String, "rows": pl.Int64, "recall": pl.Float64, "lo": pl.Float64,
+                                       "hi": pl.Float64, "facts": pl.Int64, "captured": pl.Int64,
+                                       "survived": pl.Int64, "paired_effect": pl.Float64})
+    return TableSpec("t_dose_response", TITLE, frame, display_frame(rows, cols), note=note)
+
+
+def arm_names(block: Mapping[str, Any]) -> list[str]:
+    """Arms of a dose_response block, in their order (for the figure's legend)."""
+    return [arm_label(a) for a in dict.fromkeys(a for r in block["rungs"] for a in r["arms"])]
