@@ -59,7 +59,7 @@ def test_table_schema_is_generated_from_the_schema_as_data(tmp_path: Path) -> No
     assert tables["checks.csv"]["foreignKeys"][0]["reference"] == {"resource": "rows", "fields": ["row_id"]}
 
 
-@pytest.mark.parametrize("package", ["data/v1", "data/v2/pilot"])
+@pytest.mark.parametrize("package", ["data/v1", "data/v2/pilot", "data/v2/ladder-pilot"])
 def test_frictionless_validates_the_shipped_packages(package: str) -> None:
     root = REPO / package
     if not (root / DATAPACKAGE_NAME).is_file():
