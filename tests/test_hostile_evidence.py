@@ -154,8 +154,8 @@ def test_the_lock_is_written_atomically_and_never_through_a_link(pkg: Path, tmp_
     write_lock(pkg)
     assert outside.read_text() == "do not overwrite\n"
     assert not (pkg / "provenance.lock").is_symlink()
-    assert sorted(p.name for p in pkg.iterdir()) == sorted(["checks.csv", "provenance.lock", "rows.csv",
-                                                            "study.toml"])
+    assert sorted(p.name for p in pkg.iterdir()) == sorted(["checks.csv", "datapackage.json", "provenance.lock",
+                                                            "rows.csv", "study.toml"])
     verify_package(pkg)
 
 

@@ -100,11 +100,17 @@ def datapackage_doc(study_name: str, files: Mapping[str, bytes], digests: Mappin
         resource: dict[str, Any] = {"name": _resource_name(path, taken), "path": path}
         # only rows.csv and checks.csv are tables; every other file (JSONL fold records too) is
         # hashed and sized as a plain file, never parsed by Frictionless
-        resource["type"] = "table" if path in TABLE_SCHEMAS else "file"
+        schema = None
+        if path in TABLE_SCHEMAS:
+            try:
+                schema = table_schema(path, files[path])
+            except (UnicodeDecodeError, csv.Error):  # no readable header: verify names the problem
+                schema = None
+        resource["type"] = "table" if schema is not None else "file"
         resource.update({"format": fmt, "mediatype": media, "encoding": "utf-8",
                          "hash": f"sha256:{digests[path]}", "bytes": len(files[path])})
-        if path in TABLE_SCHEMAS:
-            resource["schema"] = table_schema(path, files[path])
+        if schema is not None:
+            resource["schema"] = schema
         resources.append(resource)
     title = study_name or "evidence package"
     return {"$schema": PROFILE, "name": _resource_name(title, set()), "title": title,
