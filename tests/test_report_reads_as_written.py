@@ -184,3 +184,16 @@ def test_the_audit_headline_is_said_once(beside: Path) -> None:
     section = qmd.split("## Claims audit\n", 1)[1].split("\n## ", 1)[0]
     assert " ".join(section.split()).count("reproduced by independent computation") == 1
     assert "45 of 109 derived claims" in section and "In full" not in section
+
+
+def test_the_key_results_audit_counts_add_up_to_the_printed_cell_claims() -> None:
+    """On the committed v1 report: the box lists every printed-cell status, so its counts sum to the total
+    (a box that named three fixed statuses dropped the 'implied' one and said 79 + 7 + 0 of 87)."""
+    repo = Path(__file__).resolve().parents[1]
+    audit = json.loads((repo / "results.json").read_text(encoding="utf-8"))["claims_audit"]
+    qmd = (repo / "report" / "index.qmd").read_text(encoding="utf-8")
+    box = " ".join(qmd.split(":::", 2)[1].split())
+    counts = re.search(r"(\d+) follow from its own printed cells \(([^)]*\)?[^)]*)\)", box)
+    assert counts, box
+    listed = [int(n) for n in re.findall(r"(?:^|, )(\d+) ", counts.group(2))]
+    assert int(counts.group(1)) == audit["printed_cells"]["claims"] == sum(listed)
