@@ -157,5 +157,5 @@ def test_main_build_includes_designing_v2_when_out_holds_a_design(tmp_path: Path
 def test_design_from_v1_is_labelled_a_reconstruction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "--evidence", str(V1), "--out", str(tmp_path), "--configurations", "4",
                  "--repeats", "1", "--effect", "0", "--sims", "20"]) == 0
-    assert "RECONSTRUCTION" in capsys.readouterr().err
+    assert "is a reconstruction fitted" in capsys.readouterr().err
     assert json.loads((tmp_path / "design.json").read_text())["evidence"]["kind"] == "v1"
