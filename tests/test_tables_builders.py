@@ -191,7 +191,8 @@ def test_deeper_repeats_hand_derived() -> None:
 # ----------------------------------------------------------------- the v2 pilot table (t_v2_pilot)
 
 def test_v2_pilot_table_is_empty_without_a_pilot() -> None:
-    *_, folds, t = build_tables(context())
+    by_name = {t.name: t for t in build_tables(context())}
+    folds, t = by_name["t_v2_pilot_folds"], by_name["t_v2_pilot"]
     assert t.name == "t_v2_pilot" and t.is_empty and "no v2 pilot package" in t.empty_reason
     assert folds.name == "t_v2_pilot_folds" and folds.is_empty and "no v2 pilot package" in folds.empty_reason
 
