@@ -72,7 +72,9 @@ def save(spec: FigureSpec, directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     png, svg = directory / f"{spec.name}.png", directory / f"{spec.name}.svg"
     with style():  # drawn to memory, written through the door (atomic, never through a link)
-        for path, options in ((png, {"format": "png", "dpi": PNG_DPI, "metadata": {"Software": None}}),
+        for path, options in ((png, {"format": "png", "dpi": PNG_DPI, "metadata": {"Software": None},
+                                      # zlib level 9 (lossless, deterministic): the offline page embeds them
+                                      "pil_kwargs": {"optimize": True}}),
                               (svg, {"format": "svg", "metadata": {"Date": None, "Creator": None}})):
             buf = io.BytesIO()
             spec.figure.savefig(buf, **options)
