@@ -79,7 +79,7 @@ class Outcome:
     """What a trajectory returns: its evidence row (without row_id), its checks, and artifacts."""
 
     row: Mapping[str, Any]
-    """EVIDENCE.md row fields except row_id and the slot fields."""
+    """docs/EVIDENCE_FORMAT.md row fields except row_id and the slot fields."""
     checks: Sequence[Mapping[str, Any]]
     """One mapping per graded check (check, expected, passed, in_carrier)."""
     artifacts: Mapping[str, Any] = field(default_factory=dict)
