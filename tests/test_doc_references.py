@@ -3,7 +3,8 @@
 The contracts this repository implements are its own docs/ (docs/RESULTS_CONTRACT.md,
 docs/EVIDENCE_FORMAT.md, docs/RESULTS_KEYS.md, ...). The bare name of a contract file of the authors'
 workspace (its results or evidence contract), or a path into a ``shared`` directory beside the
-checkout, names a file that a user of the repository does not have. Checked over analysis/, tests/, docs/, the README files and the data packages' READMEs.
+checkout, names a file that a user of the repository does not have. Checked over analysis/, tests/,
+docs/, the README files and the data packages' READMEs.
 """
 
 from __future__ import annotations
