@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from support.import_contracts import dynamic_imports
+from support.import_contracts import dynamic_imports, one_cycle, strongly_connected
 
 REPO = Path(__file__).resolve().parents[1]
 LINT_IMPORTS = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
@@ -149,3 +149,14 @@ def test_dynamic_import_scan_reads_calls_not_text() -> None:
     )
     found = dynamic_imports(source, "analysis.x", "analysis")
     assert [(c.line, c.call) for c in found] == [(5, "import_module"), (6, "exec"), (7, "find_spec")]
+
+
+def test_cycle_search_finds_every_cycle_and_names_one_path() -> None:
+    """Hand graph: a -> b -> c -> a and c -> d <-> e; f alone. Two cycles {a, b, c} and {d, e};
+    the shortest path back to a is a -> b -> c -> a (derived by hand)."""
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": {"e"}, "e": {"d"}, "f": {"a"}}
+    components = strongly_connected(edges)
+    assert components == [["a", "b", "c"], ["d", "e"]]
+    assert one_cycle(edges, components[0]) == ["a", "b", "c", "a"]
+    assert one_cycle(edges, components[1]) == ["d", "e", "d"]
+    assert strongly_connected({"a": {"b"}, "b": set()}) == []
