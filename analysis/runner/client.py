@@ -26,7 +26,7 @@ import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
-from analysis.runner.edge import bounded_http_client
+from analysis.runner.bounded_http import bounded_http_client
 from analysis.runner.protocol import InfrastructureFault
 from analysis.runner.secrets import read_api_key, redact_text
 

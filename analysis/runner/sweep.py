@@ -27,8 +27,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
+from analysis.runner.arm_order import ArmOrder
 from analysis.runner.client import CallResult, EndpointClient, InfraFault
-from analysis.runner.design import ArmOrder
 from analysis.runner.ledger import Ledger, slot_states
 from analysis.runner.pinning import Pin, audit_call, unverifiable
 from analysis.runner.protocol import ChatReply, ChatRequest
