@@ -2,16 +2,13 @@
 
 Library errors (:class:`EvidenceError`) become their message on stderr and
 exit status 1, never a traceback. The analysis itself lives in
-``analysis.build.build`` (the report pipeline); until that module exists the
-main job verifies, loads and writes ``OUT/results.json`` with the evidence
-digests only.
+``analysis.build.build`` (the report pipeline), imported when the main job runs
+so that ``--help`` and the subcommands do not load it.
 """
 from __future__ import annotations
 
 import argparse
 import difflib
-import importlib
-import importlib.util
 import signal
 import sys
 import warnings
@@ -21,8 +18,8 @@ from typing import Any
 
 from analysis import __version__
 from analysis.escape import emit
-from analysis.evidence import LOCK_NAME, EvidenceError, load_package, verify_package, write_lock
-from analysis.safeio import SafeIOError, loads_json, write_json
+from analysis.evidence import LOCK_NAME, EvidenceError, verify_package, write_lock
+from analysis.safeio import SafeIOError, loads_json
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 V1_EVIDENCE = REPO_ROOT / "data" / "v1"
@@ -108,13 +105,7 @@ def _nonempty_path(text: str) -> Path:
 
 
 class CliError(Exception):
-    """A user error outside the evidence (bad output directory, --check without a pipeline)."""
-
-
-def _default_params() -> Any:
-    if importlib.util.find_spec("analysis.params") is None:
-        return None
-    return importlib.import_module("analysis.params").DEFAULT_PARAMS
+    """A user error outside the evidence (bad output directory, a build that cannot run)."""
 
 
 def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool = False,
@@ -122,47 +113,32 @@ def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool 
                  companions: Sequence[Path] = ()) -> int:
     """Verify ``evidence`` and build every output into ``out`` (or compare, with ``check``).
 
-    With the report pipeline (``analysis.build``) present, it does the work: it verifies
-    the package first and writes nothing when verification fails. Without it, the package
-    is verified and loaded here and OUT/results.json gets the evidence digests only.
-    ``companions``: packages reported beside the evidence (a pilot, ``--companion``).
+    The build pipeline (``analysis.build``) does the work: it verifies the package first and
+    writes nothing when verification fails. ``companions``: packages reported beside the
+    evidence (a pilot, ``--companion``).
     """
-    if importlib.util.find_spec("analysis.build") is not None:
-        pipeline = importlib.import_module("analysis.build")
-        try:
-            if check:
-                differ = pipeline.check(evidence, out, _default_params(), progress=progress,
-                                        companions=companions)
-                for rel in differ:
-                    say(f"differs: {rel}")
-                if differ:
-                    say(f"error: {len(differ)} output files in {out} are not what the evidence, "
-                        "params and code produce now; run `python generate.py` and commit")
-                    return 1
-                say(f"OK {out}: outputs are up to date", err=False, one_line=True)
-                return 0
-            options: dict[str, Any] = {} if wait is None else {"wait": wait}
-            pipeline.build(evidence, out, _default_params(), progress=progress, force=force,
-                           companions=companions, **options)
-            report = out / "report" / "index.html"
-            if report.is_file():
-                say(f"report: {report}", err=False)
-        except getattr(pipeline, "BuildError", CliError) as exc:
-            raise CliError(str(exc)) from None
-        return 0
-    if check:
-        raise CliError("--check needs the build pipeline (analysis/build/), which is not installed")
-    package = load_package(evidence)
-    progress(f"verified {evidence}: {len(package.digests)} files, {package.rows.height} rows, "
-             f"{package.checks.height} checks")
-    if out.exists() and not out.is_dir():
-        raise CliError(f"--out {out} is a file; pass a directory (it is created when missing)")
-    out.mkdir(parents=True, exist_ok=True)
-    results = {"evidence": {"sha256": dict(package.digests)},
-               "package": {"name": "compaction-carriers", "version": __version__}}
-    path = out / "results.json"
-    write_json(path, results)
-    progress(f"wrote {path} (evidence block only: analysis.build is not installed)")
+    from analysis import build as pipeline  # loaded only for the main job: --help stays light
+    from analysis.outdir import BuildError
+    from analysis.params import DEFAULT_PARAMS
+
+    try:
+        if check:
+            differ = pipeline.check(evidence, out, DEFAULT_PARAMS, progress=progress, companions=companions)
+            for rel in differ:
+                say(f"differs: {rel}")
+            if differ:
+                say(f"error: {len(differ)} output files in {out} are not what the evidence, "
+                    "params and code produce now; run `python generate.py` and commit")
+                return 1
+            say(f"OK {out}: outputs are up to date", err=False, one_line=True)
+            return 0
+        options: dict[str, Any] = {} if wait is None else {"wait": wait}
+        pipeline.build(evidence, out, DEFAULT_PARAMS, progress=progress, force=force, companions=companions, **options)
+        report = out / "report" / "index.html"
+        if report.is_file():
+            say(f"report: {report}", err=False)
+    except BuildError as exc:
+        raise CliError(str(exc)) from None
     return 0
 
 

@@ -33,7 +33,7 @@ from analysis.tables.registry import TABLE_ORDER
 REPO = Path(__file__).resolve().parents[1]
 HANDMADE = REPO / "tests" / "fixtures" / "handmade"
 CONTRACT = ("evidence", "panel", "sparse", "bounds", "families", "dependence", "headings")
-"""The top-level keys of the shared contract RESULTS.md (version 1), in its order."""
+"""The top-level keys of the results contract docs/RESULTS_CONTRACT.md (version 1), in its order."""
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +111,7 @@ def test_each_block_carries_its_own_null_reasons(package, results) -> None:
     assert sparse is not None and dict(sparse.reasons) == {
         "min_pairs_4.mean": "no configurations in this population",
         "min_pairs_4.median": "no configurations in this population"}
-    # results.json keeps RESULTS.md's top-level `reasons`, assembled from the blocks' own reasons ...
+    # results.json keeps docs/RESULTS_CONTRACT.md's top-level `reasons`, assembled from the blocks' own reasons ...
     assert results["reasons"] == {f"sparse.{k}": v for k, v in sparse.reasons.items()}
     # ... and a reader gets a block's reasons back without knowing where results.json keeps them.
     assert block_reasons(results, "sparse") == dict(sparse.reasons)

@@ -1,7 +1,7 @@
 """results.json blocks of the secondary analyses: fill, headings, carrier audit, failure modes
 and the panel inference the paper does not report (bootstrap, sign flip, GEE, Wilson cells).
 
-`headings_block(package, params)` is the RESULTS.md `headings` block exactly; one function
+`headings_block(package, params)` is the docs/RESULTS_CONTRACT.md `headings` block exactly; one function
 per further key (`fill_block`, `headings_detail_block`, `carrier_audit_block`,
 `failure_modes_block`, `beyond_paper_block`, the last labelled "ours, not the paper's"), each
 JSON-ready (NaN -> null, tuples -> lists). analysis.results.registry names them per key.
@@ -34,7 +34,7 @@ def effects_from_panel(panel: paired.Panel) -> pl.DataFrame:
 
 
 def headings_block(package: Any, params: Params) -> dict[str, Any]:
-    """The RESULTS.md `headings` block: pooled_r, rows, within_cell {cells, rows, slope, r}."""
+    """The docs/RESULTS_CONTRACT.md `headings` block: pooled_r, rows, within_cell {cells, rows, slope, r}."""
     study = package.study
     pooled = headings.pooled_correlation(package.rows, study.scenario)
     w = headings.within_cell(package.rows, study.scenario)

@@ -20,7 +20,7 @@ class Block:
     reasons: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     """Why each null statistic of the block is null: field path inside the block (``"lo"``,
     ``"effects.<configuration>.control_mean"``) -> reason. Written to results.json's top-level
-    ``reasons`` as ``"<key>.<field>"`` for the blocks that list reasons there (RESULTS.md)."""
+    ``reasons`` as ``"<key>.<field>"`` for the blocks that list reasons there (docs/RESULTS_CONTRACT.md)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +36,7 @@ class ResultsBlock:
     doc: str
     """Its documentation row (docs/RESULTS_KEYS.md, generated index)."""
     contract: bool = False
-    """A key of the shared contract RESULTS.md (fixed), else a documented extra."""
+    """A key of the results contract docs/RESULTS_CONTRACT.md (fixed), else a documented extra."""
     source: str = "evidence"
     """``"evidence"``: computed by build_results from the package alone; ``"build"``: added by the
     build's results stage (needs the audit, a companion or OUT)."""

@@ -1,4 +1,4 @@
-"""The core results blocks: the RESULTS.md contract keys and their documented details.
+"""The core results blocks: the docs/RESULTS_CONTRACT.md contract keys and their documented details.
 
 Each function takes the shared ResultsInputs and returns a Block (value and its own null
 reasons); analysis.results.registry names them per key, in results.json order.

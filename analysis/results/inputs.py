@@ -16,7 +16,7 @@ from analysis.estimators.common import contrast_of, runs_frame
 from analysis.params import Params
 
 CONTRACT_SPARSE_K = 4
-"""RESULTS.md names the subset ``min_pairs_4``, whatever ``Params.min_pairs`` is."""
+"""docs/RESULTS_CONTRACT.md names the subset ``min_pairs_4``, whatever ``Params.min_pairs`` is."""
 
 
 class ResultsInputs:
@@ -50,7 +50,7 @@ class ResultsInputs:
 
     @cached_property
     def sparse_contract(self) -> paired.Subset:
-        """The RESULTS.md ``min_pairs_4`` subset."""
+        """The docs/RESULTS_CONTRACT.md ``min_pairs_4`` subset."""
         return paired.min_pairs_subset(self.panel, CONTRACT_SPARSE_K, self.params.alpha)
 
     @cached_property

@@ -5,10 +5,10 @@ generated index of docs/RESULTS_KEYS.md and its test all read :data:`RESULTS_BLO
 Adding a statistic: write the pure estimator and its test, add one entry here (in the place its key
 takes in results.json), and its sentence to the report template.
 
-Methods note: blocks are computed in registry order, which is results.json's key order (RESULTS.md
+Methods note: blocks are computed in registry order, which is results.json's key order (docs/RESULTS_CONTRACT.md
 fixes the contract keys; the extras follow). Every block carries its own null reasons (Block.reasons);
 for the blocks of :data:`REASONS_FROM` they are also written, prefixed with the block key, to the
-top-level ``reasons`` key that RESULTS.md defines (summary fields first, in REASONS_FROM order, then
+top-level ``reasons`` key that docs/RESULTS_CONTRACT.md defines (summary fields first, in REASONS_FROM order, then
 per-configuration fields). Other blocks keep a sibling ``reason`` field inside their value.
 """
 
@@ -220,7 +220,7 @@ def docs_index() -> str:
         fn = b.compute
         where = "assemble (from the blocks before it)" if b.key == "reasons" else (
             f"`{fn.__module__}.{fn.__qualname__}`")
-        meaning = b.doc + (" (RESULTS.md)" if b.contract else "") + (" (build only)" if b.source == "build" else "")
+        meaning = b.doc + (" (contract)" if b.contract else "") + (" (build only)" if b.source == "build" else "")
         lines.append(f"| `{b.key}` | {where} | `{b.shape}` | {meaning} | "
                      f"{', '.join(b.tables) or '—'} | {', '.join(b.figures) or '—'} |")
     return "\n".join(lines) + "\n"

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from analysis.runner.design import DESIGNS
-from analysis.runner.edge import MAX_BODY_BYTES
+from analysis.runner.arm_order import DESIGNS
+from analysis.runner.bounded_http import MAX_BODY_BYTES
 
 EMBEDDED_TEMPERATURE = 0.7
 """The embedded default temperature: with --seed-per-repeat (also the default there) repeats of a

@@ -29,8 +29,8 @@ from typing import Any
 
 from analysis.escape import emit
 from analysis.runner.arguments import build_parser
+from analysis.runner.arm_order import arm_order
 from analysis.runner.client import ClientConfigError, EndpointClient, EndpointConfig, base_url_problem
-from analysis.runner.design import arm_order
 from analysis.runner.ledger import Ledger, evidence_rows, write_evidence
 from analysis.runner.named_fixtures import FixtureArgError, load_fixture_arg
 from analysis.runner.pinning import (
@@ -269,11 +269,11 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
         manifest["rebuilt_from_ledger"] = {"command": list(sys.argv), "git": git_commit(),
                                            "at": dt.datetime.now(dt.UTC).isoformat()}
         manifest["last_session"] = prior.get("last_session", tally)
-    write_package(out, records, slots, manifest, shaped, args, fixture.spec.scenario, extra_runner, arms)
+    write_sweep_package(out, records, slots, manifest, shaped, args, fixture.spec.scenario, extra_runner, arms)
     return manifest
 
 
-def write_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any], manifest: dict[str, Any],
+def write_sweep_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any], manifest: dict[str, Any],
                   shaped: Sequence[tuple[Target, EndpointConfig, Pin, Provenance, str]], args: argparse.Namespace,
                   scenario: str, extra_runner: dict[str, Any] | None, arms: dict[str, Any]) -> Path:
     """OUT/evidence from the ledger, written by analysis.runner.package (pin tables appended, all locked)."""
@@ -341,7 +341,7 @@ def out_line(message: str) -> None:
     emit(redact_text(message), sys.stdout, one_line=True)
 
 
-def load_plan(path: str, args: argparse.Namespace) -> list[Target]:
+def load_plan_targets(path: str, args: argparse.Namespace) -> list[Target]:
     """Targets from a plan TOML: one [[configurations]] table per served configuration."""
     try:
         doc = read_toml(path)
@@ -454,7 +454,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _targets(args: argparse.Namespace) -> list[Target]:
     if args.plan:
-        return load_plan(args.plan, args)
+        return load_plan_targets(args.plan, args)
     if args.base_url and args.model:
         return [Target(endpoint_config(args, args.base_url, args.model), args.base_url,
                        args.family or _family(args.model), _published(args, None), args.execution_group,

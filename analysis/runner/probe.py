@@ -54,10 +54,6 @@ PROBE_MESSAGES = [
 PLAIN_MESSAGES = [{"role": "user", "content": "Say OK."}]
 
 
-class ProbeError(RuntimeError):
-    """The probe could not reach the endpoint at all."""
-
-
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """One probe step's outcome with the request that produced it."""

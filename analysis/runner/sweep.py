@@ -27,8 +27,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
+from analysis.runner.arm_order import ArmOrder
 from analysis.runner.client import CallResult, EndpointClient, InfraFault
-from analysis.runner.design import ArmOrder
 from analysis.runner.ledger import Ledger, slot_states
 from analysis.runner.pinning import Pin, audit_call, unverifiable
 from analysis.runner.protocol import ChatReply, ChatRequest
@@ -79,7 +79,7 @@ class Outcome:
     """What a trajectory returns: its evidence row (without row_id), its checks, and artifacts."""
 
     row: Mapping[str, Any]
-    """EVIDENCE.md row fields except row_id and the slot fields."""
+    """docs/EVIDENCE_FORMAT.md row fields except row_id and the slot fields."""
     checks: Sequence[Mapping[str, Any]]
     """One mapping per graded check (check, expected, passed, in_carrier)."""
     artifacts: Mapping[str, Any] = field(default_factory=dict)
