@@ -23,6 +23,7 @@ import json
 import shlex
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ from analysis.runner.preflight import (
 )
 from analysis.runner.probe import ProbeReport, apply, failure_line, probe
 from analysis.runner.secrets import api_key_env_problem, redact, redact_text, write_text
+from analysis.runner.summary import summary_lines
 from analysis.runner.sweep import (
     RetryPolicy,
     SweepSpec,
@@ -227,7 +229,8 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
                     for _, cfg, _, _, key in shaped}
         spec = SweepSpec(tuple(slots), {sc: len(fx.graded) for sc, fx in fixtures.items()},
                          {c: a.declared_chars for c, a in arms.items()}, concurrency=args.concurrency,
-                         retry=RetryPolicy(max_attempts=args.max_attempts, base_s=args.backoff, cap_s=args.backoff_cap))
+                         retry=RetryPolicy(max_attempts=args.max_attempts, base_s=args.backoff, cap_s=args.backoff_cap),
+                         calls_per_slot={sc: len(fx.chunks) + 1 for sc, fx in fixtures.items()})
 
         async def go() -> dict[str, int]:
             clients = {key: EndpointClient(cfg) for _, cfg, _, _, key in shaped}
@@ -486,13 +489,17 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
             emit(redact_text(json.dumps(redact(report.to_json()), indent=2, default=str)), sys.stdout)
             say(json.dumps({"request_shape": dataclasses.asdict(apply(cfg, report))}, default=str))
         elif args.command == "sweep":
+            started = time.monotonic()
             m = run_sweep_command(args, _targets(args))
-            out_line(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
+            for line in summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
+                out_line(line)
             if not getattr(args, "prereg", None):
                 say("not preregistered: no sealed --plan PLAN_DIR (see docs/PREREGISTRATION.md)")
         else:
+            started = time.monotonic()
             m = cmd_embedded(args)
-            out_line(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
+            for line in summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
+                out_line(line)
     except KeyboardInterrupt:
         say("interrupted; re-run the same command to resume from the ledger")
         return 130
