@@ -8,15 +8,16 @@ paper's claims file) ships inside the ``analysis`` package and is found with imp
 the package runs from its source checkout (``checkout_root``: ``python generate.py``, an editable
 install). An installed package therefore has no shipped evidence and no default OUT: its command
 line asks for ``--evidence DIR`` and ``--out OUT`` (analysis.cli). Nothing here imports the rest
-of the package.
+of the package but the I/O door (analysis.safeio).
 """
 
 from __future__ import annotations
 
-import tomllib
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
+
+from analysis.safeio import SafeIOError, read_toml
 
 PROJECT_NAME = "compaction-carriers"
 """The distribution name a checkout's pyproject.toml declares."""
@@ -51,12 +52,13 @@ def checkout_root() -> Path | None:
     project; an installed package lies in site-packages, where no such file is.
     """
     root = package_path().resolve().parent
-    try:
-        with (root / "pyproject.toml").open("rb") as fh:
-            name = tomllib.load(fh).get("project", {}).get("name")
-    except (OSError, tomllib.TOMLDecodeError):
+    if not (root / "pyproject.toml").is_file():
         return None
-    return root if name == PROJECT_NAME else None
+    try:
+        project = read_toml(root / "pyproject.toml").get("project")
+    except (OSError, SafeIOError):
+        return None
+    return root if isinstance(project, dict) and project.get("name") == PROJECT_NAME else None
 
 
 def claims_file() -> Path:
