@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from analysis.digest import file_sha256
+from analysis.locations import claims_file
 from analysis.outdir import (
     DEFAULT_WAIT_S,
     LOCK_FILE,
@@ -81,8 +82,8 @@ STAGES: tuple[str, ...] = ("verify", "results", "tables", "figures", "report")
 UNMANAGED_REPORT_DIRS: tuple[str, ...] = QUARTO_OWN
 """Quarto's own files and render output inside report/, never written, removed or compared."""
 
-_REPO = Path(__file__).resolve().parents[2]
-_CLAIMS = _REPO / "data" / "published" / "claims.yaml"
+_CLAIMS = claims_file()
+"""The paper's claims file (analysis.locations: the repository's, else the copy a wheel ships)."""
 _STAGE_LIBS: dict[str, tuple[str, ...]] = {
     "verify": ("polars",),
     "results": ("polars", "numpy", "scipy", "statsmodels"),

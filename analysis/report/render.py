@@ -20,7 +20,6 @@ file is written, so no path or name can break it. Layout under OUT/report/ (Quar
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,12 +29,13 @@ import jinja2
 from markupsafe import Markup
 
 from analysis import escape
+from analysis.locations import package_path
 from analysis.outdir import BuildError
 from analysis.report.numbers import NumberTrace
 from analysis.report.pandoc_render import TOC_DEPTH
 from analysis.safeio import SafeIOError, read_json, read_text, write_text
 
-TEMPLATES = Path(__file__).with_name("templates")
+TEMPLATES = package_path("report", "templates")
 TITLE = "Partitioned versus Undivided Compaction Carriers: recomputed from evidence"
 """The title when the study has no name; otherwise the title is the study's name (study.toml)."""
 CLAIMS_PAGE = "claims.html"

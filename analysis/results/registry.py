@@ -242,10 +242,14 @@ def with_docs_index(text: str) -> str:
 
 if __name__ == "__main__":  # python -m analysis.results.registry [--write-docs]
     import sys
-    from pathlib import Path
+
+    from analysis.locations import checkout_root
 
     if sys.argv[1:] == ["--write-docs"]:
-        doc = Path(__file__).resolve().parents[2] / DOCS_PATH
+        repo = checkout_root()
+        if repo is None:
+            raise SystemExit(f"--write-docs rewrites the repository's {DOCS_PATH}; run it from a checkout")
+        doc = repo / DOCS_PATH
         from analysis.safeio import read_text, write_text
 
         write_text(doc, with_docs_index(read_text(doc)))

@@ -23,6 +23,7 @@ import json
 import shlex
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -49,8 +50,9 @@ from analysis.runner.preflight import (
     run_date_of,
     validate,
 )
-from analysis.runner.probe import ProbeReport, apply, probe
+from analysis.runner.probe import ProbeReport, apply, failure_line, probe
 from analysis.runner.secrets import api_key_env_problem, redact, redact_text, write_text
+from analysis.runner.summary import summary_lines
 from analysis.runner.sweep import (
     RetryPolicy,
     SweepSpec,
@@ -192,8 +194,7 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
         for t in targets:
             report = reports[t.endpoint_id + "|" + t.cfg.model]
             if report.get("usable") is False:
-                raise CliError(f"probe rejected {t.cfg.model} at {t.cfg.base_url} for these parameters: "
-                               f"{json.dumps({k: v for k, v in report.items() if k != 'verdicts'})[:600]}")
+                raise CliError(f"probe {failure_line(report)}")
             base = str(report["base_url"]) if args.package_only and report.get("base_url") else t.cfg.base_url
             cfg = dataclasses.replace(t.cfg, base_url=base, structured_mode=report["structured_mode"],
                                       send_seed=report["seed_accepted"], reasoning_off=report["reasoning_off"],
@@ -228,7 +229,8 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
                     for _, cfg, _, _, key in shaped}
         spec = SweepSpec(tuple(slots), {sc: len(fx.graded) for sc, fx in fixtures.items()},
                          {c: a.declared_chars for c, a in arms.items()}, concurrency=args.concurrency,
-                         retry=RetryPolicy(max_attempts=args.max_attempts, base_s=args.backoff, cap_s=args.backoff_cap))
+                         retry=RetryPolicy(max_attempts=args.max_attempts, base_s=args.backoff, cap_s=args.backoff_cap),
+                         calls_per_slot={sc: len(fx.chunks) + 1 for sc, fx in fixtures.items()})
 
         async def go() -> dict[str, int]:
             clients = {key: EndpointClient(cfg) for _, cfg, _, _, key in shaped}
@@ -480,21 +482,24 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
             cfg = endpoint_config(args, args.base_url, args.model)
             report: ProbeReport = asyncio.run(probe(cfg, declared_context=args.context_length,
                                                     max_declared=args.max_declared))
+            if not report.usable:  # the outcome first, then only what was observed
+                say(f"error: {failure_line(report.to_json())}")
+                emit(redact_text(json.dumps(redact(report.observed_json()), indent=2, default=str)), sys.stdout)
+                return 1
             emit(redact_text(json.dumps(redact(report.to_json()), indent=2, default=str)), sys.stdout)
             say(json.dumps({"request_shape": dataclasses.asdict(apply(cfg, report))}, default=str))
-            if not report.usable:
-                last = report.verdicts[-1] if report.verdicts else None
-                say(f"error: the endpoint is not usable for these parameters: "
-                    f"{last.verdict if last else 'no verdict'} ({(last.detail if last else '')[:300]})")
-                return 1
         elif args.command == "sweep":
+            started = time.monotonic()
             m = run_sweep_command(args, _targets(args))
-            out_line(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
+            for line in summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
+                out_line(line)
             if not getattr(args, "prereg", None):
                 say("not preregistered: no sealed --plan PLAN_DIR (see docs/PREREGISTRATION.md)")
         else:
+            started = time.monotonic()
             m = cmd_embedded(args)
-            out_line(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
+            for line in summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
+                out_line(line)
     except KeyboardInterrupt:
         say("interrupted; re-run the same command to resume from the ledger")
         return 130

