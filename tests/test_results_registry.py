@@ -69,11 +69,14 @@ def test_the_docs_index_is_generated_from_the_registry() -> None:
 
 _HELPERS = {"effects_frame": "panel", "sparse_block": "sparse"}
 """Table helpers (analysis.tables.panel / context) that read one results block for their caller."""
+_ESTIMATES = {"panel": "panel", "fill": "fill", "headings": "headings_detail", "carrier": "carrier_audit",
+              "failures": "failure_modes", "survival": "fact_survival", "pilot_inputs": "v2_pilot"}
+"""``ctx.estimates.<attribute>`` (analysis.results.inputs.ResultsInputs) -> the block that serialises it."""
 
 
 def _blocks_read(module: str, name: str) -> set[str]:
-    """Top-level results keys a builder reads: section(ctx.results, "<key>", ...) and the helpers,
-    followed through the module's own functions it calls."""
+    """Top-level results keys a builder reads: section(ctx.results, "<key>", ...), the helpers and the
+    typed estimates (``ctx.estimates.<attribute>``), followed through the module's own functions it calls."""
     tree = ast.parse(inspect.getsource(importlib.import_module(module)))
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     keys: set[str] = set()
@@ -85,6 +88,9 @@ def _blocks_read(module: str, name: str) -> set[str]:
             continue
         seen.add(fn)
         for node in ast.walk(functions[fn]):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+                    and node.value.attr == "estimates" and node.attr in _ESTIMATES):
+                keys.add(_ESTIMATES[node.attr])  # a typed estimate the block serialises
             if not isinstance(node, ast.Call):
                 continue
             f = node.func

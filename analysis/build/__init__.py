@@ -168,6 +168,10 @@ def stage_keys(evidence_dir: Path, params: Any, companions: Sequence[Path] = ())
         if stage == "results":  # the companions' bytes; later stages chain this key, so they rerun too
             for companion in companions:
                 h.update(f"companion:{evidence_key(companion, strict=False)}\n".encode())
+            from analysis.evidence.folds import fixture_digests
+
+            for digest in sorted(fixture_digests().values()):  # the committed fixtures behind entry folds
+                h.update(f"fixture:{digest}\n".encode())
         h.update(_lib_versions(_STAGE_LIBS[stage]).encode())
         keys[stage] = prev = h.hexdigest()
     return keys
@@ -220,14 +224,9 @@ def _verify(inputs: BuildInputs) -> tuple[list[Path], str]:
 
 
 def _results(inputs: BuildInputs) -> tuple[list[Path], str]:
-    from analysis.audit.headline import audit_block
-    from analysis.results.stage import assemble_results, results_stage
+    from analysis.results.stage import results_stage
 
-    results = assemble_results(inputs.package, inputs.params, claims_audit=audit_block(inputs.audit),
-                               pilot=inputs.pilot_package, pilot_path=inputs.pilot_dir,
-                               user_dir=inputs.user_dir)
-    paths, detail, inputs.results = results_stage(results, inputs.out_dir)
-    return paths, detail
+    return results_stage(inputs.results, inputs.out_dir)
 
 
 def _tables(inputs: BuildInputs) -> tuple[list[Path], str]:
@@ -246,8 +245,7 @@ def _report(inputs: BuildInputs) -> tuple[list[Path], str]:
     from analysis.report.stage import evidence_summary, report_stage
 
     summary = evidence_summary(inputs.package, inputs.evidence_dir)
-    return report_stage(inputs.out_dir, inputs.results, inputs.params, summary, inputs.package,
-                        inputs.pilot_package)
+    return report_stage(inputs.out_dir, inputs.results, inputs.params, summary, inputs.estimates)
 
 
 _STAGE_WORK: dict[str, Callable[[BuildInputs], tuple[list[Path], str]]] = {
@@ -293,15 +291,19 @@ def build(
                          "evidence: pass --companion once")
     validate_out(out_dir, [evidence_dir, *companions])
     keys = stage_keys(evidence_dir, params, companions)
-    from analysis.plan.report_blocks import mix_design_key  # issue 13: OUT/design.json feeds the report
-    keys = mix_design_key(keys, out_dir)
+    from analysis.plan.report_blocks import mix_design_key, read_design  # issue 13: OUT/design.json
+
+    design_key, design = read_design(out_dir)  # a declared input: read once, keyed on the bytes read
+    keys = mix_design_key(keys, design_key)
+    package = None
     if not out_dir.exists():  # verify before creating anything: a failing package writes nothing
         from analysis.evidence import load_package
 
-        load_package(evidence_dir)
+        package = load_package(evidence_dir)  # verified and loaded once: the stages use this one
         out_dir.mkdir(parents=True, exist_ok=True)
     with interruptible(), BuildLock(out_dir, wait, say):
-        return _build_locked(evidence_dir, out_dir, params, keys, say, force, companions)
+        return _build_locked(evidence_dir, out_dir, params, keys, say, force, companions,
+                             package=package, design=design)
 
 
 def _remove_staging(staging: Path) -> list[int]:
@@ -312,7 +314,8 @@ def _remove_staging(staging: Path) -> list[int]:
 
 
 def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str, str] | None,
-                  say: Progress, force: bool, companions: Sequence[Path]) -> BuildSummary:
+                  say: Progress, force: bool, companions: Sequence[Path], *, package: Any = None,
+                  design: Any = None) -> BuildSummary:
     remove_stale_staging(out_dir, say)  # a killed build's staging goes even when nothing is rebuilt
     previous = _read_stamp(out_dir).get("stages", {})
     previous = previous if isinstance(previous, dict) else {}
@@ -336,7 +339,7 @@ def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str
 
         from analysis.build.inputs import BuildInputs  # heavy imports only when there is work to do
 
-        inputs = BuildInputs(evidence_dir, staging, params, claims_path=_CLAIMS, user_dir=out_dir,
+        inputs = BuildInputs(evidence_dir, staging, params, claims_path=_CLAIMS, package=package, design=design,
                              pilot_dir=companions[0] if companions else None)
         written: list[str] = []
         for i, stage in enumerate(STAGES, 1):

@@ -41,6 +41,7 @@ class ResultsBlock:
     """``"evidence"``: computed by build_results from the package alone; ``"build"``: added by the
     build's results stage (needs the audit, a companion or OUT)."""
     tables: tuple[str, ...] = ()
-    """Table builders (analysis.tables.registry.TABLE_ORDER function names) that read it."""
+    """Table builders (analysis.tables.registry.TABLE_ORDER function names) that read it: its results.json
+    value, or the typed estimate it serialises (``ReportContext.estimates``)."""
     figures: tuple[str, ...] = ()
     """Figure builders (analysis.figures.FIGURE_ORDER function names) that read it."""

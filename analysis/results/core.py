@@ -18,7 +18,7 @@ from analysis.estimators import cells as cells_mod
 from analysis.estimators import exact as exact_mod
 from analysis.estimators import paired
 from analysis.estimators.common import runs_frame
-from analysis.estimators.secondary_results import headings_block
+from analysis.estimators.secondary_results import headings_json
 from analysis.params import Params
 from analysis.results.block import Block
 from analysis.results.inputs import CONTRACT_SPARSE_K, ResultsInputs
@@ -98,7 +98,7 @@ def dependence(i: ResultsInputs) -> Block:
 
 def headings(i: ResultsInputs) -> Block:
     """``headings``: pooled r and within-cell fit of headings carried against recall."""
-    return Block(dict(headings_block(i.package, i.params)))
+    return Block(dict(headings_json(i.headings.pooled, i.headings.within_all)))
 
 
 def provenance(params: Params) -> dict[str, Any]:
