@@ -91,6 +91,8 @@ def _blocks_read(module: str, name: str) -> set[str]:
             if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
                     and node.value.attr == "estimates" and node.attr in _ESTIMATES):
                 keys.add(_ESTIMATES[node.attr])  # a typed estimate the block serialises
+            if isinstance(node, ast.Attribute) and node.attr == "inference_row":  # rows of registered statistics
+                keys |= {b.key for b in RESULTS_BLOCKS if b.inference_row is not None}
             if not isinstance(node, ast.Call):
                 continue
             f = node.func

@@ -2,8 +2,10 @@
 and the tables and figures that read each block. Results assembly, the null-reason lookup, the
 generated index of docs/RESULTS_KEYS.md and its test all read :data:`RESULTS_BLOCKS`.
 
-Adding a statistic: write the pure estimator and its test, add one entry here (in the place its key
-takes in results.json), and its sentence to the report template.
+Adding a statistic (docs/ADDING_A_STATISTIC.md): write the pure estimator and its test, and add one
+entry here, in the place its key takes in results.json, with its compute function, JSON shape, docs row,
+the tables and figures that read it, its report ``sentence`` and, for an inference on the panel effect,
+its ``inference_row``; then ``python -m analysis.results.registry --write-docs && python generate.py``.
 
 Methods note: blocks are computed in registry order, which is results.json's key order (RESULTS.md
 fixes the contract keys; the extras follow). Every block carries its own null reasons (Block.reasons);
