@@ -23,9 +23,9 @@ import polars as pl
 import pytest
 
 from analysis import build as build_mod
-from analysis.build import pipeline as pipeline_mod
 from analysis import outdir
 from analysis.build import STAMP_NAME, BuildError, build, check, managed_files
+from analysis.build import pipeline as pipeline_mod
 from analysis.digest import file_sha256
 from analysis.outdir import BuildInterrupted, BuildLock, commit, deferred_signals
 from analysis.params import DEFAULT_PARAMS
