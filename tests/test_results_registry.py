@@ -131,3 +131,24 @@ def test_summary_reasons_come_before_per_configuration_reasons() -> None:
     computed = {"panel": Block({}, {"mean": "a", "effects.c.control_mean": "b"}), "bounds": Block({}, {"lo": "c"})}
     assert list(collect_reasons(computed)) == ["panel.mean", "bounds.lo", "panel.effects.c.control_mean"]
     assert set(REASONS_FROM) <= {b.key for b in RESULTS_BLOCKS}
+
+
+def test_no_import_cycle_inside_results_counting_function_level_imports() -> None:
+    """The cycle results/__init__ -> registry -> extras -> pilot -> results/__init__ (issue 21) is gone:
+    every import of analysis.results modules, at any depth of a function, read from the source."""
+    pkg = REPO / "analysis" / "results"
+    names = {f.stem for f in pkg.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for f in pkg.glob("*.py"):
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "analysis.results":
+                deps |= {a.name if a.name in names else "__init__" for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("analysis.results."):
+                deps.add(str(node.module).split(".")[2])
+        graph[f.stem] = deps - {f.stem}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(d == goal or (d not in seen and reaches(d, goal, seen | {d})) for d in graph.get(start, ()))
+
+    assert [m for m in sorted(graph) if reaches(m, m, {m})] == []
