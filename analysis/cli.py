@@ -63,6 +63,7 @@ examples:
   python generate.py --evidence DIR --companion PILOT --out OUT
                                                       ... with a pilot reported beside it
   python generate.py --check                          exit 1 if committed outputs are stale
+  python generate.py --check --ignore-code            ... apart from the code's digest (a refactor)
   python generate.py verify [DIR]                     check a package's lock and format
   python generate.py lock DIR [--files README.md ...] write DIR/provenance.lock
   python generate.py plan --evidence DIR --out OUT    power, precision and cost of a v2 study
@@ -139,7 +140,7 @@ class UsageError(CliError):
 
 def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool = False,
                  progress: Callable[[str], None] = _progress, wait: float | None = None,
-                 companions: Sequence[Path] = ()) -> int:
+                 companions: Sequence[Path] = (), ignore_code: bool = False) -> int:
     """Verify ``evidence`` and build every output into ``out`` (or compare, with ``check``).
 
     The build pipeline (``analysis.build``) does the work: it verifies the package first and
@@ -152,7 +153,8 @@ def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool 
 
     try:
         if check:
-            differ = pipeline.check(evidence, out, DEFAULT_PARAMS, progress=progress, companions=companions)
+            differ = pipeline.check(evidence, out, DEFAULT_PARAMS, progress=progress, companions=companions,
+                                    ignore_code=ignore_code)
             for rel in differ:
                 say(f"differs: {rel}")
             if differ:
@@ -221,6 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--check", action="store_true",
                         help="do not write: regenerate into a temporary directory and exit 1 if "
                              "any output in OUT differs (for CI)")
+    parser.add_argument("--ignore-code", action="store_true",
+                        help="with --check: do not compare the code's identity (provenance.code_sha256 and "
+                             "what derives from it), so a refactor that changes no output passes")
     parser.add_argument("--force", action="store_true",
                         help="rebuild every stage even when its inputs are unchanged")
     parser.add_argument("--wait", metavar="SECONDS", type=float, default=None,
@@ -348,6 +353,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.wait is not None and not 0 <= args.wait < float("inf"):
         say("error: --wait must be a number of seconds, 0 or more")
         return 2
+    if args.ignore_code and not args.check:
+        say("error: --ignore-code only changes what --check compares; add --check, or leave it out")
+        return 2
     previous_sigterm = _sigterm_interrupts()
     out = args.out or DEFAULT_OUT or Path()  # DEFAULT_OUT is None only when installed, where a main job without
     # --out was refused above; a subcommand does not use out
@@ -360,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 companions = (args.companion if args.companion is not None
                               else default_companions(evidence) if args.evidence is None else [])
                 status = run_main_job(evidence, out, check=args.check, force=args.force, wait=args.wait,
-                                      companions=companions)
+                                      companions=companions, ignore_code=args.ignore_code)
             else:
                 if (args.evidence or args.out or args.check or args.force or args.wait is not None
                         or args.companion is not None):

@@ -244,6 +244,11 @@ def render_report(out_dir: Path, results: dict[str, Any], params: Any, evidence:
         "include_table": include_table, "figure_md": figure_md, "float_attr": float_attr,
         "present": present, "see": see, "contrast": c,
     }
+    from analysis.results.registry import RESULTS_BLOCKS
+
+    ctx["statistic_sentences"] = [  # one bullet of the key-results box per registered sentence
+        Markup(env.from_string(b.sentence).render({**ctx, "s": results[b.key]}).strip())
+        for b in RESULTS_BLOCKS if b.sentence and isinstance(results.get(b.key), dict)]
     qmd = env.get_template("index.qmd.j2").render(ctx)
     qmd = re.sub(r"([^\n])\n(#{1,6} |!\[|:::|\{\{<|- \*\*)", r"\1\n\n\2", qmd)  # blocks need a blank line
     qmd = re.sub(r"\n{3,}", "\n\n", qmd).strip() + "\n"

@@ -24,6 +24,28 @@ class Block:
 
 
 @dataclass(frozen=True, slots=True)
+class InferenceRow:
+    """One row of the panel-inference table (t_beyond_inference) that a registered statistic feeds."""
+
+    method: str
+    """Its id in the table's CSV (``method`` column)."""
+    label: str
+    """What the report's table calls it."""
+    estimate: float | None
+    """The estimate of the panel effect."""
+    lo: float | None
+    """Lower interval bound (None: no interval)."""
+    hi: float | None
+    """Upper interval bound."""
+    p_value: float | None
+    """Two-sided p-value (None: not a test)."""
+    units: int | None
+    """How many units it rests on."""
+    unit: str
+    """What the units are (``configurations``, ``clusters``)."""
+
+
+@dataclass(frozen=True, slots=True)
 class ResultsBlock:
     """One registry entry: everything about one top-level key of results.json."""
 
@@ -41,6 +63,13 @@ class ResultsBlock:
     """``"evidence"``: computed by build_results from the package alone; ``"build"``: added by the
     build's results stage (needs the audit, a companion or OUT)."""
     tables: tuple[str, ...] = ()
-    """Table builders (analysis.tables.registry.TABLE_ORDER function names) that read it."""
+    """Table builders (analysis.tables.registry.TABLE_ORDER function names) that read it: its results.json
+    value, or the typed estimate it serialises (``ReportContext.estimates``)."""
     figures: tuple[str, ...] = ()
     """Figure builders (analysis.figures.FIGURE_ORDER function names) that read it."""
+    sentence: str = ""
+    """Its report sentence: a Jinja snippet rendered with the report's filters and ``s`` = the block's
+    results.json value; one bullet of the key-results box (empty: none)."""
+    inference_row: Callable[[Mapping[str, Any]], InferenceRow | None] | None = None
+    """Its row of the panel-inference table t_beyond_inference, from the block's results.json value
+    (None: it feeds no row)."""
