@@ -214,6 +214,8 @@ def test_fold_and_recall_budgets_cap_every_arm_alike_and_are_recorded(tmp_path: 
     runner = next(v for v in study["runner"].values() if isinstance(v, dict))
     assert (runner["fold_max_tokens"], runner["recall_max_tokens"]) == (64, 32)
     assert study["ladder"]["base"] == EASY_BASE.name
+    # the study's scenario is the deepest rung (three folds), where survival across folds can be read
+    assert study["study"]["scenario"] == "g1-d0-c100-f3" and study["ladder"]["rungs"] == easy
     load_package(ev)  # verifies
 
 
