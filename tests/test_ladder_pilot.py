@@ -39,11 +39,12 @@ def test_the_ladder_pilot_is_a_verified_embedded_pilot_of_the_easy_end() -> None
     assert pkg.study.scenario == deepest.scenario and deepest.folds >= 2
     rows = pkg.rows
     assert rows["valid"].all() and (rows[extra_column("rung")] == rows["scenario"]).all()
-    per = rows.group_by("scenario", "arm").agg(pl.len().alias("n"), pl.col(extra_column("seed")).n_unique().alias("seeds"))
+    seed = pl.col(extra_column("seed"))
+    per = rows.group_by("scenario", "arm").agg(pl.len().alias("n"), seed.n_unique().alias("seeds"))
     assert set(per["arm"]) >= {"j", "q"} and set(per["scenario"]) == set(rungs)
     assert (per["n"] >= 3).all() and (per["seeds"] == per["n"]).all()  # a seed per repeat
     # one seed per repeat block, shared by the block's arms (pairs stay paired)
-    assert (rows.group_by("scenario", "repeat").agg(pl.col(extra_column("seed")).n_unique().alias("s"))["s"] == 1).all()
+    assert (rows.group_by("scenario", "repeat").agg(seed.n_unique().alias("s"))["s"] == 1).all()
     arms = json.loads((PILOT / "arms.json").read_text(encoding="utf-8"))
     budgets = {a["output_tokens"] for a in arms.values()}
     assert budgets == {conf["fold_max_tokens"]}  # one capped fold budget, the same for every arm
