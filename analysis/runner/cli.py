@@ -108,6 +108,9 @@ def sweep_identity(args: argparse.Namespace, targets: Sequence[Target], fixture_
     ident = {"fixture": fixture_digest, "arms": args.arms, "repeats": args.repeats, "design": args.design,
              "seed": args.seed, "temperature": args.temperature,
              **({"seed_per_repeat": True} if args.seed_per_repeat else {}),
+             **({"fold_max_tokens": args.fold_max_tokens} if getattr(args, "fold_max_tokens", None) else {}),
+             **({"recall_max_tokens": args.recall_max_tokens}
+                if getattr(args, "recall_max_tokens", 1024) != 1024 else {}),
              **({"plan": args.prereg["plan_digest"]} if getattr(args, "prereg", None) else {}),
              "targets": [{"endpoint": t.endpoint_id, "model": t.cfg.model, "group": t.execution_group,
                           "provider_order": list(t.cfg.provider_order), "allow_fallbacks": t.cfg.allow_fallbacks,
@@ -143,6 +146,12 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
     if unknown:
         raise CliError(f"unknown arm codes {unknown}; known: {', '.join(arms_all)}")
     arms = {c: arms_all[c] for c in codes}
+    cap, recall_cap = getattr(args, "fold_max_tokens", None), getattr(args, "recall_max_tokens", 1024)
+    if (cap is not None and cap < 1) or recall_cap < 1:
+        raise CliError(f"--fold-max-tokens ({cap}) and --recall-max-tokens ({recall_cap}) must be positive "
+                       "token counts; give e.g. --fold-max-tokens 256")
+    if cap is not None:  # one cap for every arm: the arms' contrast stays as declared, only the budget moves
+        arms = {c: dataclasses.replace(a, output_tokens=min(a.output_tokens, cap)) for c, a in arms.items()}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with DirLock(out / RUNNER_LOCK, 0.0, on_busy=_busy(out)):  # one runner per --out at a time
@@ -225,7 +234,8 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
                                 "git": git_commit(), "argv": list(sys.argv),
                                 "args": list(getattr(args, "argv", sys.argv[1:])), "packages": package_versions()})
         settings = {key: RunSettings(temperature=cfg.temperature, seed=cfg.seed,
-                                     response_format_style=cfg.structured_mode)  # type: ignore[arg-type]
+                                     response_format_style=cfg.structured_mode,  # type: ignore[arg-type]
+                                     recall_max_tokens=getattr(args, "recall_max_tokens", 1024))
                     for _, cfg, _, _, key in shaped}
         spec = SweepSpec(tuple(slots), {sc: len(fx.graded) for sc, fx in fixtures.items()},
                          {c: a.declared_chars for c, a in arms.items()}, concurrency=args.concurrency,
@@ -292,6 +302,9 @@ def write_sweep_package(out: Path, records: list[dict[str, Any]], slots: Sequenc
             runs.append(PartitionRun(key, t.execution_group, args.repeats))
         extra = {"max_length_mode": prov.probe.get("max_length_mode"), "design": args.design,
                  "execution_group": t.execution_group,
+                 **({"fold_max_tokens": args.fold_max_tokens} if getattr(args, "fold_max_tokens", None) else {}),
+                 **({"recall_max_tokens": args.recall_max_tokens}
+                    if getattr(args, "recall_max_tokens", 1024) != 1024 else {}),
                  **{k: v for k, v in (extra_runner or {}).items() if isinstance(v, (str, int, float, bool))}}
         runner.append(study_runner_toml(prov, extra).replace(json.dumps(configuration_key(pin)), json.dumps(key), 1))
     cutoff, recency = args.window
