@@ -91,6 +91,10 @@ def test_installed_wheel_verifies_builds_and_sweeps_from_another_directory(tmp_p
                       "--repeats", "1", "--out", sweep, "--api-key-env", "", "--no-probe",
                       "--structured-mode", "json_schema", "--timeout", "20"], cwd=work))
     assert "evidence package" in r.stdout
+    shipped = _ok(_run([bin_dir / "python", "-c", "from analysis.runner.named_fixtures import FIXTURE_DIR as d; "
+                        "print((d / 's5-small.json').is_file(), (d / 'ladder' / 'provenance.lock').is_file())"],
+                       cwd=work))
+    assert shipped.stdout.split() == ["True", "True"]  # the fixtures ship in the wheel (not rebuilt)
     r = _ok(_run([bin_dir / "carriers", "verify", sweep / "evidence"], cwd=work))
     assert ", 2 rows (" in r.stdout, r.stdout
     assert not list(work.glob("*.json")) and not (work / "report").exists()  # nothing written to the cwd

@@ -14,7 +14,7 @@ size, whatever one carrier's length.
 Entry folds need to know which chunk holds each graded value. The package records the
 fixture by ``fixture_digest`` (rows.csv, runner extra); :func:`fixture_placements`
 finds the fixture whose bytes hash to that digest among the package's own locked files
-and the repository's committed fixtures (``data/v2/fixture/*.json``) and returns each
+and the repository's committed fixtures (``analysis/runner/fixture_files/*.json``, package data) and returns each
 graded value's label, value, value class and chunk.
 """
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis.locations import package_path
 from analysis.safeio import LIMITS, SafeIOError, loads_json, read_bytes
 
 from .depth import MAX_DEPTH, json_depth
@@ -38,8 +39,8 @@ from .schema import MAX_COUNT, extra_column
 
 FOLDS_FILE = "folds.jsonl"
 NOT_IN_EVIDENCE = "not in this evidence: the package has no folds.jsonl"
-FIXTURE_DIRS: tuple[Path, ...] = (Path(__file__).resolve().parents[2] / "data" / "v2" / "fixture",
-                                  Path(__file__).resolve().parents[2] / "data" / "v2" / "fixture" / "ladder")
+FIXTURE_DIRS: tuple[Path, ...] = (package_path("runner", "fixture_files"),
+                                  package_path("runner", "fixture_files", "ladder"))
 """Where committed fixtures are looked up by digest (after the package's own locked files): the v2
 fixture set and the load ladder's rungs."""
 
@@ -310,7 +311,7 @@ def fixture_placements(root: Path, locked: Mapping[str, str], digests: Iterable[
                 rows += got
                 found.add(digest)
     missing = {d: (f"fixture {d[:12]}… not found: lock its JSON into the package or commit it under "
-                   "data/v2/fixture/ (or data/v2/fixture/ladder/)") for d in sorted(want - found)}
+                   "analysis/runner/fixture_files/ (or its ladder/)") for d in sorted(want - found)}
     return pl.DataFrame(rows, schema=PLACEMENT_SCHEMA), missing
 
 

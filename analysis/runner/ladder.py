@@ -12,7 +12,7 @@ studies vary context length the same way). The graded facts of a rung are the fi
 round-robin over their four classes. The rung name is the rows' scenario (a rung has its own
 number of graded checks, and the evidence format fixes ``checks_total`` per scenario) and is
 written into every row (``rung``) and into study.toml (``[ladder]``). The committed files are
-``data/v2/fixture/ladder/ladder-<rung>.json`` with their ``provenance.lock``, regenerated
+``analysis/runner/fixture_files/ladder/ladder-<rung>.json`` with their ``provenance.lock``, regenerated
 byte for byte by ``tests/test_runner_ladder.py``. The levels are data: add a level to
 :data:`AXES` and regenerate with ``python -m analysis.runner.ladder``.
 """
@@ -24,12 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis.locations import package_path
 from analysis.runner.fixture import Fixture, FixtureSpec, build_fixture, load_fixture, write_fixture_set
 
 __all__ = ["AXES", "BASE", "EASY_AXES", "EASY_BASE", "FAMILIES", "LADDER_DIR", "LADDER_SPECS", "LadderError", "Rung",
            "base_for", "family", "ladder_toml", "parse_rungs", "rung_by_name", "rung_fixture", "rung_names", "rungs"]
 
-LADDER_DIR = Path(__file__).resolve().parents[2] / "data" / "v2" / "fixture" / "ladder"
+LADDER_DIR = package_path("runner", "fixture_files", "ladder")
 """Where the committed rung fixtures live."""
 
 
@@ -122,7 +123,7 @@ def base_for(names: Sequence[str]) -> Rung:
 
 
 LADDER_SPECS: tuple[FixtureSpec, ...] = tuple(r.spec() for r in rungs())
-"""The committed rung fixtures (``data/v2/fixture/ladder/``)."""
+"""The committed rung fixtures (``analysis/runner/fixture_files/ladder/``, package data)."""
 
 
 def rung_names() -> tuple[str, ...]:
