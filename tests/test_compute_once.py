@@ -131,7 +131,7 @@ def test_entry_folds_read_the_library_they_are_given_not_the_directories() -> No
     """The committed fixtures are loaded once, by the evidence layer, and handed to the estimator."""
     from analysis.evidence import load_package
 
-    pkg = load_package(PILOT)  # its fixture is committed under data/v2/fixture, not locked in the package
+    pkg = load_package(PILOT)  # its fixture is committed under analysis/runner/fixture_files, not locked in the package
     loaded = folds.load_fixture_library()
     facts, reasons = folds.graded_facts(pkg, search=(), library=loaded)
     assert facts.height > 0 and reasons == {}
