@@ -66,7 +66,7 @@ class ResultsBlock:
     """Table builders (analysis.tables.registry.TABLE_ORDER function names) that read it: its results.json
     value, or the typed estimate it serialises (``ReportContext.estimates``)."""
     figures: tuple[str, ...] = ()
-    """Figure builders (analysis.figures.FIGURE_ORDER function names) that read it."""
+    """Figure builders (analysis.figures.registry.FIGURE_ORDER function names) that read it."""
     sentence: str = ""
     """Its report sentence: a Jinja snippet rendered with the report's filters and ``s`` = the block's
     results.json value; one bullet of the key-results box (empty: none)."""
