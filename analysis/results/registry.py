@@ -5,7 +5,7 @@ generated index of docs/RESULTS_KEYS.md and its test all read :data:`RESULTS_BLO
 Adding a statistic (docs/ADDING_A_STATISTIC.md): write the pure estimator and its test, and add one
 entry here, in the place its key takes in results.json, with its compute function, JSON shape, docs row,
 the tables and figures that read it, its report ``sentence`` and, for an inference on the panel effect,
-its ``inference_row``; then ``python -m analysis.results.registry --write-docs && python generate.py``.
+its ``inference_row``; then ``python generate.py regenerate`` (docs index, outputs, golden tables).
 
 Methods note: blocks are computed in registry order, which is results.json's key order (docs/RESULTS_CONTRACT.md
 fixes the contract keys; the extras follow). Every block carries its own null reasons (Block.reasons);
@@ -17,6 +17,7 @@ per-configuration fields). Other blocks keep a sibling ``reason`` field inside t
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from analysis.estimators import hodges_lehmann as hl
@@ -293,6 +294,15 @@ def with_docs_index(text: str) -> str:
     return f"{head}{INDEX_BEGIN}\n{docs_index()}{INDEX_END}{tail}"
 
 
+def write_docs_index(repo: Path) -> Path:
+    """Rewrite the generated index of ``repo``'s docs/RESULTS_KEYS.md from the registry; returns its path."""
+    from analysis.safeio import read_text, write_text
+
+    doc = repo / DOCS_PATH
+    write_text(doc, with_docs_index(read_text(doc)))
+    return doc
+
+
 if __name__ == "__main__":  # python -m analysis.results.registry [--write-docs]
     import sys
 
@@ -302,10 +312,6 @@ if __name__ == "__main__":  # python -m analysis.results.registry [--write-docs]
         repo = checkout_root()
         if repo is None:
             raise SystemExit(f"--write-docs rewrites the repository's {DOCS_PATH}; run it from a checkout")
-        doc = repo / DOCS_PATH
-        from analysis.safeio import read_text, write_text
-
-        write_text(doc, with_docs_index(read_text(doc)))
-        print(f"wrote the index of {doc}")
+        print(f"wrote the index of {write_docs_index(repo)}")
     else:
         print(docs_index(), end="")
