@@ -152,3 +152,25 @@ def test_no_import_cycle_inside_results_counting_function_level_imports() -> Non
         return any(d == goal or (d not in seen and reaches(d, goal, seen | {d})) for d in graph.get(start, ()))
 
     assert [m for m in sorted(graph) if reaches(m, m, {m})] == []
+
+
+def _modules_declaring_a_registration() -> list[str]:
+    """Modules of analysis whose top level assigns ``REGISTRATION`` (read from the source, not imported)."""
+    found = []
+    for path in sorted((REPO / "analysis").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(node, (ast.Assign, ast.AnnAssign)) and any(
+                isinstance(t, ast.Name) and t.id == "REGISTRATION"
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])) for node in tree.body):
+            found.append(".".join(path.relative_to(REPO).with_suffix("").parts))
+    return found
+
+
+def test_every_registration_next_to_its_statistic_is_listed_once() -> None:
+    """A statistic's module declares REGISTRATION = ResultsBlock(...); the registry lists it, once."""
+    modules = _modules_declaring_a_registration()
+    assert "analysis.estimators.hodges_lehmann" in modules
+    for module in modules:
+        registration = importlib.import_module(module).REGISTRATION
+        assert sum(b is registration for b in RESULTS_BLOCKS) == 1, (
+            f"{module}.REGISTRATION is not in RESULTS_BLOCKS; list it in analysis/results/registry.py")
