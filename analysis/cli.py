@@ -68,6 +68,8 @@ examples:
   python generate.py lock DIR [--files README.md ...] write DIR/provenance.lock
   python generate.py plan --evidence DIR --out OUT    power, precision and cost of a v2 study
   python generate.py plan seal PLAN_DIR               seal a preregistration (plan.toml -> plan.lock)
+  python generate.py regenerate [--dry-run]           rewrite every generated file of the checkout
+                                                      (docs index, outputs, golden tables)
 
 OUT safety: the build replaces only the files it writes (and removes only files an
 earlier build wrote, listed in OUT/.build-stamp.json); other files in OUT are never
@@ -202,6 +204,60 @@ def _cmd_lock(args: argparse.Namespace) -> int:
     return 0
 
 
+REGENERATE_STEPS: tuple[str, ...] = ("docs", "build", "golden")
+"""What ``generate.py regenerate`` rewrites, in this order: ``docs``, the generated index of
+docs/RESULTS_KEYS.md (analysis.results.registry.write_docs_index, what ``python -m
+analysis.results.registry --write-docs`` runs); ``build``, the main job on the shipped evidence into
+the checkout (results.json, tables/, figures/, report/, as ``python generate.py``); ``golden``, the
+golden table files tests/golden/tables of the hand-made package (analysis.tables.golden.write_golden,
+the texts tests/test_tables_golden.py compares)."""
+GOLDEN_TABLES = ("tests", "golden", "tables")
+"""Where the golden table files live in a checkout."""
+
+
+def regenerate(repo: Path, steps: Sequence[str] = REGENERATE_STEPS, *, dry_run: bool = False,
+               progress: Callable[[str], None] = _progress) -> int:
+    """Rewrite what is generated in the checkout ``repo`` after the code changed (e.g. a statistic was
+    added, docs/ADDING_A_STATISTIC.md): each step of ``steps`` (REGENERATE_STEPS) in REGENERATE_STEPS order.
+    The evidence read is the checkout's own (data/v1 and its companion, tests/fixtures/handmade).
+    ``dry_run``: name what each step would write, write nothing. Returns the exit status."""
+    unknown = sorted(set(steps) - set(REGENERATE_STEPS))
+    if unknown:
+        raise UsageError(f"regenerate has no step {', '.join(unknown)}; choose from {', '.join(REGENERATE_STEPS)}")
+    for step in (s for s in REGENERATE_STEPS if s in steps):
+        if step == "docs":
+            from analysis.results.registry import DOCS_PATH, write_docs_index
+
+            progress(f"regenerate docs: the index of {repo / DOCS_PATH}")
+            if not dry_run:
+                write_docs_index(repo)
+        elif step == "build":
+            evidence = shipped_evidence()
+            progress(f"regenerate build: {evidence} into {repo} (results.json, tables/, figures/, report/)")
+            if not dry_run:
+                status = run_main_job(evidence, repo, companions=default_companions(evidence), progress=progress)
+                if status:
+                    return status
+        else:
+            from analysis.params import DEFAULT_PARAMS
+            from analysis.tables.golden import write_golden
+
+            if HANDMADE_EVIDENCE is None:
+                raise UsageError("regenerate golden reads tests/fixtures/handmade; run it from a checkout")
+            progress(f"regenerate golden: {repo.joinpath(*GOLDEN_TABLES)} from {HANDMADE_EVIDENCE}")
+            if not dry_run:
+                write_golden(HANDMADE_EVIDENCE, repo.joinpath(*GOLDEN_TABLES), DEFAULT_PARAMS)
+    done = ", ".join(s for s in REGENERATE_STEPS if s in steps)
+    say("dry run: nothing written" if dry_run else f"regenerated {done}", err=False, one_line=True)
+    return 0
+
+
+def _cmd_regenerate(args: argparse.Namespace) -> int:
+    if REPO_ROOT is None:
+        raise UsageError("regenerate rewrites the generated files of a source checkout; an installed package has none")
+    return regenerate(REPO_ROOT, args.only or REGENERATE_STEPS, dry_run=args.dry_run)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used by the docs test)."""
     parser = argparse.ArgumentParser(
@@ -232,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="how long to wait while another build of the same OUT runs "
                              "(default 600; 0: exit 1 at once)")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{verify,lock,plan}")
+    sub = parser.add_subparsers(dest="command", metavar="{verify,lock,plan,regenerate}")
     verify = sub.add_parser(
         "verify", help="verify a package's provenance lock and format",
         description="Verify the provenance lock (every byte of every locked file), then the "
@@ -254,6 +310,15 @@ def build_parser() -> argparse.ArgumentParser:
     lock.set_defaults(func=_cmd_lock)
     from analysis.plan.cli import add_plan_parser  # issue 13: plan (design) and plan seal/check
     add_plan_parser(sub, default_evidence=shipped_evidence)
+    regen = sub.add_parser(
+        "regenerate", help="rewrite every generated file of the checkout (after adding a statistic)",
+        description="In a source checkout, rewrite in order: the generated index of docs/RESULTS_KEYS.md, "
+                    "the outputs of the shipped evidence (results.json, tables/, figures/, report/), and "
+                    "the golden table files tests/golden/tables. Commit them with the code.")
+    regen.add_argument("--only", nargs="+", choices=REGENERATE_STEPS, default=None, metavar="STEP",
+                       help=f"only these steps ({', '.join(REGENERATE_STEPS)}); default: all")
+    regen.add_argument("--dry-run", action="store_true", help="name what each step would write; write nothing")
+    regen.set_defaults(func=_cmd_regenerate)
     return parser
 
 

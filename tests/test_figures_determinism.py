@@ -8,10 +8,9 @@ from pathlib import Path
 import matplotlib
 import pytest
 
-from analysis.figures import FIGURE_ORDER
 from analysis.figures.common import style
 from analysis.figures.headings import residual_slope
-from analysis.figures.registry import build_figures, write_figures
+from analysis.figures.registry import FIGURE_ORDER, build_figures, write_figures
 from analysis.style import MATPLOTLIBRC, OKABE_ITO
 from report_support import context, handmade
 

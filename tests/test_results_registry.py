@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from analysis.evidence import load_package
-from analysis.figures import FIGURE_ORDER
+from analysis.figures.registry import FIGURE_ORDER
 from analysis.params import DEFAULT_PARAMS
 from analysis.results import build_results
 from analysis.results.block import Block
@@ -53,7 +53,7 @@ def test_results_json_has_exactly_the_registry_keys_in_order(results) -> None:
 
 
 def test_the_registry_is_consistent() -> None:
-    assert check_registry((f for _, f in TABLE_ORDER), (f for _, f in FIGURE_ORDER)) == []
+    assert check_registry((f.__name__ for f in TABLE_ORDER), (f.__name__ for f in FIGURE_ORDER)) == []
     assert check_registry(["t"], []) != []  # a reader that is no builder is reported
     with pytest.raises(ResultsRegistryError, match=r"registry\.py"):
         entry("no_such_block")
@@ -108,7 +108,7 @@ def _blocks_read(module: str, name: str) -> set[str]:
 @pytest.mark.parametrize("kind", ["tables", "figures"])
 def test_the_registry_names_every_reader(kind: str) -> None:
     order = TABLE_ORDER if kind == "tables" else FIGURE_ORDER
-    found = {(key, name) for module, name in order for key in _blocks_read(module, name)}
+    found = {(key, f.__name__) for f in order for key in _blocks_read(f.__module__, f.__name__)}
     declared = {(b.key, name) for b in RESULTS_BLOCKS for name in getattr(b, kind)}
     assert found == declared
 
@@ -152,3 +152,25 @@ def test_no_import_cycle_inside_results_counting_function_level_imports() -> Non
         return any(d == goal or (d not in seen and reaches(d, goal, seen | {d})) for d in graph.get(start, ()))
 
     assert [m for m in sorted(graph) if reaches(m, m, {m})] == []
+
+
+def _modules_declaring_a_registration() -> list[str]:
+    """Modules of analysis whose top level assigns ``REGISTRATION`` (read from the source, not imported)."""
+    found = []
+    for path in sorted((REPO / "analysis").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(node, (ast.Assign, ast.AnnAssign)) and any(
+                isinstance(t, ast.Name) and t.id == "REGISTRATION"
+                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])) for node in tree.body):
+            found.append(".".join(path.relative_to(REPO).with_suffix("").parts))
+    return found
+
+
+def test_every_registration_next_to_its_statistic_is_listed_once() -> None:
+    """A statistic's module declares REGISTRATION = ResultsBlock(...); the registry lists it, once."""
+    modules = _modules_declaring_a_registration()
+    assert "analysis.estimators.hodges_lehmann" in modules
+    for module in modules:
+        registration = importlib.import_module(module).REGISTRATION
+        assert sum(b is registration for b in RESULTS_BLOCKS) == 1, (
+            f"{module}.REGISTRATION is not in RESULTS_BLOCKS; list it in analysis/results/registry.py")

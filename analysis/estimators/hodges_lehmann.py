@@ -10,17 +10,23 @@ least the nominal 1 - alpha (equal only by chance: W is discrete). The interval 
 symmetric distribution of effects; tied effects make it approximate. For n too small to reach the
 level (P(W = 0) = 2^-n > alpha/2: n <= 5 at alpha = 0.05) no finite interval exists, and the bounds
 are None with that reason.
+
+Registration: REGISTRATION (below) is the statistic's results.json block ``hodges_lehmann``, its row of
+t_beyond_inference and its key-results sentence; analysis/results/registry.py lists it in results.json
+order (docs/ADDING_A_STATISTIC.md).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from analysis.estimators.common import OURS_LABEL, finite_effects
+from analysis.estimators.registration import Block, InferenceRow, ResultsBlock
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,3 +87,27 @@ def hodges_lehmann(effects: Sequence[float] | np.ndarray, alpha: float) -> Hodge
     m = walsh.size
     return HodgesLehmann(OURS_LABEL, n, estimate, float(walsh[c]), float(walsh[m - c - 1]), nominal,
                          float(1.0 - 2.0 * cdf[c]), None)
+
+
+def hodges_lehmann_block(inputs: Any) -> Block:
+    """results.json ``hodges_lehmann``: :func:`hodges_lehmann` of the panel's configuration effects at the
+    analysis alpha; ``inputs`` are the shared estimates (analysis.results.inputs.ResultsInputs)."""
+    return Block(hodges_lehmann(inputs.panel.frame.get_column("effect").to_numpy(), inputs.params.alpha))
+
+
+def hodges_lehmann_row(value: Mapping[str, Any]) -> InferenceRow:
+    """Its row of t_beyond_inference, from the block's results.json value."""
+    return InferenceRow("hodges_lehmann", "Hodges–Lehmann (median of Walsh averages), exact signed-rank interval",
+                        value.get("estimate"), value.get("lo"), value.get("hi"), None, value.get("n"),
+                        "configurations")
+
+
+REGISTRATION = ResultsBlock(
+    "hodges_lehmann", hodges_lehmann_block, "{label, n, estimate, lo, hi, nominal, achieved, reason}",
+    "Hodges–Lehmann estimate of the panel effect (median of the Walsh averages of the configuration "
+    "effects) with its exact signed-rank interval (ours)",
+    tables=("panel_inference",), inference_row=hodges_lehmann_row,
+    sentence="**Hodges–Lehmann** (ours): {{ s.estimate|signed }} over {{ s.n|plural('configuration') }}"
+             "{% if s.lo is number %}, exact signed-rank {{ s.achieved|pct }} interval "
+             "[{{ s.lo|signed }}, {{ s.hi|signed }}]{% endif %}{{ see('t_beyond_inference') }}.")
+"""The results.json block of this statistic (collected by analysis/results/registry.py)."""

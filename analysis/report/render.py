@@ -202,7 +202,7 @@ def render_report(out_dir: Path, results: dict[str, Any], params: Any, evidence:
             return not figures[name].get("empty_reason")
         raise KeyError(f"the report template names {name!r}, which neither the tables stage wrote nor "
                        "the figures stage drew; add it to analysis.tables.registry.TABLE_ORDER or "
-                       "analysis.figures.FIGURE_ORDER, or fix the template")
+                       "analysis.figures.registry.FIGURE_ORDER, or fix the template")
 
     def include_table(name: str) -> Markup:
         present(name)

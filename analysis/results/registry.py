@@ -2,10 +2,12 @@
 and the tables and figures that read each block. Results assembly, the null-reason lookup, the
 generated index of docs/RESULTS_KEYS.md and its test all read :data:`RESULTS_BLOCKS`.
 
-Adding a statistic (docs/ADDING_A_STATISTIC.md): write the pure estimator and its test, and add one
-entry here, in the place its key takes in results.json, with its compute function, JSON shape, docs row,
-the tables and figures that read it, its report ``sentence`` and, for an inference on the panel effect,
-its ``inference_row``; then ``python -m analysis.results.registry --write-docs && python generate.py``.
+Adding a statistic (docs/ADDING_A_STATISTIC.md): write the pure estimator, its block function and its
+registration ``REGISTRATION = ResultsBlock(...)`` in the estimator's module (compute function, JSON shape,
+docs row, the tables and figures that read it, its report ``sentence`` and, for an inference on the panel
+effect, its ``inference_row``), and its test; list ``<module>.REGISTRATION`` here (a plain import), in the
+place its key takes in results.json; then ``python generate.py regenerate`` (docs index, outputs, golden
+tables). The blocks of the paper's contract and the build's extras are registered here directly.
 
 Methods note: blocks are computed in registry order, which is results.json's key order (docs/RESULTS_CONTRACT.md
 fixes the contract keys; the extras follow). Every block carries its own null reasons (Block.reasons);
@@ -17,13 +19,14 @@ per-configuration fields). Other blocks keep a sibling ``reason`` field inside t
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
-from analysis.estimators import hodges_lehmann as hl
+from analysis.estimators import hodges_lehmann
 from analysis.estimators import secondary_results as secondary
 from analysis.estimators.common import json_ready
 from analysis.results import core, extras
-from analysis.results.block import Block, InferenceRow, ResultsBlock
+from analysis.results.block import Block, ResultsBlock
 from analysis.results.inputs import ResultsInputs
 from analysis.results.pilot import pilot_block
 
@@ -73,15 +76,6 @@ def _failure_modes(i: ResultsInputs) -> Block:
 
 def _beyond_paper(i: ResultsInputs) -> Block:
     return Block(secondary.beyond_paper_block(i.package, i.params, i.panel, i.dependence))
-
-
-def _hodges_lehmann(i: ResultsInputs) -> Block:
-    return Block(hl.hodges_lehmann(i.panel.frame.get_column("effect").to_numpy(), i.params.alpha))
-
-
-def _hodges_lehmann_row(v: Mapping[str, Any]) -> InferenceRow:
-    return InferenceRow("hodges_lehmann", "Hodges–Lehmann (median of Walsh averages), exact signed-rank interval",
-                        v.get("estimate"), v.get("lo"), v.get("hi"), None, v.get("n"), "configurations")
 
 
 def _v2_pilot(i: ResultsInputs) -> Block | None:
@@ -170,14 +164,7 @@ RESULTS_BLOCKS: tuple[ResultsBlock, ...] = (
                  "{label, bootstrap, sign_flip, gee, design_effect_intervals}",
                  "ours, not the paper's: bootstrap, sign-flip test, GEE, design-effect-adjusted cell intervals",
                  tables=("panel_inference", "cell_intervals")),
-    ResultsBlock("hodges_lehmann", _named(hl.hodges_lehmann, _hodges_lehmann),
-                 "{label, n, estimate, lo, hi, nominal, achieved, reason}",
-                 "Hodges–Lehmann estimate of the panel effect (median of the Walsh averages of the configuration "
-                 "effects) with its exact signed-rank interval (ours)",
-                 tables=("panel_inference",), inference_row=_hodges_lehmann_row,
-                 sentence="**Hodges–Lehmann** (ours): {{ s.estimate|signed }} over {{ s.n|plural('configuration') }}"
-                          "{% if s.lo is number %}, exact signed-rank {{ s.achieved|pct }} interval "
-                          "[{{ s.lo|signed }}, {{ s.hi|signed }}]{% endif %}{{ see('t_beyond_inference') }}."),
+    hodges_lehmann.REGISTRATION,
     ResultsBlock("fact_survival", extras.fact_survival, "{available, reason?, label, ...}",
                  "fold-by-fold capture and survival of graded values (ours, not the paper's)",
                  tables=("fact_survival", "fact_survival_curves", "fact_survival_cuts")),
@@ -293,6 +280,15 @@ def with_docs_index(text: str) -> str:
     return f"{head}{INDEX_BEGIN}\n{docs_index()}{INDEX_END}{tail}"
 
 
+def write_docs_index(repo: Path) -> Path:
+    """Rewrite the generated index of ``repo``'s docs/RESULTS_KEYS.md from the registry; returns its path."""
+    from analysis.safeio import read_text, write_text
+
+    doc = repo / DOCS_PATH
+    write_text(doc, with_docs_index(read_text(doc)))
+    return doc
+
+
 if __name__ == "__main__":  # python -m analysis.results.registry [--write-docs]
     import sys
 
@@ -302,10 +298,6 @@ if __name__ == "__main__":  # python -m analysis.results.registry [--write-docs]
         repo = checkout_root()
         if repo is None:
             raise SystemExit(f"--write-docs rewrites the repository's {DOCS_PATH}; run it from a checkout")
-        doc = repo / DOCS_PATH
-        from analysis.safeio import read_text, write_text
-
-        write_text(doc, with_docs_index(read_text(doc)))
-        print(f"wrote the index of {doc}")
+        print(f"wrote the index of {write_docs_index(repo)}")
     else:
         print(docs_index(), end="")

@@ -3,59 +3,70 @@ plus tables/index.json (the tables stage of the build)."""
 
 from __future__ import annotations
 
-import importlib
-import json
+from collections.abc import Callable
 from pathlib import Path
 
+from analysis.safeio import write_json, write_text
+from analysis.tables import (
+    arm_means,
+    carrier,
+    cells,
+    dose_response,
+    failures,
+    fill,
+    headings,
+    panel,
+    panel_inference,
+    pilot,
+    survival,
+)
 from analysis.tables.context import ReportContext
 from analysis.tables.render import to_csv, to_html, to_markdown
 from analysis.tables.spec import TableSpec
-from analysis.safeio import write_json, write_text
 
-TABLE_ORDER: tuple[tuple[str, str], ...] = (
-    ("analysis.tables.arm_means", "supporting_arms"),
-    ("analysis.tables.arm_means", "ladder"),
-    ("analysis.tables.arm_means", "scenario_comparison"),
-    ("analysis.tables.arm_means", "reduced_ceiling"),
-    ("analysis.tables.arm_means", "reduced_ceiling_by_model"),
-    ("analysis.tables.arm_means", "fill_examples"),
-    ("analysis.tables.panel", "table3"),
-    ("analysis.tables.panel", "out_of_window"),
-    ("analysis.tables.panel", "panel_summary"),
-    ("analysis.tables.panel", "sparse_cells"),
-    ("analysis.tables.panel", "sensitivity"),
-    ("analysis.tables.fill", "threshold_classes"),
-    ("analysis.tables.fill", "borderline"),
-    ("analysis.tables.cells", "deeper_repeats"),
-    ("analysis.tables.headings", "headings"),
-    ("analysis.tables.headings", "headings_within"),
-    ("analysis.tables.carrier", "carrier"),
-    ("analysis.tables.failures", "fabrication"),
-    ("analysis.tables.failures", "parse_failure_summary"),
-    ("analysis.tables.failures", "invalid_summary"),
-    ("analysis.tables.cells", "validity"),
-    ("analysis.tables.cells", "recall_cells"),
-    ("analysis.tables.panel_inference", "panel_inference"),
-    ("analysis.tables.cells", "cell_intervals"),
-    ("analysis.tables.failures", "claims_summary"),
-    ("analysis.tables.failures", "claims_audit"),
-    ("analysis.tables.survival", "fact_survival"),
-    ("analysis.tables.survival", "fact_survival_curves"),
-    ("analysis.tables.survival", "fact_survival_cuts"),
-    ("analysis.tables.pilot", "v2_pilot_folds"),
-    ("analysis.tables.dose_response", "dose_response"),
-    ("analysis.tables.pilot", "v2_pilot"),
+TableBuilder = Callable[[ReportContext], TableSpec]
+"""A table builder: the report context in, one table out."""
+
+TABLE_ORDER: tuple[TableBuilder, ...] = (
+    arm_means.supporting_arms,
+    arm_means.ladder,
+    arm_means.scenario_comparison,
+    arm_means.reduced_ceiling,
+    arm_means.reduced_ceiling_by_model,
+    arm_means.fill_examples,
+    panel.table3,
+    panel.out_of_window,
+    panel.panel_summary,
+    panel.sparse_cells,
+    panel.sensitivity,
+    fill.threshold_classes,
+    fill.borderline,
+    cells.deeper_repeats,
+    headings.headings,
+    headings.headings_within,
+    carrier.carrier,
+    failures.fabrication,
+    failures.parse_failure_summary,
+    failures.invalid_summary,
+    cells.validity,
+    cells.recall_cells,
+    panel_inference.panel_inference,
+    cells.cell_intervals,
+    failures.claims_summary,
+    failures.claims_audit,
+    survival.fact_survival,
+    survival.fact_survival_curves,
+    survival.fact_survival_cuts,
+    pilot.v2_pilot_folds,
+    dose_response.dose_response,
+    pilot.v2_pilot,
 )
-"""Every table builder, in report order, as (module, function)."""
-
+"""Every table builder, in report order (a builder's ``__name__`` is what a results block's ``tables`` names)."""
 
 
 def build_tables(ctx: ReportContext) -> list[TableSpec]:
     """Every table of TABLE_ORDER built from ``ctx`` (empty tables included, with their reason)."""
-    specs = []
-    for module, name in TABLE_ORDER:
-        builder = getattr(importlib.import_module(module), name)
-        specs.append(builder(ctx))
+    specs = [builder(ctx) for builder in TABLE_ORDER]
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise ValueError(f"two table builders share a file name: {sorted(names)}; rename one")
