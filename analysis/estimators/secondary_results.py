@@ -42,7 +42,7 @@ def headings_block(package: Any, params: Params) -> dict[str, Any]:
 
 
 def headings_json(pooled: headings.PooledCorrelation, w: headings.WithinCell) -> dict[str, Any]:
-    """The RESULTS.md `headings` block of a computed pooled r and within-cell fit (all arms)."""
+    """The `headings` block (docs/RESULTS_CONTRACT.md) of a computed pooled r and within-cell fit (all arms)."""
     return json_ready_block({"pooled_r": pooled.r, "rows": pooled.rows,
                              "within_cell": {"cells": w.cells, "rows": w.rows, "slope": w.slope, "r": w.r}})
 
