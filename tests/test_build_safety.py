@@ -21,6 +21,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from prebuilt_support import Prebuilt
 
 from analysis import build as build_mod
 from analysis import outdir
@@ -45,10 +46,9 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("safety") / "out"
-    build(HANDMADE, out, DEFAULT_PARAMS, progress=None)
-    return out
+def built(tmp_path_factory: pytest.TempPathFactory, prebuilt: Prebuilt) -> Path:
+    # build(HANDMADE, out, DEFAULT_PARAMS, progress=None), shared by the session (conftest)
+    return prebuilt.copy(HANDMADE, tmp_path_factory.mktemp("safety") / "out")
 
 
 def _copy_tree(src: Path, dest: Path) -> Path:

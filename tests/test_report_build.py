@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from prebuilt_support import Prebuilt
 
 from analysis.build import STAGES, STAMP_NAME, build, check, diff_outputs, managed_files
 from analysis.params import DEFAULT_PARAMS
@@ -20,10 +21,9 @@ COMPANIONS = [PILOT] if (PILOT / "provenance.lock").is_file() else []
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("out")
-    build(HANDMADE, out, DEFAULT_PARAMS, progress=None, companions=COMPANIONS)
-    return out
+def built(tmp_path_factory: pytest.TempPathFactory, prebuilt: Prebuilt) -> Path:
+    # build(HANDMADE, out, DEFAULT_PARAMS, progress=None, companions=COMPANIONS), shared by the session (conftest)
+    return prebuilt.copy(HANDMADE, tmp_path_factory.mktemp("out") / "out", COMPANIONS)
 
 
 def test_outputs_exist(built: Path) -> None:
