@@ -10,6 +10,8 @@ they were. Only setup is shared.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from prebuilt_support import Prebuilt
 
@@ -29,3 +31,12 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 def prebuilt(tmp_path_factory: pytest.TempPathFactory) -> Prebuilt:
     """Builds shared by the whole session, handed out as private copies (see Prebuilt)."""
     return Prebuilt(tmp_path_factory.mktemp("prebuilt"))
+
+
+@pytest.fixture(scope="session")
+def scripted_scenario(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``write_scenario(root)`` of tests/survival_support.py, run once per session: the scripted-server package
+    whose values are lost at known folds. READ-ONLY: a test that changes a package copies it first."""
+    from survival_support import write_scenario
+
+    return write_scenario(tmp_path_factory.mktemp("scripted") / "pkg")

@@ -27,12 +27,6 @@ pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (apt-get install -y chromium)")]
 
 
-def _scripted(root: Path) -> Path:
-    from survival_support import write_scenario
-
-    return write_scenario(root / "scripted")
-
-
 PACKAGES = [
     pytest.param("v1", id="v1", marks=pytest.mark.skipif(not (V1 / "provenance.lock").is_file(),
                                                          reason="data/v1 not present")),
@@ -46,7 +40,8 @@ PACKAGES = [
 @pytest.fixture(scope="module", params=PACKAGES)
 def out(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, prebuilt: Prebuilt) -> Path:
     root = tmp_path_factory.mktemp(request.param)
-    evidence = {"v1": V1, "handmade": HANDMADE, "pilot": PILOT}.get(request.param) or _scripted(root)
+    evidence = {"v1": V1, "handmade": HANDMADE, "pilot": PILOT}.get(request.param) \
+        or request.getfixturevalue("scripted_scenario")  # write_scenario(root / "scripted"), once per session
     companions = [PILOT] if request.param == "v1" else []  # as the default invocation does
     # build(evidence, root / "out", DEFAULT_PARAMS, progress=None, companions=...), shared by the session
     return prebuilt.copy(evidence, root / "out", companions)
