@@ -336,6 +336,7 @@ def test_lock_is_released_and_emptied(tmp_path: Path) -> None:
         pass
 
 
+@pytest.mark.slow  # issue 22: among the slowest of the suite (full builds); the full suite and CI run it
 def test_two_concurrent_builds_never_mix(tmp_path: Path, other_evidence: Path) -> None:
     out = tmp_path / "shared"
     first = _popen("--evidence", str(HANDMADE), "--out", str(out))

@@ -59,6 +59,7 @@ def test_deleted_output_is_rebuilt(tmp_path: Path, built: Path) -> None:
     assert summary.ran == ("verify", "figures") and (out / "figures" / "forest.svg").is_file()
 
 
+@pytest.mark.slow  # issue 22: among the slowest of the suite (full builds); the full suite and CI run it
 def test_check_is_clean_then_names_a_tampered_file(tmp_path: Path, built: Path) -> None:
     out = tmp_path / "o"
     shutil.copytree(built, out)
@@ -155,6 +156,7 @@ def test_outputs_do_not_depend_on_the_working_directory(tmp_path: Path, built: P
     assert check(HANDMADE.resolve(), built, DEFAULT_PARAMS, companions=COMPANIONS) == []
 
 
+@pytest.mark.slow  # issue 22: among the slowest of the suite (full builds); the full suite and CI run it
 def test_v2_pilot_section_when_the_pilot_exists(tmp_path: Path) -> None:
     from analysis.evidence import write_lock
 
