@@ -2,16 +2,13 @@
 
 Library errors (:class:`EvidenceError`) become their message on stderr and
 exit status 1, never a traceback. The analysis itself lives in
-``analysis.build.build`` (the report pipeline); until that module exists the
-main job verifies, loads and writes ``OUT/results.json`` with the evidence
-digests only.
+``analysis.build.build`` (the report pipeline), imported when the main job runs
+so that ``--help`` and the subcommands do not load it.
 """
 from __future__ import annotations
 
 import argparse
 import difflib
-import importlib
-import importlib.util
 import signal
 import sys
 import warnings
@@ -21,19 +18,34 @@ from typing import Any
 
 from analysis import __version__
 from analysis.escape import emit
-from analysis.evidence import LOCK_NAME, EvidenceError, load_package, verify_package, write_lock
-from analysis.safeio import SafeIOError, loads_json, write_json
+from analysis.evidence import LOCK_NAME, EvidenceError, verify_package, write_lock
+from analysis.locations import checkout_root
+from analysis.safeio import SafeIOError, loads_json
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-V1_EVIDENCE = REPO_ROOT / "data" / "v1"
-HANDMADE_EVIDENCE = REPO_ROOT / "tests" / "fixtures" / "handmade"
-V2_LADDER_PILOT = REPO_ROOT / "data" / "v2" / "ladder-pilot"
+REPO_ROOT: Path | None = checkout_root()
+"""The repository checkout the package runs from; None when installed from a wheel, which carries
+no data/ (analysis.locations): the paths below are then None."""
+
+
+def _in_repository(*parts: str) -> Path | None:
+    return REPO_ROOT.joinpath(*parts) if REPO_ROOT is not None else None
+
+
+V1_EVIDENCE = _in_repository("data", "v1")
+HANDMADE_EVIDENCE = _in_repository("tests", "fixtures", "handmade")
+V2_LADDER_PILOT = _in_repository("data", "v2", "ladder-pilot")
 """The runner's embedded pilot on the load ladder: the companion of data/v1 in the default invocation."""
-V2_PILOT = REPO_ROOT / "data" / "v2" / "pilot"
+V2_PILOT = _in_repository("data", "v2", "pilot")
 """The first, null v2 pilot (small fixture): retired as the default companion (one companion is
 reported at a time), kept as a package; the companion only where the ladder pilot is absent."""
 DEFAULT_OUT = REPO_ROOT
-"""Default output root: results.json, tables/, figures/ and report/ of the repository."""
+"""Default output root: results.json, tables/, figures/ and report/ of the repository, for the
+shipped evidence only. None when installed: a wheel has no repository to write into, so every
+build names its --out."""
+NO_SHIPPED_EVIDENCE = (
+    "this is an installed package: it carries no shipped evidence (the repository's data/v1 is not in the "
+    "wheel); name a package: carriers verify DIR, carriers --evidence DIR --out OUT, "
+    "carriers plan --evidence DIR --out OUT")
 
 DESCRIPTION = """\
 Analysis, audit and runner for 'Partitioned versus Undivided Compaction Carriers'.
@@ -41,7 +53,8 @@ Analysis, audit and runner for 'Partitioned versus Undivided Compaction Carriers
 With no arguments: verify the shipped evidence (data/v1 when it has a
 provenance.lock, else the hand-made package tests/fixtures/handmade), with the
 v2 ladder pilot data/v2/ladder-pilot as the companion of data/v1, and write the results,
-tables, figures and report into the repository."""
+tables, figures and report into the repository (in a checkout; an installed package
+names its --evidence and --out)."""
 
 EPILOG = """\
 examples:
@@ -50,6 +63,7 @@ examples:
   python generate.py --evidence DIR --companion PILOT --out OUT
                                                       ... with a pilot reported beside it
   python generate.py --check                          exit 1 if committed outputs are stale
+  python generate.py --check --ignore-code            ... apart from the code's digest (a refactor)
   python generate.py verify [DIR]                     check a package's lock and format
   python generate.py lock DIR [--files README.md ...] write DIR/provenance.lock
   python generate.py plan --evidence DIR --out OUT    power, precision and cost of a v2 study
@@ -64,23 +78,32 @@ waits up to --wait seconds. OUT may not be empty, nor the evidence package or in
 Without --out only the shipped evidence writes into the repository; --evidence DIR
 (or --companion) without --out is a usage error, so a run of your own never replaces
 the committed outputs. Every build ends by printing the path of the report it wrote.
+Installed from a wheel (the console command carriers), the package carries no data/ and
+has no repository: name both, carriers --evidence DIR --out OUT.
 
 exit status: 0 success, 1 the evidence (or another input) is not usable, 2 bad usage,
 130 interrupted (SIGINT), 143 terminated (SIGTERM)."""
 
 
 def shipped_evidence() -> Path:
-    """data/v1 when it carries a provenance lock, else the hand-made package."""
-    return V1_EVIDENCE if (V1_EVIDENCE / LOCK_NAME).is_file() else HANDMADE_EVIDENCE
+    """data/v1 when it carries a provenance lock, else the hand-made package (both in the checkout).
+
+    An installed package has neither: :class:`UsageError` says to name a package.
+    """
+    if V1_EVIDENCE is not None and (V1_EVIDENCE / LOCK_NAME).is_file():
+        return V1_EVIDENCE
+    if HANDMADE_EVIDENCE is not None and HANDMADE_EVIDENCE.is_dir():
+        return HANDMADE_EVIDENCE
+    raise UsageError(NO_SHIPPED_EVIDENCE)
 
 
 def default_companions(evidence: Path) -> list[Path]:
     """The companions of the default invocation: the v2 ladder pilot beside data/v1 (when both are
     locked; the older null pilot data/v2/pilot where the ladder pilot is absent)."""
-    if evidence != V1_EVIDENCE:
+    if V1_EVIDENCE is None or evidence != V1_EVIDENCE:
         return []
     for pilot in (V2_LADDER_PILOT, V2_PILOT):
-        if (pilot / LOCK_NAME).is_file():
+        if pilot is not None and (pilot / LOCK_NAME).is_file():
             return [pilot]
     return []
 
@@ -108,61 +131,45 @@ def _nonempty_path(text: str) -> Path:
 
 
 class CliError(Exception):
-    """A user error outside the evidence (bad output directory, --check without a pipeline)."""
+    """A user error outside the evidence (bad output directory, a build that cannot run)."""
 
 
-def _default_params() -> Any:
-    if importlib.util.find_spec("analysis.params") is None:
-        return None
-    return importlib.import_module("analysis.params").DEFAULT_PARAMS
+class UsageError(CliError):
+    """Bad usage found after parsing (exit status 2), e.g. no evidence named in an installed package."""
 
 
 def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool = False,
                  progress: Callable[[str], None] = _progress, wait: float | None = None,
-                 companions: Sequence[Path] = ()) -> int:
+                 companions: Sequence[Path] = (), ignore_code: bool = False) -> int:
     """Verify ``evidence`` and build every output into ``out`` (or compare, with ``check``).
 
-    With the report pipeline (``analysis.build``) present, it does the work: it verifies
-    the package first and writes nothing when verification fails. Without it, the package
-    is verified and loaded here and OUT/results.json gets the evidence digests only.
-    ``companions``: packages reported beside the evidence (a pilot, ``--companion``).
+    The build pipeline (``analysis.build``) does the work: it verifies the package first and
+    writes nothing when verification fails. ``companions``: packages reported beside the
+    evidence (a pilot, ``--companion``).
     """
-    if importlib.util.find_spec("analysis.build") is not None:
-        pipeline = importlib.import_module("analysis.build")
-        try:
-            if check:
-                differ = pipeline.check(evidence, out, _default_params(), progress=progress,
-                                        companions=companions)
-                for rel in differ:
-                    say(f"differs: {rel}")
-                if differ:
-                    say(f"error: {len(differ)} output files in {out} are not what the evidence, "
-                        "params and code produce now; run `python generate.py` and commit")
-                    return 1
-                say(f"OK {out}: outputs are up to date", err=False, one_line=True)
-                return 0
-            options: dict[str, Any] = {} if wait is None else {"wait": wait}
-            pipeline.build(evidence, out, _default_params(), progress=progress, force=force,
-                           companions=companions, **options)
-            report = out / "report" / "index.html"
-            if report.is_file():
-                say(f"report: {report}", err=False)
-        except getattr(pipeline, "BuildError", CliError) as exc:
-            raise CliError(str(exc)) from None
-        return 0
-    if check:
-        raise CliError("--check needs the build pipeline (analysis/build/), which is not installed")
-    package = load_package(evidence)
-    progress(f"verified {evidence}: {len(package.digests)} files, {package.rows.height} rows, "
-             f"{package.checks.height} checks")
-    if out.exists() and not out.is_dir():
-        raise CliError(f"--out {out} is a file; pass a directory (it is created when missing)")
-    out.mkdir(parents=True, exist_ok=True)
-    results = {"evidence": {"sha256": dict(package.digests)},
-               "package": {"name": "compaction-carriers", "version": __version__}}
-    path = out / "results.json"
-    write_json(path, results)
-    progress(f"wrote {path} (evidence block only: analysis.build is not installed)")
+    from analysis import build as pipeline  # loaded only for the main job: --help stays light
+    from analysis.outdir import BuildError
+    from analysis.params import DEFAULT_PARAMS
+
+    try:
+        if check:
+            differ = pipeline.check(evidence, out, DEFAULT_PARAMS, progress=progress, companions=companions,
+                                    ignore_code=ignore_code)
+            for rel in differ:
+                say(f"differs: {rel}")
+            if differ:
+                say(f"error: {len(differ)} output files in {out} are not what the evidence, "
+                    "params and code produce now; run `python generate.py` and commit")
+                return 1
+            say(f"OK {out}: outputs are up to date", err=False, one_line=True)
+            return 0
+        options: dict[str, Any] = {} if wait is None else {"wait": wait}
+        pipeline.build(evidence, out, DEFAULT_PARAMS, progress=progress, force=force, companions=companions, **options)
+        report = out / "report" / "index.html"
+        if report.is_file():
+            say(f"report: {report}", err=False)
+    except BuildError as exc:
+        raise CliError(str(exc)) from None
     return 0
 
 
@@ -201,20 +208,24 @@ def build_parser() -> argparse.ArgumentParser:
         prog="generate.py", description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--evidence", metavar="DIR", type=_nonempty_path, default=None,
-                        help="evidence package to analyse (default: data/v1 if locked, "
-                             "else tests/fixtures/handmade)")
+                        help="evidence package to analyse (default, in a checkout: data/v1 if locked, "
+                             "else tests/fixtures/handmade; an installed package has none)")
     parser.add_argument("--companion", metavar="DIR", type=_nonempty_path, action="append", default=None,
                         help="a pilot package to report beside the evidence (its study.toml declares "
                              'kind = "pilot"); default: data/v2/ladder-pilot beside data/v1 when --evidence '
                              "is not given, else none")
     parser.add_argument("--out", metavar="OUT", type=_nonempty_path, default=None,
-                        help="output directory, created when missing (default: the repository "
-                             "root, i.e. results.json, tables/, figures/, report/, for the shipped "
-                             "evidence only: with --evidence or --companion, --out is required); "
-                             "not empty, not the evidence package or inside it")
+                        help="output directory, created when missing (default, in a checkout: the "
+                             "repository root, i.e. results.json, tables/, figures/, report/, for the "
+                             "shipped evidence only: with --evidence or --companion, --out is required; "
+                             "an installed package has no default); not empty, not the evidence package "
+                             "or inside it")
     parser.add_argument("--check", action="store_true",
                         help="do not write: regenerate into a temporary directory and exit 1 if "
                              "any output in OUT differs (for CI)")
+    parser.add_argument("--ignore-code", action="store_true",
+                        help="with --check: do not compare the code's identity (provenance.code_sha256 and "
+                             "what derives from it), so a refactor that changes no output passes")
     parser.add_argument("--force", action="store_true",
                         help="rebuild every stage even when its inputs are unchanged")
     parser.add_argument("--wait", metavar="SECONDS", type=float, default=None,
@@ -286,7 +297,13 @@ def refuses_repository_overwrite(args: argparse.Namespace) -> str | None:
     the shipped evidence. Only the default invocation (shipped evidence, default companions) may
     write there; anything else must name its OUT, so a user's run never replaces them.
     """
-    if args.command is not None or args.out is not None or args.check:
+    if args.command is not None or args.out is not None:
+        return None
+    if DEFAULT_OUT is None:  # installed from a wheel: no repository, no shipped evidence
+        if args.evidence is None:
+            return NO_SHIPPED_EVIDENCE
+        return "an installed package has no repository to write into; add --out OUT (for example --out carriers-out)"
+    if args.check:
         return None
     shipped = shipped_evidence().resolve()
     if args.evidence is not None and args.evidence.resolve() != shipped:
@@ -326,15 +343,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"generate.py: error: {misspelled}")
         return 2
     args = parser.parse_args(argv)
-    overwrite = refuses_repository_overwrite(args)
+    try:
+        overwrite = refuses_repository_overwrite(args)
+    except UsageError as exc:
+        overwrite = str(exc)
     if overwrite:
         say(f"error: {overwrite}")
         return 2
     if args.wait is not None and not 0 <= args.wait < float("inf"):
         say("error: --wait must be a number of seconds, 0 or more")
         return 2
+    if args.ignore_code and not args.check:
+        say("error: --ignore-code only changes what --check compares; add --check, or leave it out")
+        return 2
     previous_sigterm = _sigterm_interrupts()
-    out = args.out or DEFAULT_OUT
+    out = args.out or DEFAULT_OUT or Path()  # DEFAULT_OUT is None only when installed, where a main job without
+    # --out was refused above; a subcommand does not use out
     main_job = args.command is None and not args.check
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -344,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 companions = (args.companion if args.companion is not None
                               else default_companions(evidence) if args.evidence is None else [])
                 status = run_main_job(evidence, out, check=args.check, force=args.force, wait=args.wait,
-                                      companions=companions)
+                                      companions=companions, ignore_code=args.ignore_code)
             else:
                 if (args.evidence or args.out or args.check or args.force or args.wait is not None
                         or args.companion is not None):
@@ -352,6 +376,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         f"to '{args.command}'")
                     return 2
                 status = args.func(args)
+        except UsageError as exc:
+            status = 2
+            say(f"error: {exc}")
         except (EvidenceError, CliError, SafeIOError) as exc:
             status = 1
             say(f"error: {exc}")

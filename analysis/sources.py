@@ -13,8 +13,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from analysis.digest import file_sha256
+from analysis.locations import package_path
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = package_path().resolve()
 """The ``analysis`` package directory."""
 
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {

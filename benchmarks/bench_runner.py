@@ -31,9 +31,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
+from analysis.runner.arm_order import arm_order  # noqa: E402
 from analysis.runner.arms import load_arms  # noqa: E402
 from analysis.runner.client import EndpointClient, EndpointConfig  # noqa: E402
-from analysis.runner.design import arm_order  # noqa: E402
 from analysis.runner.ledger import Ledger, read_records  # noqa: E402
 from analysis.runner.named_fixtures import load_fixture_arg  # noqa: E402
 from analysis.runner.pinning import Pin  # noqa: E402

@@ -3,7 +3,7 @@ failures, secondary results).
 
 `handmade()` returns the hand-made oracle package: through `analysis.evidence.load_package`
 once the foundation loader is importable, else read here with polars under the explicit
-EVIDENCE.md schema (String / Int64 / Boolean, empty -> null) into a stand-in with the
+docs/EVIDENCE_FORMAT.md schema (String / Int64 / Boolean, empty -> null) into a stand-in with the
 attributes of the shared `EvidencePackage` interface. `rows_frame` builds small rows
 DataFrames by hand with the same schema.
 """

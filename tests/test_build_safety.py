@@ -26,6 +26,7 @@ from prebuilt_support import Prebuilt
 from analysis import build as build_mod
 from analysis import outdir
 from analysis.build import STAMP_NAME, BuildError, build, check, managed_files
+from analysis.build import pipeline as pipeline_mod
 from analysis.digest import file_sha256
 from analysis.outdir import BuildInterrupted, BuildLock, commit, deferred_signals
 from analysis.params import DEFAULT_PARAMS
@@ -239,17 +240,17 @@ def test_signals_inside_the_commit_are_deferred() -> None:
 def test_sigterm_during_the_commit_leaves_the_complete_new_build(
         tmp_path: Path, built: Path, other_evidence: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = _copy_tree(built, tmp_path / "o")
-    real = build_mod.commit
+    real = pipeline_mod.commit
 
     def commit_with_sigterm(*args: object) -> None:
         os.kill(os.getpid(), signal.SIGTERM)  # arrives while the files are being swapped
         real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(build_mod, "commit", commit_with_sigterm)
+    monkeypatch.setattr(pipeline_mod, "commit", commit_with_sigterm)
     with pytest.raises(BuildInterrupted) as info:
         build(other_evidence, out, DEFAULT_PARAMS, progress=None)
     assert info.value.committed and info.value.exit_status == 143
-    monkeypatch.setattr(build_mod, "commit", real)
+    monkeypatch.setattr(pipeline_mod, "commit", real)
     assert check(other_evidence, out, DEFAULT_PARAMS) == []  # wholly the new package, nothing old
     assert not list(out.glob(".build-staging-*"))
 

@@ -127,17 +127,6 @@ def test_every_flag_is_documented() -> None:
     assert re.search(r"--files", readme)
 
 
-def test_fallback_without_pipeline_writes_evidence_block(tmp_path: Path, monkeypatch) -> None:
-    """Without analysis.build the main job still verifies and writes the evidence block."""
-    real = cli.importlib.util.find_spec
-    monkeypatch.setattr(cli.importlib.util, "find_spec",
-                        lambda name, *a: None if name == "analysis.build" else real(name, *a))
-    assert cli.main(["--evidence", str(HANDMADE), "--out", str(tmp_path / "o")]) == 0
-    results = json.loads((tmp_path / "o" / "results.json").read_text())
-    assert results["evidence"]["sha256"] == dict(load_package(HANDMADE).digests)
-    assert cli.main(["--check"]) == 1  # --check needs the pipeline: a clean error
-
-
 def test_readme_setup_commands_and_ci_agree() -> None:
     readme = (REPO / "README.md").read_text()
     block = readme.split("## Set-up on a fresh machine", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]

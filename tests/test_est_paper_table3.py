@@ -1,6 +1,6 @@
 """The paper's section 4.7 summaries recomputed from its Table 3, through the whole pipeline.
 
-Oracle: the published numbers (paper 4.7; RESULTS.md example): panel mean +0.135,
+Oracle: the published numbers (paper 4.7; docs/RESULTS_CONTRACT.md example): panel mean +0.135,
 median +0.027, IQR [-0.054, +0.205], range [-0.411, +0.929], 10/7/3 signs, LOO
 [+0.094, +0.164], dispersion [-0.036, +0.307]; >= 4 pairs 17 configurations,
 +0.070, median 0.000; equal counts 16, +0.069, 0.000; mimo-v2.5 excluded 19,

@@ -1,6 +1,6 @@
 """Property tests of the core estimators (hypothesis), against invariants and a naive reference.
 
-The reference below re-implements RESULTS.md's panel and bounds definitions with
+The reference below re-implements docs/RESULTS_CONTRACT.md's panel and bounds definitions with
 plain Python loops over the rows (slow, obvious); the estimators are vectorised.
 """
 
@@ -63,7 +63,7 @@ def build(rows, runs, contrast=CONTRAST):
 
 
 def naive(rows: pl.DataFrame, runs: pl.DataFrame):
-    """RESULTS.md definitions, loop by loop: {config: (effect, pairs, j rows, q rows, lo, hi)}."""
+    """docs/RESULTS_CONTRACT.md definitions, loop by loop: {config: (effect, pairs, j rows, q rows, lo, hi)}."""
     out = {}
     recs = rows.to_dicts()
     for name, group, planned, _family, published in runs.iter_rows():

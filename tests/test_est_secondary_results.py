@@ -34,7 +34,7 @@ def out(pkg):
 
 
 def test_headings_block_is_the_results_contract(pkg):
-    # RESULTS.md shape exactly; values from the hand derivation in test_est_headings.py:
+    # docs/RESULTS_CONTRACT.md shape exactly; values from the hand derivation in test_est_headings.py:
     # 16 rows, 3 informative cells, 7 rows, slope 3.75 / 22.5, r 3.75 / sqrt(22.5 * 0.75).
     h = headings_block(pkg, DEFAULT_PARAMS)
     assert set(h) == {"pooled_r", "rows", "within_cell"}

@@ -127,7 +127,7 @@ def test_entry_folds_need_the_fixture_and_a_locked_copy_makes_the_package_self_c
     assert facts.height == 0 and "not found" in reasons[next(iter(reasons))]
     root = tmp_path / "pkg"
     shutil.copytree(PILOT, root)
-    shutil.copyfile(REPO / "data" / "v2" / "fixture" / "s5-small.json", root / "fixture.json")
+    shutil.copyfile(REPO / "analysis" / "runner" / "fixture_files" / "s5-small.json", root / "fixture.json")
     locked = json.loads((root / "provenance.lock").read_text(encoding="utf-8"))["files"]
     write_lock(root, [*sorted(locked), "fixture.json"])
     facts, reasons = graded_facts(load_package(root), search=())

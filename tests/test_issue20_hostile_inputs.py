@@ -172,7 +172,7 @@ def test_a_bad_reply_is_an_infrastructure_fault_and_never_reaches_the_files(tmp_
 
 def test_the_body_limit_is_in_the_help() -> None:
     from analysis.runner.arguments import build_parser
-    from analysis.runner.edge import MAX_BODY_BYTES
+    from analysis.runner.bounded_http import MAX_BODY_BYTES
 
     sub = build_parser()._subparsers._group_actions[0].choices["sweep"]  # type: ignore[union-attr]
     assert f"{MAX_BODY_BYTES >> 20} MiB" in " ".join(sub.format_help().split())

@@ -35,10 +35,10 @@ from evidence_support import copy_handmade, edit, where
 
 # ---------------------------------------------------------------------------- 1. booleans are lowercase
 # Mistake caught: the loader comparing booleans case-insensitively (e.g. `s.str.to_lowercase()
-# .is_in(["true", "false"])`), so `True` / `TRUE` / `False` load as booleans. EVIDENCE.md ("Booleans
-# are `true`/`false`") and docs/EVIDENCE_FORMAT.md ("booleans are exactly `true` or `false`") allow
-# only the lowercase words, and the loader never infers types, so any other spelling is a SchemaError
-# at the cell. Lines are physical lines of the hand-made package: rows.csv line 3 is a1-q (its
+# .is_in(["true", "false"])`), so `True` / `TRUE` / `False` load as booleans. docs/EVIDENCE_FORMAT.md
+# ("booleans are exactly `true` or `false`") allows only the lowercase words, and the loader never
+# infers types, so any other spelling is a SchemaError at the cell. Lines are physical lines of the
+# hand-made package: rows.csv line 3 is a1-q (its
 # `valid` is `true`), checks.csv line 11 is a1-j's "dns zone" (passed `true`, in_carrier empty) and
 # line 16 is a1-q's "ledger service port" (passed `true`, in_carrier `true`).
 A1Q = "a1-q,S5,acme/alpha-1,g1,1,q,2,true,,14,14,0,5,6100,9600,5,0,5,0,19000,all recalled"

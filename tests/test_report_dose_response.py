@@ -37,6 +37,10 @@ def test_the_ladder_package_gets_its_table_figure_and_section(ladder: Path, tmp_
     assert heavy["survival"]["j"]["captured"] > heavy["survival"]["j"]["survived"] > 0  # captured, then lost
     table = (tmp_path / "tables" / "t_dose_response.md").read_text()
     assert LIGHT in table and HEAVY in table and "graded values per chunk" in table
+    # one line per rung and arm (long): the columns do not grow with the arms, so the table keeps to a column
+    head, *lines = [ln for ln in table.splitlines() if ln.startswith("| ")]
+    assert head == "| evidence | rung | varies | arm | recall | captured → survived | q − j |"
+    assert len(lines) == 2 * 2  # two rungs x arms j, q
     figs = {f["name"]: f for f in json.loads((tmp_path / "figures" / "index.json").read_text())}
     assert figs["dose_response"]["empty_reason"] == ""
     qmd = (tmp_path / "report" / "index.qmd").read_text()

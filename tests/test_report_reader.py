@@ -23,6 +23,7 @@ from report_support import HANDMADE
 REPO = HANDMADE.parents[2]
 V1 = REPO / "data" / "v1"
 PILOT = REPO / "data" / "v2" / "pilot"
+LADDER_PILOT = REPO / "data" / "v2" / "ladder-pilot"
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (apt-get install -y chromium)")]
 
@@ -42,7 +43,8 @@ def out(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     root = tmp_path_factory.mktemp(request.param)
     evidence = {"v1": V1, "handmade": HANDMADE, "pilot": PILOT}.get(request.param) \
         or request.getfixturevalue("scripted_scenario")  # write_scenario(root / "scripted"), once per session
-    companions = [PILOT] if request.param == "v1" else []  # as the default invocation does
+    # as the default invocation does: the ladder pilot (three arms: its dose-response table must keep to a column)
+    companions = [LADDER_PILOT] if request.param == "v1" else []
     # build(evidence, root / "out", DEFAULT_PARAMS, progress=None, companions=...), shared by the session
     return prebuilt.copy(evidence, root / "out", companions)
 

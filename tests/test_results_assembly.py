@@ -1,4 +1,4 @@
-"""results.json assembly: the RESULTS.md keys exactly, JSON types, null for undefined, extras."""
+"""results.json assembly: the docs/RESULTS_CONTRACT.md keys exactly, JSON types, null for undefined, extras."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from analysis.params import DEFAULT_PARAMS
 from analysis.results import build_results, write_results
 from est_loader_support import load_handmade
 
-# The required keys of RESULTS.md (contract version 1), block by block.
+# The required keys of docs/RESULTS_CONTRACT.md (contract version 1), block by block.
 PANEL_KEYS = {"configurations", "mean", "median", "q1", "q3", "min", "max", "positive",
               "negative", "zero", "loo_min", "loo_max", "dispersion_lo", "dispersion_hi", "effects"}
 EFFECT_KEYS = {"effect", "pairs", "control_rows", "treatment_rows", "control_mean", "treatment_mean"}

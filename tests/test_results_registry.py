@@ -33,7 +33,7 @@ from analysis.tables.registry import TABLE_ORDER
 REPO = Path(__file__).resolve().parents[1]
 HANDMADE = REPO / "tests" / "fixtures" / "handmade"
 CONTRACT = ("evidence", "panel", "sparse", "bounds", "families", "dependence", "headings")
-"""The top-level keys of the shared contract RESULTS.md (version 1), in its order."""
+"""The top-level keys of the results contract docs/RESULTS_CONTRACT.md (version 1), in its order."""
 
 
 @pytest.fixture(scope="module")
@@ -69,11 +69,14 @@ def test_the_docs_index_is_generated_from_the_registry() -> None:
 
 _HELPERS = {"effects_frame": "panel", "sparse_block": "sparse"}
 """Table helpers (analysis.tables.panel / context) that read one results block for their caller."""
+_ESTIMATES = {"panel": "panel", "fill": "fill", "headings": "headings_detail", "carrier": "carrier_audit",
+              "failures": "failure_modes", "survival": "fact_survival", "pilot_inputs": "v2_pilot"}
+"""``ctx.estimates.<attribute>`` (analysis.results.inputs.ResultsInputs) -> the block that serialises it."""
 
 
 def _blocks_read(module: str, name: str) -> set[str]:
-    """Top-level results keys a builder reads: section(ctx.results, "<key>", ...) and the helpers,
-    followed through the module's own functions it calls."""
+    """Top-level results keys a builder reads: section(ctx.results, "<key>", ...), the helpers and the
+    typed estimates (``ctx.estimates.<attribute>``), followed through the module's own functions it calls."""
     tree = ast.parse(inspect.getsource(importlib.import_module(module)))
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     keys: set[str] = set()
@@ -85,6 +88,11 @@ def _blocks_read(module: str, name: str) -> set[str]:
             continue
         seen.add(fn)
         for node in ast.walk(functions[fn]):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+                    and node.value.attr == "estimates" and node.attr in _ESTIMATES):
+                keys.add(_ESTIMATES[node.attr])  # a typed estimate the block serialises
+            if isinstance(node, ast.Attribute) and node.attr == "inference_row":  # rows of registered statistics
+                keys |= {b.key for b in RESULTS_BLOCKS if b.inference_row is not None}
             if not isinstance(node, ast.Call):
                 continue
             f = node.func
@@ -111,7 +119,7 @@ def test_each_block_carries_its_own_null_reasons(package, results) -> None:
     assert sparse is not None and dict(sparse.reasons) == {
         "min_pairs_4.mean": "no configurations in this population",
         "min_pairs_4.median": "no configurations in this population"}
-    # results.json keeps RESULTS.md's top-level `reasons`, assembled from the blocks' own reasons ...
+    # results.json keeps docs/RESULTS_CONTRACT.md's top-level `reasons`, assembled from the blocks' own reasons ...
     assert results["reasons"] == {f"sparse.{k}": v for k, v in sparse.reasons.items()}
     # ... and a reader gets a block's reasons back without knowing where results.json keeps them.
     assert block_reasons(results, "sparse") == dict(sparse.reasons)
@@ -123,3 +131,24 @@ def test_summary_reasons_come_before_per_configuration_reasons() -> None:
     computed = {"panel": Block({}, {"mean": "a", "effects.c.control_mean": "b"}), "bounds": Block({}, {"lo": "c"})}
     assert list(collect_reasons(computed)) == ["panel.mean", "bounds.lo", "panel.effects.c.control_mean"]
     assert set(REASONS_FROM) <= {b.key for b in RESULTS_BLOCKS}
+
+
+def test_no_import_cycle_inside_results_counting_function_level_imports() -> None:
+    """The cycle results/__init__ -> registry -> extras -> pilot -> results/__init__ (issue 21) is gone:
+    every import of analysis.results modules, at any depth of a function, read from the source."""
+    pkg = REPO / "analysis" / "results"
+    names = {f.stem for f in pkg.glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for f in pkg.glob("*.py"):
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "analysis.results":
+                deps |= {a.name if a.name in names else "__init__" for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("analysis.results."):
+                deps.add(str(node.module).split(".")[2])
+        graph[f.stem] = deps - {f.stem}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(d == goal or (d not in seen and reaches(d, goal, seen | {d})) for d in graph.get(start, ()))
+
+    assert [m for m in sorted(graph) if reaches(m, m, {m})] == []

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from analysis.evidence import load_package
-from analysis.runner.design import arm_order
+from analysis.runner.arm_order import arm_order
 
 PILOT = Path(__file__).resolve().parents[1] / "data" / "v2" / "pilot"
 

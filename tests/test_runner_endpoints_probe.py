@@ -6,6 +6,8 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 from analysis.runner.client import EndpointClient, EndpointConfig, describe_max_length
 from analysis.runner.probe import apply, probe
 from support.scripted_server import Reply, ScriptedServer
@@ -117,3 +119,60 @@ def test_describe_max_length_keeps_everything_else() -> None:
     assert out["schema"]["properties"]["a"] == {"type": "string", "description": "Field a. At most 1920 characters."}
     assert out["schema"]["properties"]["b"] == rf["schema"]["properties"]["b"]
     assert out["schema"]["required"] == ["a", "b"] and rf["schema"]["properties"]["a"]["maxLength"] == 1920
+
+
+# ------------------------------------------------------------------ a probe that fails claims nothing unobserved
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_unreachable_endpoint_is_unreachable_and_claims_no_verdict() -> None:
+    """No answer: the outcome is 'unreachable', no request shape or seed verdict is reported, and only
+    the two requests sent (/models and the plain one) appear as verdicts."""
+    cfg = EndpointConfig(base_url=f"http://127.0.0.1:{_closed_port()}/v1", model="m", api_key_env=None, seed=7,
+                         timeout_s=5)
+    report = asyncio.run(probe(cfg, max_declared=9600))
+    assert report.outcome == "unreachable" and not report.usable
+    assert report.seed_accepted is None  # never observed (the old report said True)
+    assert {report.structured_mode, report.schema_verdict, report.reasoning_off, report.reasoning_verdict,
+            report.max_length_mode} == {"not_probed"}
+    assert [(v.step, v.verdict) for v in report.verdicts] == [("models", "models_unavailable"),
+                                                              ("plain", "probe_unreachable")]
+    assert set(report.observed_json()) == {"outcome", "base_url", "model", "usable", "verdicts"}
+
+
+def test_rejected_endpoint_is_rejected_and_claims_no_seed_verdict() -> None:
+    """Answered with an error to the plain request with and without the seed: seed acceptance unknown."""
+    report, _, reqs = _probe(lambda b, i: Reply(status=404), seed=3)
+    assert report.outcome == "rejected" and report.seed_accepted is None
+    assert report.structured_mode == "not_probed" and len(reqs) == 2  # plain, then without the seed
+
+
+def test_probe_command_says_unreachable_first_and_prints_only_what_it_observed(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from analysis.runner.cli import main
+
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    assert main(["probe", "--base-url", url, "--model", "m", "--api-key-env", "", "--timeout", "5"]) == 1
+    cap = capsys.readouterr()
+    assert cap.err.startswith(f"error: unreachable: {url} did not answer"), cap.err
+    assert "request_shape" not in cap.err and "Traceback" not in cap.err
+    printed = json.loads(cap.out)
+    assert printed["outcome"] == "unreachable" and printed["usable"] is False
+    assert "seed_accepted" not in cap.out and "structured_mode" not in cap.out and "json_schema" not in cap.out
+    assert [v["verdict"] for v in printed["verdicts"]] == ["models_unavailable", "probe_unreachable"]
+
+
+def test_sweep_against_an_unreachable_endpoint_says_so(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    from analysis.runner.cli import main
+
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    rc = main(["sweep", "--base-url", url, "--model", "m", "--published", "2026-03-01", "--arms", "j",
+               "--repeats", "1", "--out", str(tmp_path / "o"), "--quiet", "--api-key-env", "", "--timeout", "5"])
+    err = capsys.readouterr().err
+    assert rc == 2 and f"probe unreachable: {url} did not answer" in err, err
+    assert "seed_accepted" not in err

@@ -17,8 +17,8 @@ import pytest
 
 from analysis.evidence import load_package
 from analysis.evidence.model import Configuration, PartitionRun, Study
+from analysis.runner.arm_order import arm_order
 from analysis.runner.client import EndpointClient, EndpointConfig, InfraFault
-from analysis.runner.design import arm_order
 from analysis.runner.ledger import LEDGER_VERSION, Ledger, evidence_rows, read_records, write_evidence
 from analysis.runner.pinning import Pin
 from analysis.runner.sweep import Outcome, RetryPolicy, SweepSpec, plan_slots, run_sweep

@@ -21,7 +21,7 @@ from analysis.runner.fixture import (
 )
 from analysis.runner.sizing import estimate_tokens
 
-FIXTURE_DIR = Path(__file__).resolve().parents[1] / "data" / "v2" / "fixture"
+FIXTURE_DIR = Path(__file__).resolve().parents[1] / "analysis" / "runner" / "fixture_files"
 GRADED_CLASSES = ["port", "port", "path", "count", "uuid", "timestamp", "timestamp", "timestamp", "url",
                   "dns_zone", "key_id", "handle", "release_tag", "department_cyrillic"]
 

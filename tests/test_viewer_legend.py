@@ -67,3 +67,16 @@ def test_the_pilot_viewer_legend_counts_what_occurs(tmp_path: Path, prebuilt: Pr
     assert re.search(r'data-legend="lost">.*?\(none in these rows\)', legend, re.S), legend
     assert re.search(r'data-legend="present">.*?\(none in these rows\)', legend, re.S)
     assert re.search(r'data-legend="unparsed">.*?\(32 in these rows\)', legend, re.S)
+
+
+def test_the_unparsed_marker_says_what_the_protocol_carries() -> None:
+    # issue 24: on real events (the ladder pilot) a fold that did not parse shows its own reply as the carrier,
+    # because the protocol carries an unparseable reply raw (the parse-and-carry fail-safe); the legend said
+    # the previous carrier was kept
+    from analysis.runner.arms import load_arms
+    from analysis.runner.protocol import derive_carrier
+
+    reply = '{ "summary": "{\n  " }'  # a raw newline inside a JSON string: SmolLM2's commonest j reply
+    assert derive_carrier(load_arms()["j"], reply) == (reply.strip(), False)
+    entry = _legend(TEMPLATE.read_text(encoding="utf-8")).split('data-legend="unparsed">', 1)[1].split("</dd>", 1)[0]
+    assert "carried, raw" in entry and "previous carrier was kept" not in entry

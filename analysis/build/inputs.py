@@ -1,20 +1,25 @@
 """The inputs of one build, loaded lazily and at most once, that the stages share.
 
-Methods note: the package (verified before parsing), results.json (computed by the results stage,
-or read back from OUT when that stage was skipped), the claims audit (v1 evidence only) and the
-companion package named beside the evidence (``--companion``: a package whose study.toml declares
-``kind = "pilot"``), also verified first.
+Methods note: the package (verified before parsing, once: the build hands in the package it verified
+before creating OUT), the companion package named beside the evidence (``--companion``: a package
+whose study.toml declares ``kind = "pilot"``, also verified first), the committed fixtures behind
+entry folds (analysis.evidence.folds.load_fixture_library) and OUT/design.json (read once by the
+build, which keys its stages on the same bytes). From them one ResultsInputs computes every estimate
+once; results.json is assembled from it in memory (never read back from OUT), the claims audit
+(v1 evidence only) reads the same assembled blocks, and the tables and figures render the same
+typed estimates (``ReportContext.estimates``).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from analysis.evidence import load_package
 from analysis.evidence.describe import display_path, evidence_kind
 from analysis.outdir import BuildError
-from analysis.safeio import read_json
 
 
 class CompanionError(BuildError):
@@ -25,18 +30,21 @@ class BuildInputs:
     """One build's evidence, params, OUT (the staging directory) and lazily loaded inputs."""
 
     def __init__(self, evidence_dir: Path, out_dir: Path, params: Any, *, claims_path: Path,
-                 pilot_dir: Path | None = None, user_dir: Path | None = None) -> None:
-        """``pilot_dir``: the companion package reported beside the evidence (its pilot), if any."""
+                 pilot_dir: Path | None = None, package: Any = None,
+                 design: Mapping[str, Any] | None = None) -> None:
+        """``pilot_dir``: the companion package reported beside the evidence (its pilot), if any;
+        ``package``: the evidence package when the build already verified and loaded it;
+        ``design``: OUT/design.json as the build read it (None: there is none)."""
         self.evidence_dir = Path(evidence_dir)
         self.evidence_label = display_path(self.evidence_dir).as_posix()
         self.out_dir = Path(out_dir)
-        self.user_dir = Path(user_dir) if user_dir is not None else self.out_dir
-        """The real OUT (the stages write into a staging dir): inputs the user keeps there, e.g. design.json."""
         self.params = params
         self.claims_path = claims_path
         self.pilot_dir = Path(pilot_dir) if pilot_dir is not None else None
-        self._package: Any = None
+        self.design = design
+        self._package: Any = package
         self._results: dict[str, Any] | None = None
+        self._estimates: Any = None
         self._audit: Any = None
         self._audit_done = False
         self._pilot: Any = None
@@ -44,22 +52,38 @@ class BuildInputs:
 
     @property
     def package(self) -> Any:
-        """The verified EvidencePackage."""
+        """The verified EvidencePackage (loaded, and so verified, once)."""
         if self._package is None:
             self._package = load_package(self.evidence_dir)
         return self._package
 
     @property
-    def results(self) -> dict[str, Any]:
-        """results.json: computed by the results stage, else read from OUT."""
-        if self._results is None:
-            path = self.out_dir / "results.json"
-            self._results = read_json(path)
-        return self._results
+    def estimates(self) -> Any:
+        """The one analysis.results.inputs.ResultsInputs of this build: every estimate, computed once."""
+        if self._estimates is None:
+            from analysis.evidence.folds import load_fixture_library
+            from analysis.results.inputs import ResultsInputs
 
-    @results.setter
-    def results(self, value: dict[str, Any]) -> None:
-        self._results = value
+            self._estimates = ResultsInputs(self.package, self.params, pilot=self.pilot_package,
+                                            pilot_path=self.pilot_dir, fixtures=load_fixture_library(),
+                                            design=self.design)
+        return self._estimates
+
+    @property
+    def results(self) -> dict[str, Any]:
+        """results.json as a dict, assembled once in memory from :attr:`estimates` (the audit's headline
+        included), as JSON holds it (tuples as lists): what the results stage writes and the report reads."""
+        if self._results is None:
+            from analysis.results.registry import assemble
+
+            est = self.estimates
+            audit = self.audit
+            if audit is not None:
+                from analysis.audit.headline import audit_block
+
+                est.claims_audit = audit_block(audit)
+            self._results = json.loads(json.dumps(assemble(est, ("evidence", "build"))))
+        return self._results
 
     @property
     def pilot_package(self) -> Any:
@@ -85,15 +109,18 @@ class BuildInputs:
 
         The audit compares the paper's printed numbers with values computed from the package, which
         is meaningful for the v1 reconstruction only; other packages (the hand-made fixture, a v2
-        run) measure something else, and the report says that the audit was not run for them.
+        run) measure something else, and the report says that the audit was not run for them. It
+        reads the evidence blocks of :attr:`estimates` (computed once, shared with results.json).
         """
         if not self._audit_done:
             self._audit_done = True
             if evidence_kind(self.package) == "v1" and self.claims_path.is_file():
                 from analysis.audit.claims_audit import audit_claims
                 from analysis.reconstruct.claims import load_claims
+                from analysis.results.registry import assemble
 
-                self._audit = audit_claims(self.package, load_claims(self.claims_path), self.params)
+                self._audit = audit_claims(self.package, load_claims(self.claims_path), self.params,
+                                           results=assemble(self.estimates, ("evidence",)))
         return self._audit
 
     def context(self) -> Any:
@@ -103,4 +130,5 @@ class BuildInputs:
 
         pilot = self.pilot_package
         extras = {} if pilot is None else {PILOT_KEY: pilot}
-        return ReportContext(self.package, self.results, self.params, self.audit, extras)
+        return ReportContext(self.package, self.results, self.params, self.audit, extras,
+                             estimates=self.estimates)

@@ -1,4 +1,4 @@
-"""Planned-repeat missingness bounds of the paired panel effect (paper 3.3, 4.7; RESULTS.md).
+"""Planned-repeat missingness bounds of the paired panel effect (paper 3.3, 4.7; docs/RESULTS_CONTRACT.md).
 
 Methods note. For every panel configuration and every planned repeat
 1..planned_repeats of its partition run, each arm's outcome is its valid row's

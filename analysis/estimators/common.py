@@ -30,7 +30,6 @@ BLOCK = ("configuration", "execution_group", "repeat")
 # Reasons for undefined statistics, shared so that every estimator says the same thing.
 NO_CONFIGURATIONS = "no configurations in this population"
 FEWER_THAN_TWO = "fewer than two units: no spread or leave-one-out is defined"
-NO_PAIRS = "no complete pairs"
 ZERO_VARIANCE = "zero variance"
 
 OURS_LABEL = "ours, not the paper's"
@@ -79,7 +78,7 @@ def require_columns(frame: pl.DataFrame, columns: Sequence[str], what: str) -> N
     if missing:
         raise MissingColumnError(
             f"{what} lacks column(s) {', '.join(missing)}; load it with "
-            "analysis.evidence.load_package or add the EVIDENCE.md columns")
+            "analysis.evidence.load_package or add the columns of docs/EVIDENCE_FORMAT.md")
 
 
 def outcomes(rows: pl.DataFrame, scenario: str | None = None) -> pl.DataFrame:

@@ -70,7 +70,7 @@ class OneWayICC:
 
 @dataclass(frozen=True, slots=True)
 class WithinRowDependence:
-    """The RESULTS.md `dependence` block of one scenario."""
+    """The docs/RESULTS_CONTRACT.md `dependence` block of one scenario."""
 
     scenario: str
     """Scenario whose rows are the groups."""

@@ -175,13 +175,14 @@ def dose_response(rows: pl.DataFrame, study: Any, params: Params,
                         reasons=frozen_reasons(reasons))
 
 
-def package_dose_response(package: Any, params: Params) -> DoseResponse | None:
-    """The dose-response of an EvidencePackage with a ladder (None without ``[ladder]``)."""
+def package_dose_response(package: Any, params: Params, survival: Any = None) -> DoseResponse | None:
+    """The dose-response of an EvidencePackage with a ladder (None without ``[ladder]``); ``survival``:
+    its analysis.estimators.survival_results.PackageSurvival when already computed."""
     if not getattr(package.study, "ladder", ()):
         return None
     from analysis.estimators.survival_results import package_survival
 
-    surv = package_survival(package, params)
+    surv = survival if survival is not None else package_survival(package, params)
     facts = surv.timeline.facts if surv.timeline is not None else None
     why = None if facts is not None else (surv.reasons.get("folds")
                                           or "; ".join(f"{k}: {v}" for k, v in sorted(surv.reasons.items())))
@@ -193,9 +194,10 @@ def _records(df: pl.DataFrame) -> list[dict[str, Any]]:
     return df.with_columns([pl.col(c).fill_nan(None) for c in floats]).to_dicts()
 
 
-def dose_block(package: Any, params: Params) -> dict[str, Any]:
-    """The JSON-ready ``dose_response`` block (docs/RESULTS_KEYS.md); ``available: false`` without a ladder."""
-    d = package_dose_response(package, params)
+def dose_block(package: Any, params: Params, survival: Any = None) -> dict[str, Any]:
+    """The JSON-ready ``dose_response`` block (docs/RESULTS_KEYS.md); ``available: false`` without a ladder.
+    ``survival``: the package's PackageSurvival when already computed."""
+    d = package_dose_response(package, params, survival)
     if d is None:
         return {"available": False, "reason": "the evidence has no load ladder (study.toml [ladder])",
                 "label": OURS_LABEL}

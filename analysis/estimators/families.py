@@ -1,4 +1,4 @@
-"""Family-weighted panel summaries (paper 4.7, 6; RESULTS.md `families`).
+"""Family-weighted panel summaries (paper 4.7, 6; docs/RESULTS_CONTRACT.md `families`).
 
 Methods note. A family's mean is the mean effect of its panel configurations;
 the family-weighted mean is the mean of family means (families with at least

@@ -1,6 +1,6 @@
 """Exploratory association between rendered headings and recall (paper section 4.8).
 
-Population (RESULTS.md `headings`): valid rows of the primary scenario with
+Population (docs/RESULTS_CONTRACT.md `headings`): valid rows of the primary scenario with
 `headings_carried` recorded and an outcome; optionally restricted to some arms.
 
 * table: rows, mean recall and rows with recall >= threshold per headings count (0..5,
@@ -133,7 +133,7 @@ class WithinCell:
 
 
 def within_cell(rows: pl.DataFrame, scenario: str, arms: Sequence[str] | None = None) -> WithinCell:
-    """Within-cell slope and residual r (RESULTS.md `headings.within_cell`)."""
+    """Within-cell slope and residual r (docs/RESULTS_CONTRACT.md `headings.within_cell`)."""
     df = headings_rows(rows, scenario, arms).with_columns(pl.col("headings_carried").cast(pl.Float64).alias("x"))
     resid = (
         df.with_columns(
@@ -168,9 +168,9 @@ class HeadingsAnalysis:
     table_single_field: HeadingsTable
     """Headings table over the single-field schema arms (the paper's table)."""
     pooled: PooledCorrelation
-    """Pooled r over all arms (RESULTS.md headings.pooled_r/rows)."""
+    """Pooled r over all arms (docs/RESULTS_CONTRACT.md headings.pooled_r/rows)."""
     within_all: WithinCell
-    """Within-cell slope and r over all arms (RESULTS.md headings.within_cell)."""
+    """Within-cell slope and r over all arms (docs/RESULTS_CONTRACT.md headings.within_cell)."""
     within_single_field: WithinCell
     """Within-cell over the single-field schema arms."""
     within_control: WithinCell

@@ -1,4 +1,4 @@
-"""The paired panel effect of a contrast and its sensitivity subsets (paper 4.7, RESULTS.md).
+"""The paired panel effect of a contrast and its sensitivity subsets (paper 4.7, docs/RESULTS_CONTRACT.md).
 
 Methods note. The panel is every configuration named in the partition runs,
 published on or after the recency cutoff, with at least one complete pair. A

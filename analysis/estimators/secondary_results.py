@@ -1,7 +1,7 @@
 """results.json blocks of the secondary analyses: fill, headings, carrier audit, failure modes
 and the panel inference the paper does not report (bootstrap, sign flip, GEE, Wilson cells).
 
-`headings_block(package, params)` is the RESULTS.md `headings` block exactly; one function
+`headings_block(package, params)` is the docs/RESULTS_CONTRACT.md `headings` block exactly; one function
 per further key (`fill_block`, `headings_detail_block`, `carrier_audit_block`,
 `failure_modes_block`, `beyond_paper_block`, the last labelled "ours, not the paper's"), each
 JSON-ready (NaN -> null, tuples -> lists). analysis.results.registry names them per key.
@@ -9,6 +9,7 @@ JSON-ready (NaN -> null, tuples -> lists). analysis.results.registry names them 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -17,7 +18,7 @@ from analysis.estimators import bootstrap, carrier, failures, fill, headings, pa
 from analysis.estimators.cells import cell_summary
 from analysis.estimators.common import OURS_LABEL, json_ready, json_ready_block, runs_frame
 from analysis.estimators.correlation import Correlation
-from analysis.estimators.dependence import within_row_dependence
+from analysis.estimators.dependence import WithinRowDependence, within_row_dependence
 from analysis.estimators.gee import gee_arm_effect
 from analysis.params import Params
 
@@ -34,12 +35,16 @@ def effects_from_panel(panel: paired.Panel) -> pl.DataFrame:
 
 
 def headings_block(package: Any, params: Params) -> dict[str, Any]:
-    """The RESULTS.md `headings` block: pooled_r, rows, within_cell {cells, rows, slope, r}."""
+    """The docs/RESULTS_CONTRACT.md `headings` block: pooled_r, rows, within_cell {cells, rows, slope, r}."""
     study = package.study
-    pooled = headings.pooled_correlation(package.rows, study.scenario)
-    w = headings.within_cell(package.rows, study.scenario)
+    return headings_json(headings.pooled_correlation(package.rows, study.scenario),
+                         headings.within_cell(package.rows, study.scenario))
+
+
+def headings_json(pooled: headings.PooledCorrelation, w: headings.WithinCell) -> dict[str, Any]:
+    """The RESULTS.md `headings` block of a computed pooled r and within-cell fit (all arms)."""
     return json_ready_block({"pooled_r": pooled.r, "rows": pooled.rows,
-                       "within_cell": {"cells": w.cells, "rows": w.rows, "slope": w.slope, "r": w.r}})
+                             "within_cell": {"cells": w.cells, "rows": w.rows, "slope": w.slope, "r": w.r}})
 
 
 def _corr(c: Correlation) -> dict[str, Any]:
@@ -124,7 +129,8 @@ def _failures_block(fm: failures.FailureModes) -> dict[str, Any]:
     }
 
 
-def _panel_inference_block(package: Any, params: Params, p: paired.Panel) -> dict[str, Any]:
+def _panel_inference_block(package: Any, params: Params, p: paired.Panel,
+                           dependence: WithinRowDependence | None) -> dict[str, Any]:
     study = package.study
     effects = p.frame.get_column("effect").to_numpy()
     boot = bootstrap.bootstrap_mean(effects, resamples=params.bootstrap_resamples, seed=params.bootstrap_seed,
@@ -136,7 +142,8 @@ def _panel_inference_block(package: Any, params: Params, p: paired.Panel) -> dic
         p.frame.select("configuration", "execution_group"), on=["configuration", "execution_group"], how="semi")
     gee = gee_arm_effect(run_rows, control=study.control, treatment=study.treatment,
                          alpha=params.alpha, cov_type=params.gee_cov_type)
-    dep = within_row_dependence(package.rows, package.checks, study.scenario)
+    dep = dependence if dependence is not None and dependence.scenario == study.scenario else (
+        within_row_dependence(package.rows, package.checks, study.scenario))
     cells = cell_summary(package.rows, params, scenario=study.scenario).table.select(
         "scenario", "configuration", "execution_group", "arm", "rows", pl.col("mean_recall").alias("mean"))
     deff_cells = wilson.design_effect_intervals(cells, dep.checks_per_row, dep.design_effect, params.alpha)
@@ -155,31 +162,75 @@ def _panel_inference_block(package: Any, params: Params, p: paired.Panel) -> dic
     }
 
 
-def fill_block(package: Any, params: Params, p: paired.Panel) -> dict[str, Any]:
-    """results.json ``fill``: fill fractions, their correlations with the effect, rescue and gains."""
+@dataclass(frozen=True, slots=True)
+class FillResult:
+    """The fill analysis of one package's panel (what ``fill``, the fill tables and figure show)."""
+
+    analysis: fill.FillAnalysis
+    """Fill against the paired effect over the panel's runs: correlations, rescue, sweep, gains."""
+    control_arm: tuple[pl.DataFrame, Correlation]
+    """Per configuration, fill and recall of the control arm, and their correlation."""
+
+
+def fill_estimate(package: Any, params: Params, p: paired.Panel) -> FillResult:
+    """Fill fractions over the panel's runs and their analysis against the paired effect."""
     study = package.study
     effects = effects_from_panel(p)
     fills = fill.fill_fractions(package.rows, arm=study.control, scenario=study.scenario,
                                 runs=effects.select("configuration", "execution_group"))
-    fa = fill.fill_analysis(effects, fills, params)
-    fr = fill.fill_recall_correlation(package.rows, arm=study.control, scenario=study.scenario)
-    return json_ready_block(_fill_block(fa, fr))
+    return FillResult(fill.fill_analysis(effects, fills, params),
+                      fill.fill_recall_correlation(package.rows, arm=study.control, scenario=study.scenario))
+
+
+def fill_json(r: FillResult) -> dict[str, Any]:
+    """results.json ``fill`` of a computed :class:`FillResult`."""
+    return json_ready_block(_fill_block(r.analysis, r.control_arm))
+
+
+def fill_block(package: Any, params: Params, p: paired.Panel) -> dict[str, Any]:
+    """results.json ``fill``: fill fractions, their correlations with the effect, rescue and gains."""
+    return fill_json(fill_estimate(package, params, p))
+
+
+def headings_detail_json(h: headings.HeadingsAnalysis, params: Params) -> dict[str, Any]:
+    """results.json ``headings_detail`` of a computed headings analysis."""
+    return json_ready_block(_headings_detail(h, params))
 
 
 def headings_detail_block(package: Any, params: Params) -> dict[str, Any]:
     """results.json ``headings_detail``: headings tables and within-cell fits."""
     study = package.study
-    h = headings.headings_analysis(package.rows, study.scenario, study.control, params)
-    return json_ready_block(_headings_detail(h, params))
+    return headings_detail_json(headings.headings_analysis(package.rows, study.scenario, study.control, params),
+                                params)
+
+
+@dataclass(frozen=True, slots=True)
+class CarrierResult:
+    """The carrier audit of one package and the arms' ceiling adherence."""
+
+    audit: carrier.CarrierAudit
+    """Carrier-vs-answer agreement per audited row and per arm."""
+    ceiling: carrier.CeilingAdherence
+    """Ceiling adherence per arm."""
+
+
+def carrier_estimate(package: Any) -> CarrierResult:
+    """The carrier audit and ceiling adherence on the package's scenario."""
+    study = package.study
+    return CarrierResult(carrier.carrier_audit(package.rows, package.checks, study.scenario),
+                         carrier.ceiling_adherence(package.rows, study.scenario))
 
 
 def carrier_audit_block(package: Any) -> dict[str, Any]:
     """results.json ``carrier_audit``: carrier-vs-answer agreement and ceiling adherence."""
-    study = package.study
-    ceiling = carrier.ceiling_adherence(package.rows, study.scenario)
-    audit = carrier.carrier_audit(package.rows, package.checks, study.scenario)
+    return carrier_json(carrier_estimate(package), package.study.scenario)
+
+
+def carrier_json(r: CarrierResult, scenario: str) -> dict[str, Any]:
+    """results.json ``carrier_audit`` of a computed :class:`CarrierResult`."""
+    audit, ceiling = r.audit, r.ceiling
     return json_ready_block({
-        "scenario": study.scenario, "audited_rows": audit.audited_rows, "agree_rows": audit.agree_rows,
+        "scenario": scenario, "audited_rows": audit.audited_rows, "agree_rows": audit.agree_rows,
         "carrier_higher_rows": audit.carrier_higher_rows, "answer_higher_rows": audit.answer_higher_rows,
         "present_missed_rows": audit.present_missed_rows,
         "absent_answered_rows": audit.absent_answered_rows,
@@ -190,13 +241,20 @@ def carrier_audit_block(package: Any) -> dict[str, Any]:
 
 def failure_modes_block(package: Any, params: Params) -> dict[str, Any]:
     """results.json ``failure_modes``: parse failures, invalid rows, fabrication and grader agreement."""
-    fm = failures.failure_modes(package.rows, package.checks, package.study.scenario, params)
+    return failures_json(failures.failure_modes(package.rows, package.checks, package.study.scenario, params))
+
+
+def failures_json(fm: failures.FailureModes) -> dict[str, Any]:
+    """results.json ``failure_modes`` of computed failure modes."""
     return json_ready_block(_failures_block(fm))
 
 
-def beyond_paper_block(package: Any, params: Params, p: paired.Panel) -> dict[str, Any]:
-    """results.json ``beyond_paper`` (ours, not the paper's): bootstrap, sign flip, GEE, Wilson cells."""
-    block = _panel_inference_block(package, params, p)
+def beyond_paper_block(package: Any, params: Params, p: paired.Panel,
+                       dependence: WithinRowDependence | None = None) -> dict[str, Any]:
+    """results.json ``beyond_paper`` (ours, not the paper's): bootstrap, sign flip, GEE, Wilson cells.
+
+    ``dependence``: the within-row dependence on the study's scenario, when already computed."""
+    block = _panel_inference_block(package, params, p, dependence)
     cells = block["design_effect_intervals"].pop("cells")
     ready = json_ready_block(block)
     ready["design_effect_intervals"]["cells"] = _frame(cells)  # large: converted vectorised

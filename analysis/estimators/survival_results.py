@@ -9,7 +9,7 @@ turns the outcome into JSON-ready data. A package without folds.jsonl gets a blo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -17,6 +17,9 @@ from analysis.estimators.common import json_ready_block
 from analysis.estimators.fact_timeline import FactTimeline, fact_timeline
 from analysis.estimators.survival import FactSurvival, fact_survival
 from analysis.params import Params
+
+if TYPE_CHECKING:
+    from analysis.evidence.folds import FixtureLibrary
 
 LABEL = "ours, not the paper's"
 ENTRY_RULE = ("entry fold: the first fold that read the value's chunk and was not lost; presence: the value "
@@ -45,11 +48,12 @@ class PackageSurvival:
     """Scope -> why something is missing (e.g. ``folds``: not in this evidence)."""
 
 
-def package_survival(package: Any, params: Params) -> PackageSurvival:
-    """Fact timeline and survival of ``package`` (an EvidencePackage)."""
+def package_survival(package: Any, params: Params, fixtures: FixtureLibrary | None = None) -> PackageSurvival:
+    """Fact timeline and survival of ``package`` (an EvidencePackage); ``fixtures``: the committed
+    fixtures, loaded once by the caller (analysis.evidence.folds.load_fixture_library; loaded here when None)."""
     from analysis.evidence.folds import graded_facts
 
-    facts, reasons = graded_facts(package)
+    facts, reasons = graded_facts(package, library=fixtures)
     if package.folds is None or facts.height == 0:
         if package.folds is not None and "fixture" not in reasons and not any(k.startswith("fixture")
                                                                               for k in reasons):
@@ -67,7 +71,11 @@ def _records(df: pl.DataFrame) -> list[dict[str, Any]]:
 
 def survival_block(package: Any, params: Params) -> dict[str, Any]:
     """The JSON-ready ``fact_survival`` block of ``package``."""
-    out = package_survival(package, params)
+    return survival_json(package_survival(package, params), params)
+
+
+def survival_json(out: PackageSurvival, params: Params) -> dict[str, Any]:
+    """The JSON-ready ``fact_survival`` block of a computed :class:`PackageSurvival`."""
     s = out.survival
     if s is None:
         why = out.reasons.get("folds") or "; ".join(f"{k}: {v}" for k, v in sorted(out.reasons.items()))

@@ -14,16 +14,19 @@ from typing import Any
 
 from analysis.evidence.errors import EvidenceError
 from analysis.evidence.files import read_evidence_file
+from analysis.locations import checkout_root
 from analysis.safeio import loads_toml
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = checkout_root()
+"""The repository checkout the package runs from (None when installed: paths are then named
+relative to the working directory)."""
 
 
 def display_path(path: Path) -> Path:
     """How outputs name ``path``: relative to the repository when inside it, else to the working
     directory when below it, else as given. Outputs then do not depend on where the build ran."""
     resolved = Path(path).resolve()
-    for base in (REPO, Path.cwd()):
+    for base in (*((REPO,) if REPO else ()), Path.cwd()):
         try:
             return resolved.relative_to(base)
         except ValueError:

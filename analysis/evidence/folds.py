@@ -14,7 +14,7 @@ size, whatever one carrier's length.
 Entry folds need to know which chunk holds each graded value. The package records the
 fixture by ``fixture_digest`` (rows.csv, runner extra); :func:`fixture_placements`
 finds the fixture whose bytes hash to that digest among the package's own locked files
-and the repository's committed fixtures (``data/v2/fixture/*.json``) and returns each
+and the repository's committed fixtures (``analysis/runner/fixture_files/*.json``, package data) and returns each
 graded value's label, value, value class and chunk.
 """
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis.locations import package_path
 from analysis.safeio import LIMITS, SafeIOError, loads_json, read_bytes
 
 from .depth import MAX_DEPTH, json_depth
@@ -38,8 +39,8 @@ from .schema import MAX_COUNT, extra_column
 
 FOLDS_FILE = "folds.jsonl"
 NOT_IN_EVIDENCE = "not in this evidence: the package has no folds.jsonl"
-FIXTURE_DIRS: tuple[Path, ...] = (Path(__file__).resolve().parents[2] / "data" / "v2" / "fixture",
-                                  Path(__file__).resolve().parents[2] / "data" / "v2" / "fixture" / "ladder")
+FIXTURE_DIRS: tuple[Path, ...] = (package_path("runner", "fixture_files"),
+                                  package_path("runner", "fixture_files", "ladder"))
 """Where committed fixtures are looked up by digest (after the package's own locked files): the v2
 fixture set and the load ladder's rungs."""
 
@@ -237,12 +238,55 @@ def _placement_rows(digest: str, data: bytes) -> list[dict[str, Any]] | None:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class FixtureLibrary:
+    """The repository's committed fixtures, read once: what entry folds are looked up in.
+
+    Loaded by :func:`load_fixture_library` before estimation (the build loads it once, and its
+    stage key holds :func:`fixture_digests` of the same files), so no estimator reads a file."""
+
+    by_digest: Mapping[str, bytes]
+    """SHA-256 of a fixture file's bytes -> those bytes (first file in search order wins)."""
+
+
+def _fixture_files(search: Iterable[Path]) -> list[Path]:
+    return [path for directory in search if Path(directory).is_dir()
+            for path in sorted(Path(directory).glob("*.json"))]
+
+
+def load_fixture_library(search: Iterable[Path] | None = None) -> FixtureLibrary:
+    """Read every ``*.json`` of ``search`` (default :data:`FIXTURE_DIRS`: the committed fixtures) once;
+    unreadable files are skipped."""
+    found: dict[str, bytes] = {}
+    for path in _fixture_files(FIXTURE_DIRS if search is None else search):
+        try:
+            data = read_bytes(path, limit=LIMITS["json"])
+        except (OSError, SafeIOError):
+            continue
+        found.setdefault(hashlib.sha256(data).hexdigest(), data)
+    return FixtureLibrary(found)
+
+
+def fixture_digests(search: Iterable[Path] | None = None) -> dict[str, str]:
+    """``path -> sha256`` of every committed fixture file (default :data:`FIXTURE_DIRS`; the build's
+    stage key holds them)."""
+    out: dict[str, str] = {}
+    for path in _fixture_files(FIXTURE_DIRS if search is None else search):
+        try:
+            out[path.as_posix()] = hashlib.sha256(read_bytes(path, limit=LIMITS["json"])).hexdigest()
+        except (OSError, SafeIOError):
+            out[path.as_posix()] = "unreadable"
+    return out
+
+
 def fixture_placements(root: Path, locked: Mapping[str, str], digests: Iterable[str],
-                       search: Iterable[Path] = FIXTURE_DIRS) -> tuple[pl.DataFrame, dict[str, str]]:
+                       search: Iterable[Path] = FIXTURE_DIRS, *,
+                       library: FixtureLibrary | None = None) -> tuple[pl.DataFrame, dict[str, str]]:
     """Graded values and their chunks for each wanted fixture digest, and why any is missing.
 
     Looks first at the package's locked files whose lock digest equals the fixture digest
-    (already verified), then at ``*.json`` in ``search`` (hashed here, used only on a match).
+    (already verified), then in ``library`` (the committed fixtures, read once; loaded from
+    ``search`` here when not given).
     """
     want = {d for d in digests if d}
     rows: list[dict[str, Any]] = []
@@ -257,22 +301,17 @@ def fixture_placements(root: Path, locked: Mapping[str, str], digests: Iterable[
             if got is not None:
                 rows += got
                 found.add(digest)
-    for directory in search:
-        if found >= want or not Path(directory).is_dir():
-            continue
-        for path in sorted(Path(directory).glob("*.json")):
-            try:
-                data = read_bytes(path, limit=LIMITS["json"])
-            except (OSError, SafeIOError):
+    if not found >= want:
+        lib = library if library is not None else load_fixture_library(search)
+        for digest in sorted(want - found):
+            if digest not in lib.by_digest:
                 continue
-            digest = hashlib.sha256(data).hexdigest()
-            if digest in want and digest not in found:
-                got = _placement_rows(digest, data)
-                if got is not None:
-                    rows += got
-                    found.add(digest)
+            got = _placement_rows(digest, lib.by_digest[digest])
+            if got is not None:
+                rows += got
+                found.add(digest)
     missing = {d: (f"fixture {d[:12]}… not found: lock its JSON into the package or commit it under "
-                   "data/v2/fixture/ (or data/v2/fixture/ladder/)") for d in sorted(want - found)}
+                   "analysis/runner/fixture_files/ (or its ladder/)") for d in sorted(want - found)}
     return pl.DataFrame(rows, schema=PLACEMENT_SCHEMA), missing
 
 
@@ -283,11 +322,13 @@ FACTS_SCHEMA: dict[str, pl.DataType] = {
 """Columns of :func:`graded_facts` (the fact-timeline estimator's ``facts`` input)."""
 
 
-def graded_facts(package: Any, search: Iterable[Path] = FIXTURE_DIRS) -> tuple[pl.DataFrame, dict[str, str]]:
+def graded_facts(package: Any, search: Iterable[Path] = FIXTURE_DIRS, *,
+                 library: FixtureLibrary | None = None) -> tuple[pl.DataFrame, dict[str, str]]:
     """Every (row, graded check) of a package with folds, with its value's chunk; and what is missing.
 
     Rows come from checks.csv (checks' ``expected`` must equal the fixture's value of that label),
-    the chunk from the fixture named by rows.csv ``fixture_digest``. Reasons: ``"<scope>" -> why``.
+    the chunk from the fixture named by rows.csv ``fixture_digest`` (the package's locked files, then
+    ``library``: the committed fixtures loaded once). Reasons: ``"<scope>" -> why``.
     """
     empty = pl.DataFrame(schema=FACTS_SCHEMA)
     if package.folds is None:
@@ -299,7 +340,7 @@ def graded_facts(package: Any, search: Iterable[Path] = FIXTURE_DIRS) -> tuple[p
     checks = package.checks.select("row_id", "check", "expected").join(digest, on="row_id", how="inner")
     placements, missing = fixture_placements(package.root, package.digests,
                                              checks.get_column("fixture_digest").drop_nulls().unique().to_list(),
-                                             search)
+                                             search, library=library)
     joined = checks.join(placements, on=["fixture_digest", "check"], how="left")
     reasons = dict(missing)
     unmatched = joined.filter(pl.col("value").is_null() | (pl.col("value") != pl.col("expected")))

@@ -68,7 +68,10 @@ def empty_figure(title: str, reason: str) -> Figure:
 
 
 def save(spec: FigureSpec, directory: Path) -> list[Path]:
-    """Write ``<name>.png`` and ``<name>.svg`` with deterministic bytes; returns both paths."""
+    """Write ``<name>.png`` and ``<name>.svg`` with deterministic bytes; returns both paths.
+
+    The constrained layout runs once, in the PNG's draw; the SVG is drawn with the positions it fixed
+    (a second layout pass would cost as much as the drawing). The figure is left with no layout engine."""
     directory.mkdir(parents=True, exist_ok=True)
     png, svg = directory / f"{spec.name}.png", directory / f"{spec.name}.svg"
     with style():  # drawn to memory, written through the door (atomic, never through a link)
@@ -79,4 +82,5 @@ def save(spec: FigureSpec, directory: Path) -> list[Path]:
             buf = io.BytesIO()
             spec.figure.savefig(buf, **options)
             write_bytes(path, buf.getvalue())
+            spec.figure.set_layout_engine("none")  # laid out once, by the PNG's draw: the SVG keeps it
     return [png, svg]

@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from analysis.estimators.common import as_float
-from analysis.estimators.headings import CELL, headings_analysis, headings_rows
+from analysis.estimators.headings import CELL, headings_rows
 from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
@@ -29,7 +29,10 @@ def _residuals(ctx: ReportContext) -> pl.DataFrame:
 
 def residual_slope(ctx: ReportContext) -> float:
     """Slope Σx̃ỹ/Σx̃² of the plotted residuals (equals results.json headings.within_cell.slope)."""
-    r = _residuals(ctx)
+    return _slope(_residuals(ctx))
+
+
+def _slope(r: pl.DataFrame) -> float:
     sxx = float((r["xr"] ** 2).sum())
     return float((r["xr"] * r["yr"]).sum()) / sxx if sxx else float("nan")
 
@@ -39,7 +42,7 @@ def headings(ctx: ReportContext) -> FigureSpec:
     s = ctx.study
     title = "Recall and rendered headings (exploratory, post-treatment association)"
     with style():
-        ha = headings_analysis(ctx.rows, s.scenario, s.control, ctx.params)
+        ha = ctx.estimates.headings
         levels = ha.table_single_field.to_frame()
         if int(levels["rows"].sum()) == 0:
             return FigureSpec("headings", title, empty_figure(title, "no row records headings carried"),
@@ -58,7 +61,7 @@ def headings(ctx: ReportContext) -> FigureSpec:
         res = _residuals(ctx)
         if res.height:
             ax2.scatter(res["xr"], res["yr"], s=12, color=OKABE_ITO["vermillion"], alpha=0.7)
-            slope = residual_slope(ctx)
+            slope = _slope(res)
             xs = np.array([as_float(res["xr"].min()), as_float(res["xr"].max())])
             ax2.plot(xs, slope * xs, color=OKABE_ITO["black"], lw=1.2, label=f"slope {slope:+.3f} per heading")
             ax2.legend(loc="lower right")

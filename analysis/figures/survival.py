@@ -22,7 +22,13 @@ from matplotlib.ticker import MaxNLocator
 from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
+from analysis.tables.spec import plural_noun
 from analysis.tables.survival import level_text, survival_source
+
+
+def _n(x: Any, noun: str) -> str:
+    """``1 row``, ``3 rows``: a count with its noun in agreement (the KM legend)."""
+    return f"{int(x)} {plural_noun(int(x), noun)}"
 
 MAX_FOLD_TICKS = 20
 """Most x ticks of the Kaplan–Meier panel: one per fold up to this many folds, then an integer locator."""
@@ -88,7 +94,7 @@ def fact_survival(ctx: ReportContext) -> FigureSpec:
             ax.fill_between(km["folds_since_entry"], km["ci_rows_lo"], km["ci_rows_hi"], step="post",
                             color=colour, alpha=0.15, linewidth=0)
             ax.step(km["folds_since_entry"], km["survival"], where="post", color=colour,
-                    label=f"{arm} (n = {int(km['at_risk_rows'][0])} rows, {int(km['at_risk'][0])} values)")
+                    label=f"{arm} (n = {_n(km['at_risk_rows'][0], 'row')}, {_n(km['at_risk'][0], 'value')})")
         if missing:
             ax.text(0.03, 0.05, "No curve (no value captured at entry):\n" + "\n".join(missing),
                     transform=ax.transAxes, fontsize=8, va="bottom")

@@ -19,7 +19,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from analysis.digest import file_sha256
 from analysis.evidence import EvidenceError
 from analysis.evidence.files import read_evidence_file
 from analysis.runner.prereg import (
@@ -30,7 +29,7 @@ from analysis.runner.prereg import (
     read_lock,
     verify_sealed,
 )
-from analysis.safeio import SafeIOError, loads_json, loads_toml, read_json
+from analysis.safeio import SafeIOError, loads_json, loads_toml, read_bytes
 
 DESIGN_LIMIT = 16 << 20
 """Largest OUT/design.json read."""
@@ -122,33 +121,36 @@ def preregistration_block(package: Any, params: Any, panel_configurations: int |
             "deviations": dev, "statement": "preregistered", "limits": STATEMENT_LIMITS}
 
 
-def design_block(out_dir: Path) -> dict[str, Any] | None:
-    """OUT/design.json (from `generate.py plan --out OUT`), or None when there is none."""
+def read_design(out_dir: Path) -> tuple[str, dict[str, Any] | None]:
+    """OUT/design.json (from `generate.py plan --out OUT`), read once: (its content key, its document).
+
+    The key (SHA-256 of the bytes read; ``"none"`` when absent, ``"unreadable"``) enters the build's
+    stage keys, and the same bytes give the ``design`` block: a declared input of the build, never
+    read back later. The document is None unless the bytes are a version-1 JSON object."""
     path = Path(out_dir) / "design.json"
     if not path.is_file():
-        return None
+        return "none", None
     try:
-        doc = read_json(path, limit=DESIGN_LIMIT)
+        data = read_bytes(path, limit=DESIGN_LIMIT)
     except (OSError, SafeIOError):
-        return None
-    return doc if isinstance(doc, dict) and doc.get("version") == 1 else None
-
-
-def design_key(out_dir: Path) -> str:
-    """Content key of OUT/design.json for the build's stage keys ('none' when absent)."""
-    path = Path(out_dir) / "design.json"
+        return "unreadable", None
+    key = hashlib.sha256(data).hexdigest()
     try:
-        return file_sha256(path, DESIGN_LIMIT) if path.is_file() else "none"
+        doc = loads_json(data, path)
     except SafeIOError:
-        return "unreadable"
+        return key, None
+    return key, doc if isinstance(doc, dict) and doc.get("version") == 1 else None
 
 
-def mix_design_key(keys: dict[str, str] | None, out_dir: Path) -> dict[str, str] | None:
-    """Stage keys with the design's content mixed into results and every later stage."""
-    if keys is None:
-        return None
-    extra = design_key(out_dir)
-    if extra == "none":
+def design_block(out_dir: Path) -> dict[str, Any] | None:
+    """OUT/design.json (from `generate.py plan --out OUT`), or None when there is none."""
+    return read_design(out_dir)[1]
+
+
+def mix_design_key(keys: dict[str, str] | None, extra: str) -> dict[str, str] | None:
+    """Stage keys with the design's content key ``extra`` (:func:`read_design`) mixed into results and
+    every later stage."""
+    if keys is None or extra == "none":
         return keys
     return {stage: (hashlib.sha256(f"{key}\ndesign:{extra}".encode()).hexdigest()
                     if stage != "verify" else key) for stage, key in keys.items()}

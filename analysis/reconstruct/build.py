@@ -11,7 +11,7 @@ from analysis.reconstruct.annotate import annotate
 from analysis.reconstruct.claims import Claims, load_claims
 from analysis.reconstruct.granularity import granularity_report
 from analysis.reconstruct.notes import render_notes
-from analysis.reconstruct.package import write_package
+from analysis.reconstruct.package import write_reconstruction
 from analysis.reconstruct.populations import Builder
 
 DEFAULT_CLAIMS = Path("data/published/claims.yaml")
@@ -62,4 +62,4 @@ def build(claims_path: Path = DEFAULT_CLAIMS, out: Path = DEFAULT_OUT) -> dict:
     claims = load_claims(claims_path)
     b = reconstruct(claims)
     f = findings_table(b, claims)
-    return write_package(b, claims, Path(out), render_notes(b, claims, f), _findings_csv(f))
+    return write_reconstruction(b, claims, Path(out), render_notes(b, claims, f), _findings_csv(f))

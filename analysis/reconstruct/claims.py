@@ -153,7 +153,7 @@ def _problems(i: int, raw: object) -> list[str]:
 def parse_claims(text: str, source: str = "<string>") -> Claims:
     """Parse and validate claims YAML text; raises ClaimsError listing every problem."""
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml when present: 5x faster
     except yaml.YAMLError as e:
         raise ClaimsError(f"{source}: not valid YAML ({e}); fix the syntax at the reported line") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):

@@ -106,7 +106,7 @@ def grader_disagreement_row(b: Builder, c: Claims) -> str | None:
     return None
 
 
-def write_package(b: Builder, c: Claims, out: Path, notes: str, findings_csv: bytes) -> dict:
+def write_reconstruction(b: Builder, c: Claims, out: Path, notes: str, findings_csv: bytes) -> dict:
     """Write every file and the provenance lock; returns the lock document."""
     out.mkdir(parents=True, exist_ok=True)
     positions(b)

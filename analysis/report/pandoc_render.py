@@ -18,10 +18,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis.locations import package_path
 from analysis.outdir import BuildError
 from analysis.safeio import read_text
 
-TEMPLATES = Path(__file__).with_name("templates")
+TEMPLATES = package_path("report", "templates")
 CROSSREF_FILTER = TEMPLATES / "crossref.lua"
 PAGE_CSS = TEMPLATES / "offline.css"
 INCLUDE_LINE = re.compile(r"^\{\{< include (?P<path>\S+) >\}\}$", re.M)

@@ -20,7 +20,6 @@ file is written, so no path or name can break it. Layout under OUT/report/ (Quar
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,12 +29,13 @@ import jinja2
 from markupsafe import Markup
 
 from analysis import escape
+from analysis.locations import package_path
 from analysis.outdir import BuildError
 from analysis.report.numbers import NumberTrace
 from analysis.report.pandoc_render import TOC_DEPTH
 from analysis.safeio import SafeIOError, read_json, read_text, write_text
 
-TEMPLATES = Path(__file__).with_name("templates")
+TEMPLATES = package_path("report", "templates")
 TITLE = "Partitioned versus Undivided Compaction Carriers: recomputed from evidence"
 """The title when the study has no name; otherwise the title is the study's name (study.toml)."""
 CLAIMS_PAGE = "claims.html"
@@ -244,6 +244,11 @@ def render_report(out_dir: Path, results: dict[str, Any], params: Any, evidence:
         "include_table": include_table, "figure_md": figure_md, "float_attr": float_attr,
         "present": present, "see": see, "contrast": c,
     }
+    from analysis.results.registry import RESULTS_BLOCKS
+
+    ctx["statistic_sentences"] = [  # one bullet of the key-results box per registered sentence
+        Markup(env.from_string(b.sentence).render({**ctx, "s": results[b.key]}).strip())
+        for b in RESULTS_BLOCKS if b.sentence and isinstance(results.get(b.key), dict)]
     qmd = env.get_template("index.qmd.j2").render(ctx)
     qmd = re.sub(r"([^\n])\n(#{1,6} |!\[|:::|\{\{<|- \*\*)", r"\1\n\n\2", qmd)  # blocks need a blank line
     qmd = re.sub(r"\n{3,}", "\n\n", qmd).strip() + "\n"

@@ -1,8 +1,9 @@
 """The report stage of the build: the manuscript, its offline page, the claims-audit copies and the
 trajectory pages under OUT/report.
 
-Methods note: the report reads only what earlier stages wrote (results.json, the table and figure
-indexes) plus the verified packages for the trajectory pages, so it can run alone.
+Methods note: the report reads results.json as the build assembled it, what earlier stages wrote (the
+table and figure indexes), and the build's estimates for the trajectory pages (the packages' fact
+survival, computed once).
 """
 
 from __future__ import annotations
@@ -32,22 +33,25 @@ def evidence_summary(package: Any, evidence_dir: Path) -> dict[str, Any]:
             "configurations": len(package.study.configurations)}
 
 
-def trajectory_pages(directory: Path, package: Any, pilot: Any, params: Any) -> list[Path]:
+def trajectory_pages(directory: Path, estimates: Any) -> list[Path]:
     """report/trajectories.html (the evidence) and trajectories-v2-pilot.html (the pilot beside it), each
-    only for a package with folds.jsonl (without it there is nothing to show: no page is written)."""
-    from analysis.tables.survival import survival_of
+    only for a package with folds.jsonl (without it there is nothing to show: no page is written).
+
+    ``estimates``: the build's analysis.results.inputs.ResultsInputs (its fact survival, and its
+    companion pilot's, computed once for results.json and the tables)."""
     from analysis.viewer.trajectories import write_trajectory_pages
 
     pages = []
+    package, pilot = estimates.package, estimates.pilot_inputs
     if package.folds is not None:  # a package without folds.jsonl has no trajectories to show
-        pages.append(("trajectories.html", package, survival_of(package, params), "this evidence"))
-    if pilot is not None and pilot.folds is not None:
-        pages.append(("trajectories-v2-pilot.html", pilot, survival_of(pilot, params), "v2 pilot"))
+        pages.append(("trajectories.html", package, estimates.survival, "this evidence"))
+    if pilot is not None and pilot.package.folds is not None:
+        pages.append(("trajectories-v2-pilot.html", pilot.package, pilot.survival, "v2 pilot"))
     return write_trajectory_pages(directory, pages)
 
 
 def report_stage(out_dir: Path, results: dict[str, Any], params: Any, summary: dict[str, Any],
-                 package: Any, pilot: Any) -> tuple[list[Path], str]:
+                 estimates: Any) -> tuple[list[Path], str]:
     """Render report/_quarto.yml, report/index.qmd and the offline report/index.html (Pandoc), copy the
     claims audit beside them and write the trajectory pages. Returns (paths, detail)."""
     from analysis.report.render import write_report
@@ -61,5 +65,5 @@ def report_stage(out_dir: Path, results: dict[str, Any], params: Any, summary: d
             target = directory / f"claims_audit{suffix}"
             write_bytes(target, read_bytes(source))
             paths.append(target)
-    paths += trajectory_pages(directory, package, pilot, params)
+    paths += trajectory_pages(directory, estimates)
     return paths, DETAIL

@@ -1,7 +1,7 @@
-"""Assemble results.json: the RESULTS.md contract keys plus documented extras.
+"""Assemble results.json: the docs/RESULTS_CONTRACT.md contract keys plus documented extras.
 
 `build_results(package, params)` computes every block of analysis.results.registry that the
-package alone determines and returns a JSON-ready dict: the keys of RESULTS.md exactly (counts as
+package alone determines and returns a JSON-ready dict: the keys of docs/RESULTS_CONTRACT.md exactly (counts as
 ints, floats at full precision, `None` for undefined statistics), then the extra keys documented
 in docs/RESULTS_KEYS.md, in registry order. It does no file work except hashing the analysis
 sources for `provenance.code_sha256`; `write_results` is the one writer. The build's results stage
@@ -18,7 +18,7 @@ from analysis.params import Params
 
 
 def build_results(package: Any, params: Params) -> dict[str, Any]:
-    """Every RESULTS.md key of `package` (an EvidencePackage), plus the documented extras."""
+    """Every docs/RESULTS_CONTRACT.md key of `package` (an EvidencePackage), plus the documented extras."""
     from analysis.results.inputs import ResultsInputs
     from analysis.results.registry import assemble
 

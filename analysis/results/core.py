@@ -1,4 +1,4 @@
-"""The core results blocks: the RESULTS.md contract keys and their documented details.
+"""The core results blocks: the docs/RESULTS_CONTRACT.md contract keys and their documented details.
 
 Each function takes the shared ResultsInputs and returns a Block (value and its own null
 reasons); analysis.results.registry names them per key, in results.json order.
@@ -18,12 +18,14 @@ from analysis.estimators import cells as cells_mod
 from analysis.estimators import exact as exact_mod
 from analysis.estimators import paired
 from analysis.estimators.common import runs_frame
-from analysis.estimators.secondary_results import headings_block
+from analysis.estimators.secondary_results import headings_json
 from analysis.params import Params
 from analysis.results.block import Block
 from analysis.results.inputs import CONTRACT_SPARSE_K, ResultsInputs
 
 RESULTS_VERSION = 1
+ESTIMATION_LIBRARIES: tuple[str, ...] = ("lifelines",)
+"""Estimation libraries recorded from package metadata (lifelines: the Kaplan–Meier curves of fact_survival)."""
 OUTPUT_LIBRARIES: tuple[str, ...] = ("matplotlib", "great_tables", "jinja2", "pypandoc_binary")
 """Libraries that shape the bytes of the tables, figures and report (recorded, not imported)."""
 SUMMARY_FIELDS = ("configurations", "mean", "median", "q1", "q3", "min", "max", "positive",
@@ -98,7 +100,7 @@ def dependence(i: ResultsInputs) -> Block:
 
 def headings(i: ResultsInputs) -> Block:
     """``headings``: pooled r and within-cell fit of headings carried against recall."""
-    return Block(dict(headings_block(i.package, i.params)))
+    return Block(dict(headings_json(i.headings.pooled, i.headings.within_all)))
 
 
 def provenance(params: Params) -> dict[str, Any]:
@@ -119,17 +121,17 @@ def provenance(params: Params) -> dict[str, Any]:
         "python": platform.python_version(),
         "libraries": {"polars": pl.__version__, "numpy": np.__version__,
                       "scipy": scipy.__version__, "statsmodels": statsmodels.__version__,
-                      **_output_library_versions()},
+                      **_library_versions(ESTIMATION_LIBRARIES), **_library_versions(OUTPUT_LIBRARIES)},
         "params": params.to_dict(),
     }
 
 
-def _output_library_versions() -> dict[str, str | None]:
-    """Installed versions of OUTPUT_LIBRARIES from package metadata (None when absent)."""
+def _library_versions(names: tuple[str, ...]) -> dict[str, str | None]:
+    """Installed versions of ``names`` from package metadata (None when absent)."""
     from importlib import metadata
 
     versions: dict[str, str | None] = {}
-    for name in OUTPUT_LIBRARIES:
+    for name in names:
         try:
             versions[name] = metadata.version(name.replace("_", "-"))
         except metadata.PackageNotFoundError:

@@ -10,7 +10,7 @@ from analysis.results.inputs import ResultsInputs
 
 def fact_survival(i: ResultsInputs) -> Block:
     """``fact_survival``: fold-by-fold capture and survival (analysis.estimators.survival_results)."""
-    return Block(survival_results.survival_block(i.package, i.params))
+    return Block(survival_results.survival_json(i.survival, i.params))
 
 
 def dose_response(i: ResultsInputs) -> Block:
@@ -18,22 +18,13 @@ def dose_response(i: ResultsInputs) -> Block:
     (analysis.estimators.dose_response)."""
     from analysis.estimators.dose_response import dose_block
 
-    return Block(dose_block(i.package, i.params))
+    return Block(dose_block(i.package, i.params, i.survival))
 
 
 def claims_audit(i: ResultsInputs) -> Block | None:
     """``claims_audit``: the audit's headline (analysis.audit.headline.audit_block), when the build ran
     the audit and handed it in."""
     return None if i.claims_audit is None else Block(i.claims_audit)
-
-
-def v2_pilot(i: ResultsInputs) -> Block | None:
-    """``v2_pilot``: the companion pilot through the same estimators, when one is named."""
-    from analysis.results.pilot import pilot_block
-
-    if i.pilot is None or i.pilot_path is None:
-        return None
-    return Block(pilot_block(i.pilot, i.params, i.pilot_path))
 
 
 def preregistration(i: ResultsInputs) -> Block:
@@ -44,8 +35,6 @@ def preregistration(i: ResultsInputs) -> Block:
 
 
 def design(i: ResultsInputs) -> Block | None:
-    """``design``: OUT/design.json, when the build's OUT holds one (issue 13)."""
-    from analysis.plan.report_blocks import design_block  # issue 13
-
-    design = None if i.user_dir is None else design_block(i.user_dir)
-    return None if design is None else Block(design)
+    """``design``: OUT/design.json, when the build's OUT holds one (issue 13); the build reads it once,
+    keys its stages on its bytes and hands it in (ResultsInputs.design)."""
+    return None if i.design is None else Block(dict(i.design))

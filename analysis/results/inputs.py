@@ -1,29 +1,46 @@
-"""What the results blocks are computed from: the package, the params, and the estimates several
-blocks share (the paired panel, its subsets, bounds, family weighting, dependence), each computed
-once on first use. The build adds what only it has: the claims-audit headline, a companion pilot and OUT."""
+"""What the results blocks, tables and figures are computed from: the package, the params, and every
+estimate they read (the paired panel, its subsets, bounds, family weighting, dependence, fill,
+headings, carrier audit, failure modes, fact survival, the companion pilot's own estimates), each a
+typed estimator result (frozen dataclass) computed once on first use. The build adds what only it
+has: the claims-audit headline, a companion pilot, the committed fixtures and OUT/design.json.
+
+Methods note: one ``ResultsInputs`` per package and build is the one place an estimator runs;
+results.json blocks serialise its estimates (analysis.results.registry), the tables and figures
+render the same objects (``ReportContext.estimates``), and nothing re-estimates from the package."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
 
 from analysis.estimators import bounds as bounds_mod
 from analysis.estimators import dependence as dependence_mod
 from analysis.estimators import families as families_mod
+from analysis.estimators import headings as headings_mod
 from analysis.estimators import paired
+from analysis.estimators import secondary_results as secondary
 from analysis.estimators.common import contrast_of, runs_frame
+from analysis.estimators.failures import FailureModes, failure_modes
+from analysis.estimators.survival_results import PackageSurvival, package_survival
 from analysis.params import Params
 
+if TYPE_CHECKING:
+    from analysis.evidence.folds import FixtureLibrary
+
 CONTRACT_SPARSE_K = 4
-"""RESULTS.md names the subset ``min_pairs_4``, whatever ``Params.min_pairs`` is."""
+"""docs/RESULTS_CONTRACT.md names the subset ``min_pairs_4``, whatever ``Params.min_pairs`` is."""
 
 
 class ResultsInputs:
     """One package's inputs to the results blocks, with the shared estimates cached."""
 
     def __init__(self, package: Any, params: Params, *, claims_audit: dict[str, Any] | None = None, pilot: Any = None,
-                 pilot_path: Path | None = None, user_dir: Path | None = None) -> None:
+                 pilot_path: Path | None = None, fixtures: FixtureLibrary | None = None,
+                 design: Mapping[str, Any] | None = None) -> None:
         self.package = package
         self.params = params
         self.claims_audit = claims_audit
@@ -33,8 +50,13 @@ class ResultsInputs:
         """The verified companion pilot package, or None."""
         self.pilot_path = pilot_path
         """Where the companion pilot lies (for its display path)."""
-        self.user_dir = user_dir
-        """The build's real OUT (design.json lives there), or None outside a build."""
+        self.fixtures = fixtures
+        """The committed fixtures (analysis.evidence.folds.load_fixture_library), loaded once by the
+        build and part of its stage key; None: the survival estimator loads them itself."""
+        self.design = design
+        """OUT/design.json as the build read it (a declared input of its stage key), or None."""
+        self.blocks: dict[str, Any] = {}
+        """Computed results blocks by key (analysis.results.registry.assemble fills it: each block once)."""
 
     @property
     def study(self) -> Any:
@@ -50,7 +72,7 @@ class ResultsInputs:
 
     @cached_property
     def sparse_contract(self) -> paired.Subset:
-        """The RESULTS.md ``min_pairs_4`` subset."""
+        """The docs/RESULTS_CONTRACT.md ``min_pairs_4`` subset."""
         return paired.min_pairs_subset(self.panel, CONTRACT_SPARSE_K, self.params.alpha)
 
     @cached_property
@@ -73,3 +95,43 @@ class ResultsInputs:
         """Within-row dependence of the checks on ``Params.dependence_scenario`` (default: the study's)."""
         scenario = self.params.dependence_scenario or self.study.scenario
         return dependence_mod.within_row_dependence(self.package.rows, self.package.checks, scenario)
+
+    @cached_property
+    def fill(self) -> secondary.FillResult:
+        """Fill over the panel's runs against the paired effect (``fill``, the fill tables and figure)."""
+        return secondary.fill_estimate(self.package, self.params, self.panel)
+
+    @cached_property
+    def headings(self) -> headings_mod.HeadingsAnalysis:
+        """Headings tables, pooled r and within-cell fits (``headings``, ``headings_detail``, tables, figure)."""
+        s = self.study
+        return headings_mod.headings_analysis(self.package.rows, s.scenario, s.control, self.params)
+
+    @cached_property
+    def carrier(self) -> secondary.CarrierResult:
+        """Carrier audit and ceiling adherence (``carrier_audit``, the carrier table)."""
+        return secondary.carrier_estimate(self.package)
+
+    @cached_property
+    def failures(self) -> FailureModes:
+        """Parse failures, invalid rows, fabrication, grader agreement (``failure_modes``, the failure tables)."""
+        return failure_modes(self.package.rows, self.package.checks, self.study.scenario, self.params)
+
+    @cached_property
+    def survival(self) -> PackageSurvival:
+        """Fact timeline and survival (``fact_survival``, ``dose_response``, the survival tables and figure)."""
+        return package_survival(self.package, self.params, self.fixtures)
+
+    @cached_property
+    def pilot_inputs(self) -> ResultsInputs | None:
+        """The companion pilot's own estimates (same params and fixtures), or None without a pilot."""
+        if self.pilot is None:
+            return None
+        return ResultsInputs(self.pilot, self.params, fixtures=self.fixtures)
+
+    @cached_property
+    def pilot_arms(self) -> pl.DataFrame:
+        """Per-arm cells of this package as a pilot (analysis.estimators.arm_cells.pilot_arms)."""
+        from analysis.estimators.arm_cells import pilot_arms
+
+        return pilot_arms(self.package, self.params)

@@ -1,7 +1,7 @@
 """The ``v2_pilot`` block of results.json: a companion package through the same estimators.
 
-Methods note: paired effect, planned-repeat bounds and exact McNemar come from
-analysis.results.build_results on the companion package; the per-arm cells from
+Methods note: paired effect, planned-repeat bounds and exact McNemar come from the results blocks
+of the companion package (analysis.results.registry.assemble of its own ResultsInputs); the per-arm cells from
 analysis.estimators.arm_cells.pilot_arms (the t_v2_pilot table's data); the endpoint
 provenance from the [runner] table of its (locked) study.toml.
 """
@@ -11,19 +11,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analysis.estimators.arm_cells import pilot_arms
 from analysis.estimators.common import json_ready
 from analysis.evidence.describe import display_path, runner_table
 from analysis.evidence.schema import extra_column
+from analysis.results.inputs import ResultsInputs
 
 
-def pilot_block(pkg: Any, params: Any, path: Path) -> dict[str, Any]:
-    """The ``v2_pilot`` block of the verified package ``pkg`` found at ``path``."""
-    from analysis.results import build_results
-
-    res = build_results(pkg, params)
+def pilot_block(pilot: ResultsInputs, path: Path, res: dict[str, Any]) -> dict[str, Any]:
+    """The ``v2_pilot`` block of the companion pilot found at ``path``: its own estimates ``pilot`` and
+    its results.json blocks ``res`` (analysis.results.registry.assemble of ``pilot``)."""
+    pkg = pilot.package
     keep = ("configurations", "mean", "median", "min", "max", "positive", "negative", "zero", "effects")
-    arms = pilot_arms(pkg, params)
+    arms = pilot.pilot_arms
     served = None
     if extra_column("served_models") in pkg.rows.columns:  # a runner extra column of rows.csv
         served = sorted(pkg.rows.get_column(extra_column("served_models")).drop_nulls().unique().to_list())

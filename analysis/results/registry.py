@@ -2,13 +2,15 @@
 and the tables and figures that read each block. Results assembly, the null-reason lookup, the
 generated index of docs/RESULTS_KEYS.md and its test all read :data:`RESULTS_BLOCKS`.
 
-Adding a statistic: write the pure estimator and its test, add one entry here (in the place its key
-takes in results.json), and its sentence to the report template.
+Adding a statistic (docs/ADDING_A_STATISTIC.md): write the pure estimator and its test, and add one
+entry here, in the place its key takes in results.json, with its compute function, JSON shape, docs row,
+the tables and figures that read it, its report ``sentence`` and, for an inference on the panel effect,
+its ``inference_row``; then ``python -m analysis.results.registry --write-docs && python generate.py``.
 
-Methods note: blocks are computed in registry order, which is results.json's key order (RESULTS.md
+Methods note: blocks are computed in registry order, which is results.json's key order (docs/RESULTS_CONTRACT.md
 fixes the contract keys; the extras follow). Every block carries its own null reasons (Block.reasons);
 for the blocks of :data:`REASONS_FROM` they are also written, prefixed with the block key, to the
-top-level ``reasons`` key that RESULTS.md defines (summary fields first, in REASONS_FROM order, then
+top-level ``reasons`` key that docs/RESULTS_CONTRACT.md defines (summary fields first, in REASONS_FROM order, then
 per-configuration fields). Other blocks keep a sibling ``reason`` field inside their value.
 """
 
@@ -17,11 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from analysis.estimators import hodges_lehmann as hl
 from analysis.estimators import secondary_results as secondary
 from analysis.estimators.common import json_ready
 from analysis.results import core, extras
-from analysis.results.block import Block, ResultsBlock
+from analysis.results.block import Block, InferenceRow, ResultsBlock
 from analysis.results.inputs import ResultsInputs
+from analysis.results.pilot import pilot_block
 
 REASONS_FROM: tuple[str, ...] = ("panel", "bounds", "families", "dependence", "sparse")
 """Blocks whose null reasons results.json lists under the top-level ``reasons`` key, in its order."""
@@ -44,18 +48,47 @@ def collect_reasons(computed: Mapping[str, Block]) -> dict[str, str]:
     return out
 
 
-def _secondary(name: str, fn: Any, *, panel: bool = False, params: bool = True) -> Any:
-    def compute(i: ResultsInputs) -> Block:
-        args: list[Any] = [i.package]
-        if params:
-            args.append(i.params)
-        if panel:
-            args.append(i.panel)
-        return Block(fn(*args))
-
-    compute.__name__ = compute.__qualname__ = fn.__name__  # the docs index names the estimator's function
+def _named(fn: Any, compute: Any) -> Any:
+    """``compute`` under the name of the block function ``fn`` it serialises (the docs index names it)."""
+    compute.__name__ = compute.__qualname__ = fn.__name__
     compute.__module__, compute.__doc__ = fn.__module__, fn.__doc__
     return compute
+
+
+def _fill(i: ResultsInputs) -> Block:
+    return Block(secondary.fill_json(i.fill))
+
+
+def _headings_detail(i: ResultsInputs) -> Block:
+    return Block(secondary.headings_detail_json(i.headings, i.params))
+
+
+def _carrier_audit(i: ResultsInputs) -> Block:
+    return Block(secondary.carrier_json(i.carrier, i.study.scenario))
+
+
+def _failure_modes(i: ResultsInputs) -> Block:
+    return Block(secondary.failures_json(i.failures))
+
+
+def _beyond_paper(i: ResultsInputs) -> Block:
+    return Block(secondary.beyond_paper_block(i.package, i.params, i.panel, i.dependence))
+
+
+def _hodges_lehmann(i: ResultsInputs) -> Block:
+    return Block(hl.hodges_lehmann(i.panel.frame.get_column("effect").to_numpy(), i.params.alpha))
+
+
+def _hodges_lehmann_row(v: Mapping[str, Any]) -> InferenceRow:
+    return InferenceRow("hodges_lehmann", "Hodges–Lehmann (median of Walsh averages), exact signed-rank interval",
+                        v.get("estimate"), v.get("lo"), v.get("hi"), None, v.get("n"), "configurations")
+
+
+def _v2_pilot(i: ResultsInputs) -> Block | None:
+    """``v2_pilot``: the companion pilot through the same estimators, when one is named."""
+    if i.pilot_inputs is None or i.pilot_path is None:
+        return None
+    return Block(pilot_block(i.pilot_inputs, i.pilot_path, assemble(i.pilot_inputs)))
 
 
 def _reasons_placeholder(_i: ResultsInputs) -> Block:  # filled by assemble() from the blocks before it
@@ -118,24 +151,36 @@ RESULTS_BLOCKS: tuple[ResultsBlock, ...] = (
                  "recall summaries per (scenario, configuration, execution_group, arm) cell"),
     ResultsBlock("reasons", _reasons_placeholder, "{\"<key>.<field>\": why}",
                  "why each null statistic of panel, bounds, families, dependence and sparse is null"),
-    ResultsBlock("fill", _secondary("fill", secondary.fill_block, panel=True),
+    ResultsBlock("fill", _named(secondary.fill_block, _fill),
                  "{definition, per_configuration, missing_fill, cutoff, borderline, correlations, rescue, ...}",
-                 "control-arm fill per configuration against the paired effect: correlations, rescue, sweep, gains"),
-    ResultsBlock("headings_detail", _secondary("headings_detail", secondary.headings_detail_block),
+                 "control-arm fill per configuration against the paired effect: correlations, rescue, sweep, gains",
+                 tables=("threshold_classes", "borderline")),
+    ResultsBlock("headings_detail", _named(secondary.headings_detail_block, _headings_detail),
                  "{threshold, table_all_arms, table_single_field_arms, pooled_reason, within_*}",
-                 "headings tables and within-cell fits (all arms, single-field arms, control arm)"),
-    ResultsBlock("carrier_audit", _secondary("carrier_audit", secondary.carrier_audit_block, params=False),
+                 "headings tables and within-cell fits (all arms, single-field arms, control arm)",
+                 tables=("headings", "headings_within"), figures=("headings",)),
+    ResultsBlock("carrier_audit", _named(secondary.carrier_audit_block, _carrier_audit),
                  "{scenario, audited_rows, agree_rows, ..., per_arm, ceiling_adherence}",
-                 "carrier-vs-answer agreement and discrepancy directions, ceiling adherence"),
-    ResultsBlock("failure_modes", _secondary("failure_modes", secondary.failure_modes_block),
+                 "carrier-vs-answer agreement and discrepancy directions, ceiling adherence", tables=("carrier",)),
+    ResultsBlock("failure_modes", _named(secondary.failure_modes_block, _failure_modes),
                  "{parse_failures, invalid, fabrication, graders}",
-                 "parse failures, invalid rows, fabrication versus abstention, grader agreement"),
-    ResultsBlock("beyond_paper", _secondary("beyond_paper", secondary.beyond_paper_block, panel=True),
+                 "parse failures, invalid rows, fabrication versus abstention, grader agreement",
+                 tables=("fabrication", "parse_failure_summary", "invalid_summary")),
+    ResultsBlock("beyond_paper", _named(secondary.beyond_paper_block, _beyond_paper),
                  "{label, bootstrap, sign_flip, gee, design_effect_intervals}",
                  "ours, not the paper's: bootstrap, sign-flip test, GEE, design-effect-adjusted cell intervals",
                  tables=("panel_inference", "cell_intervals")),
+    ResultsBlock("hodges_lehmann", _named(hl.hodges_lehmann, _hodges_lehmann),
+                 "{label, n, estimate, lo, hi, nominal, achieved, reason}",
+                 "Hodges–Lehmann estimate of the panel effect (median of the Walsh averages of the configuration "
+                 "effects) with its exact signed-rank interval (ours)",
+                 tables=("panel_inference",), inference_row=_hodges_lehmann_row,
+                 sentence="**Hodges–Lehmann** (ours): {{ s.estimate|signed }} over {{ s.n|plural('configuration') }}"
+                          "{% if s.lo is number %}, exact signed-rank {{ s.achieved|pct }} interval "
+                          "[{{ s.lo|signed }}, {{ s.hi|signed }}]{% endif %}{{ see('t_beyond_inference') }}."),
     ResultsBlock("fact_survival", extras.fact_survival, "{available, reason?, label, ...}",
-                 "fold-by-fold capture and survival of graded values (ours, not the paper's)"),
+                 "fold-by-fold capture and survival of graded values (ours, not the paper's)",
+                 tables=("fact_survival", "fact_survival_curves", "fact_survival_cuts")),
     ResultsBlock("dose_response", extras.dose_response,
                  "{available, reason?, label, interval, control, treatment, min_pairs, rungs: [{rung, order, "
                  "scenario, graded_per_chunk, distractors, chunk_tokens, folds, axis, arms, paired, survival}], "
@@ -145,10 +190,11 @@ RESULTS_BLOCKS: tuple[ResultsBlock, ...] = (
     ResultsBlock("claims_audit", extras.claims_audit,
                  "{headline, derived, reproduced, printed_cells, row_level, status_counts, claims, ...}",
                  "the claims audit's headline (the v1 reconstruction only)", source="build"),
-    ResultsBlock("v2_pilot", extras.v2_pilot,
+    ResultsBlock("v2_pilot", _named(pilot_block, _v2_pilot),
                  "{path, study_name, evidence, contrast, panel, bounds, mcnemar, arms, ...}",
                  "a companion pilot through the same estimators (--companion)", source="build",
-                 tables=("dose_response",), figures=("dose_response",)),
+                 tables=("fact_survival", "fact_survival_curves", "fact_survival_cuts", "v2_pilot_folds",
+                         "dose_response", "v2_pilot"), figures=("dose_response",)),
     ResultsBlock("preregistration", extras.preregistration, "{present, intact, statement, limits, deviations, ...}",
                  "the sealed plan, its seal and every deviation from it", source="build"),
     ResultsBlock("design", extras.design, "design.json", "OUT/design.json, when the build's OUT holds one",
@@ -166,14 +212,21 @@ def entry(key: str) -> ResultsBlock:
 
 
 def assemble(inputs: ResultsInputs, sources: Iterable[str] = ("evidence",)) -> dict[str, Any]:
-    """results.json as a dict: every block of ``sources`` in registry order, JSON-ready."""
+    """results.json as a dict: every block of ``sources`` in registry order, JSON-ready.
+
+    Each block is computed once per ``inputs`` (kept in ``inputs.blocks``): assembling the evidence
+    blocks for the audit and then every block for results.json computes the evidence blocks once."""
     wanted = set(sources)
     computed: dict[str, Block] = {}
     out: dict[str, Any] = {}
     for spec in RESULTS_BLOCKS:
         if spec.source not in wanted:
             continue
-        block = Block(collect_reasons(computed)) if spec.key == "reasons" else spec.compute(inputs)
+        if spec.key in inputs.blocks:
+            block = inputs.blocks[spec.key]
+        else:
+            block = Block(collect_reasons(computed)) if spec.key == "reasons" else spec.compute(inputs)
+            inputs.blocks[spec.key] = block
         if block is None:
             continue
         computed[spec.key] = block
@@ -220,7 +273,7 @@ def docs_index() -> str:
         fn = b.compute
         where = "assemble (from the blocks before it)" if b.key == "reasons" else (
             f"`{fn.__module__}.{fn.__qualname__}`")
-        meaning = b.doc + (" (RESULTS.md)" if b.contract else "") + (" (build only)" if b.source == "build" else "")
+        meaning = b.doc + (" (contract)" if b.contract else "") + (" (build only)" if b.source == "build" else "")
         lines.append(f"| `{b.key}` | {where} | `{b.shape}` | {meaning} | "
                      f"{', '.join(b.tables) or '—'} | {', '.join(b.figures) or '—'} |")
     return "\n".join(lines) + "\n"
@@ -242,10 +295,14 @@ def with_docs_index(text: str) -> str:
 
 if __name__ == "__main__":  # python -m analysis.results.registry [--write-docs]
     import sys
-    from pathlib import Path
+
+    from analysis.locations import checkout_root
 
     if sys.argv[1:] == ["--write-docs"]:
-        doc = Path(__file__).resolve().parents[2] / DOCS_PATH
+        repo = checkout_root()
+        if repo is None:
+            raise SystemExit(f"--write-docs rewrites the repository's {DOCS_PATH}; run it from a checkout")
+        doc = repo / DOCS_PATH
         from analysis.safeio import read_text, write_text
 
         write_text(doc, with_docs_index(read_text(doc)))

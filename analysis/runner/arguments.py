@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from analysis.runner.design import DESIGNS
-from analysis.runner.edge import MAX_BODY_BYTES
+from analysis.runner.arm_order import DESIGNS
+from analysis.runner.bounded_http import MAX_BODY_BYTES
 
 EMBEDDED_TEMPERATURE = 0.7
 """The embedded default temperature: with --seed-per-repeat (also the default there) repeats of a
@@ -56,6 +56,11 @@ def _add_sweep_args(p: argparse.ArgumentParser, *, arms: str, repeats: int, conc
     p.add_argument("--repeats", type=int, default=repeats, help=f"planned repeats (default {repeats})")
     p.add_argument("--concurrency", type=int, default=concurrency, help="trajectories in flight at once")
     p.add_argument("--out", required=True, help="sweep directory: ledger, manifest, evidence/ (resumable)")
+    p.add_argument("--fold-max-tokens", type=int, default=None, metavar="N",
+                   help="cap the fold reply budget (max_tokens) of every arm at N, the same cap for all arms "
+                        "(arms.json records the budget used; default: each arm's own, 2,400 for j and q)")
+    p.add_argument("--recall-max-tokens", type=int, default=1024, metavar="N",
+                   help="reply budget of the recall turn (default 1024)")
     p.add_argument("--fixture", default="small", help="small | default | small-s1 | default-s1 | path to fixture JSON")
     p.add_argument("--ladder", default=None, metavar="RUNGS",
                    help="run load-ladder rungs instead of --fixture: comma-separated rung names "

@@ -23,6 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+from analysis.locations import package_path
 from analysis.safeio import read_toml
 
 __all__ = [
@@ -38,7 +39,7 @@ __all__ = [
     "response_format",
 ]
 
-ARMS_FILE = Path(__file__).with_name("arms.toml")
+ARMS_FILE = package_path("runner", "arms.toml")
 ARM_CODES: tuple[str, ...] = ("f", "n", "j", "p", "q", "k", "o", "m", "t", "u", "l", "g")
 ResponseFormatStyle = Literal["json_schema", "json_object_schema", "json_object", "none"]
 _CARRY = ("raw", "field", "headings", "plain")

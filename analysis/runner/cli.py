@@ -23,14 +23,15 @@ import json
 import shlex
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from analysis.escape import emit
 from analysis.runner.arguments import build_parser
+from analysis.runner.arm_order import arm_order
 from analysis.runner.client import ClientConfigError, EndpointClient, EndpointConfig, base_url_problem
-from analysis.runner.design import arm_order
 from analysis.runner.ledger import Ledger, evidence_rows, write_evidence
 from analysis.runner.named_fixtures import FixtureArgError, load_fixture_arg
 from analysis.runner.pinning import (
@@ -49,8 +50,9 @@ from analysis.runner.preflight import (
     run_date_of,
     validate,
 )
-from analysis.runner.probe import ProbeReport, apply, probe
+from analysis.runner.probe import ProbeReport, apply, failure_line, probe
 from analysis.runner.secrets import api_key_env_problem, redact, redact_text, write_text
+from analysis.runner.summary import summary_lines
 from analysis.runner.sweep import (
     RetryPolicy,
     SweepSpec,
@@ -106,6 +108,9 @@ def sweep_identity(args: argparse.Namespace, targets: Sequence[Target], fixture_
     ident = {"fixture": fixture_digest, "arms": args.arms, "repeats": args.repeats, "design": args.design,
              "seed": args.seed, "temperature": args.temperature,
              **({"seed_per_repeat": True} if args.seed_per_repeat else {}),
+             **({"fold_max_tokens": args.fold_max_tokens} if getattr(args, "fold_max_tokens", None) else {}),
+             **({"recall_max_tokens": args.recall_max_tokens}
+                if getattr(args, "recall_max_tokens", 1024) != 1024 else {}),
              **({"plan": args.prereg["plan_digest"]} if getattr(args, "prereg", None) else {}),
              "targets": [{"endpoint": t.endpoint_id, "model": t.cfg.model, "group": t.execution_group,
                           "provider_order": list(t.cfg.provider_order), "allow_fallbacks": t.cfg.allow_fallbacks,
@@ -141,6 +146,12 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
     if unknown:
         raise CliError(f"unknown arm codes {unknown}; known: {', '.join(arms_all)}")
     arms = {c: arms_all[c] for c in codes}
+    cap, recall_cap = getattr(args, "fold_max_tokens", None), getattr(args, "recall_max_tokens", 1024)
+    if (cap is not None and cap < 1) or recall_cap < 1:
+        raise CliError(f"--fold-max-tokens ({cap}) and --recall-max-tokens ({recall_cap}) must be positive "
+                       "token counts; give e.g. --fold-max-tokens 256")
+    if cap is not None:  # one cap for every arm: the arms' contrast stays as declared, only the budget moves
+        arms = {c: dataclasses.replace(a, output_tokens=min(a.output_tokens, cap)) for c, a in arms.items()}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with DirLock(out / RUNNER_LOCK, 0.0, on_busy=_busy(out)):  # one runner per --out at a time
@@ -192,8 +203,7 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
         for t in targets:
             report = reports[t.endpoint_id + "|" + t.cfg.model]
             if report.get("usable") is False:
-                raise CliError(f"probe rejected {t.cfg.model} at {t.cfg.base_url} for these parameters: "
-                               f"{json.dumps({k: v for k, v in report.items() if k != 'verdicts'})[:600]}")
+                raise CliError(f"probe {failure_line(report)}")
             base = str(report["base_url"]) if args.package_only and report.get("base_url") else t.cfg.base_url
             cfg = dataclasses.replace(t.cfg, base_url=base, structured_mode=report["structured_mode"],
                                       send_seed=report["seed_accepted"], reasoning_off=report["reasoning_off"],
@@ -224,11 +234,13 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
                                 "git": git_commit(), "argv": list(sys.argv),
                                 "args": list(getattr(args, "argv", sys.argv[1:])), "packages": package_versions()})
         settings = {key: RunSettings(temperature=cfg.temperature, seed=cfg.seed,
-                                     response_format_style=cfg.structured_mode)  # type: ignore[arg-type]
+                                     response_format_style=cfg.structured_mode,  # type: ignore[arg-type]
+                                     recall_max_tokens=getattr(args, "recall_max_tokens", 1024))
                     for _, cfg, _, _, key in shaped}
         spec = SweepSpec(tuple(slots), {sc: len(fx.graded) for sc, fx in fixtures.items()},
                          {c: a.declared_chars for c, a in arms.items()}, concurrency=args.concurrency,
-                         retry=RetryPolicy(max_attempts=args.max_attempts, base_s=args.backoff, cap_s=args.backoff_cap))
+                         retry=RetryPolicy(max_attempts=args.max_attempts, base_s=args.backoff, cap_s=args.backoff_cap),
+                         calls_per_slot={sc: len(fx.chunks) + 1 for sc, fx in fixtures.items()})
 
         async def go() -> dict[str, int]:
             clients = {key: EndpointClient(cfg) for _, cfg, _, _, key in shaped}
@@ -269,11 +281,11 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
         manifest["rebuilt_from_ledger"] = {"command": list(sys.argv), "git": git_commit(),
                                            "at": dt.datetime.now(dt.UTC).isoformat()}
         manifest["last_session"] = prior.get("last_session", tally)
-    write_package(out, records, slots, manifest, shaped, args, fixture.spec.scenario, extra_runner, arms)
+    write_sweep_package(out, records, slots, manifest, shaped, args, fixture.spec.scenario, extra_runner, arms)
     return manifest
 
 
-def write_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any], manifest: dict[str, Any],
+def write_sweep_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any], manifest: dict[str, Any],
                   shaped: Sequence[tuple[Target, EndpointConfig, Pin, Provenance, str]], args: argparse.Namespace,
                   scenario: str, extra_runner: dict[str, Any] | None, arms: dict[str, Any]) -> Path:
     """OUT/evidence from the ledger, written by analysis.runner.package (pin tables appended, all locked)."""
@@ -290,6 +302,9 @@ def write_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any]
             runs.append(PartitionRun(key, t.execution_group, args.repeats))
         extra = {"max_length_mode": prov.probe.get("max_length_mode"), "design": args.design,
                  "execution_group": t.execution_group,
+                 **({"fold_max_tokens": args.fold_max_tokens} if getattr(args, "fold_max_tokens", None) else {}),
+                 **({"recall_max_tokens": args.recall_max_tokens}
+                    if getattr(args, "recall_max_tokens", 1024) != 1024 else {}),
                  **{k: v for k, v in (extra_runner or {}).items() if isinstance(v, (str, int, float, bool))}}
         runner.append(study_runner_toml(prov, extra).replace(json.dumps(configuration_key(pin)), json.dumps(key), 1))
     cutoff, recency = args.window
@@ -341,7 +356,7 @@ def out_line(message: str) -> None:
     emit(redact_text(message), sys.stdout, one_line=True)
 
 
-def load_plan(path: str, args: argparse.Namespace) -> list[Target]:
+def load_plan_targets(path: str, args: argparse.Namespace) -> list[Target]:
     """Targets from a plan TOML: one [[configurations]] table per served configuration."""
     try:
         doc = read_toml(path)
@@ -454,7 +469,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _targets(args: argparse.Namespace) -> list[Target]:
     if args.plan:
-        return load_plan(args.plan, args)
+        return load_plan_targets(args.plan, args)
     if args.base_url and args.model:
         return [Target(endpoint_config(args, args.base_url, args.model), args.base_url,
                        args.family or _family(args.model), _published(args, None), args.execution_group,
@@ -480,21 +495,24 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
             cfg = endpoint_config(args, args.base_url, args.model)
             report: ProbeReport = asyncio.run(probe(cfg, declared_context=args.context_length,
                                                     max_declared=args.max_declared))
+            if not report.usable:  # the outcome first, then only what was observed
+                say(f"error: {failure_line(report.to_json())}")
+                emit(redact_text(json.dumps(redact(report.observed_json()), indent=2, default=str)), sys.stdout)
+                return 1
             emit(redact_text(json.dumps(redact(report.to_json()), indent=2, default=str)), sys.stdout)
             say(json.dumps({"request_shape": dataclasses.asdict(apply(cfg, report))}, default=str))
-            if not report.usable:
-                last = report.verdicts[-1] if report.verdicts else None
-                say(f"error: the endpoint is not usable for these parameters: "
-                    f"{last.verdict if last else 'no verdict'} ({(last.detail if last else '')[:300]})")
-                return 1
         elif args.command == "sweep":
+            started = time.monotonic()
             m = run_sweep_command(args, _targets(args))
-            out_line(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
+            for line in summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
+                out_line(line)
             if not getattr(args, "prereg", None):
                 say("not preregistered: no sealed --plan PLAN_DIR (see docs/PREREGISTRATION.md)")
         else:
+            started = time.monotonic()
             m = cmd_embedded(args)
-            out_line(f"evidence package: {Path(args.out) / 'evidence'}  ({m['last_session']})")
+            for line in summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
+                out_line(line)
     except KeyboardInterrupt:
         say("interrupted; re-run the same command to resume from the ledger")
         return 130

@@ -26,7 +26,7 @@ import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
-from analysis.runner.edge import bounded_http_client
+from analysis.runner.bounded_http import bounded_http_client
 from analysis.runner.protocol import InfrastructureFault
 from analysis.runner.secrets import read_api_key, redact_text
 
@@ -216,7 +216,7 @@ def _retry_after(headers: Mapping[str, str] | None) -> float | None:
 class EndpointClient:
     """Async chat client for one endpoint configuration."""
 
-    def __init__(self, config: EndpointConfig, *, max_connections: int | None = None) -> None:
+    def __init__(self, config: EndpointConfig) -> None:
         self.config = config
         key = read_api_key(config.api_key_env)  # registered for redaction from every written artefact
         # Local servers need no key; the openai client insists on a non-empty string.
@@ -227,7 +227,6 @@ class EndpointClient:
             timeout=config.timeout_s,
             http_client=bounded_http_client(timeout=config.timeout_s),  # bodies bounded, no redirects
         )
-        self.key_present = bool(key)
 
     def request_body(
         self,
@@ -372,14 +371,3 @@ def _to_result(resp: Any, *, seed_sent: bool, latency: float) -> CallResult:
         reasoning_chars=len(reasoning) if isinstance(reasoning, str) else 0,
         refusal=getattr(msg, "refusal", None) if msg is not None else None,
     )
-
-
-async def gather_limited(coros: Sequence[Any], limit: int) -> list[Any]:
-    """Run coroutines with at most `limit` in flight (helper for probes and benchmarks)."""
-    sem = asyncio.Semaphore(limit)
-
-    async def one(c: Any) -> Any:
-        async with sem:
-            return await c
-
-    return await asyncio.gather(*(one(c) for c in coros))

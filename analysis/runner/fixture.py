@@ -511,7 +511,7 @@ def load_fixture(path: str | Path) -> Fixture:
     return Fixture(spec, tuple(chunks), graded, distractors, doc["heuristic"])
 
 
-#: The committed fixture set under ``data/v2/fixture/``.
+#: The committed fixture set under ``analysis/runner/fixture_files/``.
 DEFAULT_SPECS: tuple[FixtureSpec, ...] = (
     FixtureSpec("s5-150k", "S5"),
     FixtureSpec("s1-150k", "S1", placement=(4, 4, 4, 4, 4)),
@@ -538,4 +538,6 @@ def write_fixture_set(out_dir: str | Path, specs: Sequence[FixtureSpec] = DEFAUL
 if __name__ == "__main__":  # pragma: no cover - thin CLI
     import sys
 
-    print("\n".join(write_fixture_set(sys.argv[1] if len(sys.argv) > 1 else "data/v2/fixture")))
+    from analysis.locations import package_path
+
+    print("\n".join(write_fixture_set(sys.argv[1] if len(sys.argv) > 1 else package_path("runner", "fixture_files"))))

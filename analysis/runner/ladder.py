@@ -4,14 +4,15 @@ Methods note. A rung is a :class:`~analysis.runner.fixture.FixtureSpec` built by
 generator, grader and vocabulary as the v2 fixture, with four load factors: graded values per
 chunk (``g``), distractors in the whole session (``d``), chunk length in estimated tokens
 (``c``) and folds (``f``, one chunk per fold). Its name spells them, ``g2-d0-c900-f2``. Every
-rung differs from the base rung :data:`BASE` in exactly one factor (:data:`AXES` lists each
-factor's levels), so a curve along one axis varies one thing (RULER and needle-in-a-haystack
+rung differs from its family's base rung in exactly one factor: the main family around :data:`BASE`
+(:data:`AXES` lists each factor's levels) and the easy end around :data:`EASY_BASE` (one value per
+~100-token chunk; :data:`EASY_AXES`), so a curve along one axis varies one thing (RULER and needle-in-a-haystack
 studies vary context length the same way). The graded facts of a rung are the first
 ``g * f`` of ``fixture_text.GRADED_FACTS`` (one planted segment per chunk); distractors are taken
 round-robin over their four classes. The rung name is the rows' scenario (a rung has its own
 number of graded checks, and the evidence format fixes ``checks_total`` per scenario) and is
 written into every row (``rung``) and into study.toml (``[ladder]``). The committed files are
-``data/v2/fixture/ladder/ladder-<rung>.json`` with their ``provenance.lock``, regenerated
+``analysis/runner/fixture_files/ladder/ladder-<rung>.json`` with their ``provenance.lock``, regenerated
 byte for byte by ``tests/test_runner_ladder.py``. The levels are data: add a level to
 :data:`AXES` and regenerate with ``python -m analysis.runner.ladder``.
 """
@@ -23,12 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis.locations import package_path
 from analysis.runner.fixture import Fixture, FixtureSpec, build_fixture, load_fixture, write_fixture_set
 
-__all__ = ["AXES", "BASE", "LADDER_DIR", "LADDER_SPECS", "LadderError", "Rung", "ladder_toml", "parse_rungs",
-           "rung_by_name", "rung_fixture", "rung_names", "rungs"]
+__all__ = ["AXES", "BASE", "EASY_AXES", "EASY_BASE", "FAMILIES", "LADDER_DIR", "LADDER_SPECS", "LadderError", "Rung",
+           "base_for", "family", "ladder_toml", "parse_rungs", "rung_by_name", "rung_fixture", "rung_names", "rungs"]
 
-LADDER_DIR = Path(__file__).resolve().parents[2] / "data" / "v2" / "fixture" / "ladder"
+LADDER_DIR = package_path("runner", "fixture_files", "ladder")
 """Where the committed rung fixtures live."""
 
 
@@ -74,21 +76,54 @@ AXES: dict[str, tuple[int, ...]] = {
 }
 
 
-def rungs() -> tuple[Rung, ...]:
-    """Every rung, axis by axis in load order, the base rung once (first)."""
+#: The easy end (issue 24's embedded pilot): one graded value per ~100-token chunk, no distractor,
+#: one fold, where SmolLM2-135M still copies a port into its carrier at temperature 0.7 (the base
+#: rung's 900-token chunks and paths are already out of its reach). Its rungs vary one factor of it.
+EASY_BASE = Rung(graded_per_chunk=1, distractors=0, chunk_tokens=100, folds=1)
+
+#: The easy family's levels, easiest first (the easy base's level included).
+EASY_AXES: dict[str, tuple[int, ...]] = {
+    "folds": (1, 2, 3),
+    "chunk_tokens": (100, 300, 900),
+}
+
+#: Each family of rungs: its base and its axes. Every rung differs from its family's base in one factor.
+FAMILIES: tuple[tuple[Rung, dict[str, tuple[int, ...]]], ...] = ((BASE, AXES), (EASY_BASE, EASY_AXES))
+
+
+def family(base: Rung, axes: dict[str, tuple[int, ...]]) -> tuple[Rung, ...]:
+    """The base rung, then every level of every axis (one factor changed), axis by axis."""
     from dataclasses import replace
 
-    out = [BASE]
-    for axis, levels in AXES.items():
+    out = [base]
+    for axis, levels in axes.items():
         for level in levels:
-            r = replace(BASE, **{axis: level})
+            r = replace(base, **{axis: level})
             if r not in out:
                 out.append(r)
     return tuple(out)
 
 
+def rungs() -> tuple[Rung, ...]:
+    """Every rung: each family in :data:`FAMILIES` order (its base first, then axis by axis in load
+    order), each rung once."""
+    out: list[Rung] = []
+    for base, axes in FAMILIES:
+        out += [r for r in family(base, axes) if r not in out]
+    return tuple(out)
+
+
+def base_for(names: Sequence[str]) -> Rung:
+    """The base of the first family that holds every rung in ``names`` (:data:`BASE` when none does)."""
+    for base, axes in FAMILIES:
+        members = {r.name for r in family(base, axes)}
+        if all(n in members for n in names):
+            return base
+    return BASE
+
+
 LADDER_SPECS: tuple[FixtureSpec, ...] = tuple(r.spec() for r in rungs())
-"""The committed rung fixtures (``data/v2/fixture/ladder/``)."""
+"""The committed rung fixtures (``analysis/runner/fixture_files/ladder/``, package data)."""
 
 
 def rung_names() -> tuple[str, ...]:
@@ -129,7 +164,7 @@ def parse_rungs(text: str) -> tuple[str, ...]:
 def ladder_toml(fixtures: Sequence[Fixture]) -> str:
     """The study.toml ``[ladder]`` table of a package run on these rung fixtures (docs/EVIDENCE_FORMAT.md)."""
     out = ["[ladder]", "rungs = [" + ", ".join(json.dumps(fx.spec.rung) for fx in fixtures) + "]",
-           f"base = {json.dumps(BASE.name)}", ""]
+           f"base = {json.dumps(base_for([fx.spec.rung for fx in fixtures]).name)}", ""]
     for fx in fixtures:
         r = rung_by_name(fx.spec.rung)
         out += [f"[ladder.rung.{json.dumps(r.name)}]", f"scenario = {json.dumps(fx.spec.scenario)}",

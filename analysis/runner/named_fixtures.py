@@ -1,4 +1,4 @@
-"""The runner's ``--fixture`` argument: a named fixture of data/v2/fixture or a fixture JSON path.
+"""The runner's ``--fixture`` argument: a named fixture of analysis/runner/fixture_files or a fixture JSON path.
 
 Shared by the runner's command line, its preflight and the preregistration plan (which pins the
 fixture's digest), so none of them imports another's command-line module.
@@ -9,8 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-FIXTURE_DIR = Path(__file__).resolve().parents[2] / "data" / "v2" / "fixture"
-"""Where the committed fixture set lives (written by analysis.runner.fixture.write_fixture_set)."""
+from analysis.locations import package_path
+
+FIXTURE_DIR = package_path("runner", "fixture_files")
+"""Where the committed fixture set lives, shipped as package data (written by
+analysis.runner.fixture.write_fixture_set)."""
 FIXTURES = {"small": "s5-small", "default": "s5-150k", "small-s1": "s1-small", "default-s1": "s1-150k"}
 """Fixture names accepted by --fixture -> file stem in FIXTURE_DIR."""
 

@@ -1,4 +1,4 @@
-"""Evidence output: a run directory in the evidence format (EVIDENCE.md, version 1).
+"""Evidence output: a run directory in the evidence format (docs/EVIDENCE_FORMAT.md, version 1).
 
 Methods note. A run writes ``rows.csv`` (the required columns plus runner
 extras), ``checks.csv`` (required columns plus ``passed_presence``),

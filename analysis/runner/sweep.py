@@ -27,8 +27,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
+from analysis.runner.arm_order import ArmOrder
 from analysis.runner.client import CallResult, EndpointClient, InfraFault
-from analysis.runner.design import ArmOrder
 from analysis.runner.ledger import Ledger, slot_states
 from analysis.runner.pinning import Pin, audit_call, unverifiable
 from analysis.runner.protocol import ChatReply, ChatRequest
@@ -79,7 +79,7 @@ class Outcome:
     """What a trajectory returns: its evidence row (without row_id), its checks, and artifacts."""
 
     row: Mapping[str, Any]
-    """EVIDENCE.md row fields except row_id and the slot fields."""
+    """docs/EVIDENCE_FORMAT.md row fields except row_id and the slot fields."""
     checks: Sequence[Mapping[str, Any]]
     """One mapping per graded check (check, expected, passed, in_carrier)."""
     artifacts: Mapping[str, Any] = field(default_factory=dict)
@@ -117,12 +117,14 @@ class LedgeredBackend:
     """Backend that records every request and response in the ledger and audits the pin."""
 
     def __init__(self, client: EndpointClient, ledger: Ledger, slot: Slot, attempt: int, pin: Pin,
-                 tally: dict[str, int]) -> None:
+                 tally: dict[str, int], on_call: Callable[[Slot, str, int], None] | None = None) -> None:
         self.client, self.ledger, self.slot, self.attempt, self.pin = client, ledger, slot, attempt, pin
         self.stats = CallStats()
         self.calls = 0
         self.last_fault: InfraFault | None = None
         self.tally = tally
+        self.on_call = on_call
+        """Told (slot, phase, folds so far) after every call of the attempt ends (the progress line)."""
 
     async def complete(self, request: ChatRequest) -> ChatReply:
         """The protocol's backend interface (ChatBackend)."""
@@ -157,6 +159,9 @@ class LedgeredBackend:
             await self.ledger.append({"kind": "response", **base, "ok": False, "fault": exc.kind,
                                       "status": exc.status, "detail": exc.detail[:500], "t": time.time()})
             raise
+        finally:
+            if self.on_call is not None:
+                self.on_call(self.slot, phase, self.stats.folds)
         await logged
         violation = audit_call(self.pin, res)
         self.tally["unverifiable"] += int(unverifiable(self.pin, res))
@@ -210,16 +215,56 @@ def infra_row(slot: Slot, stats: CallStats, *, checks_total: int, declared_chars
     }
 
 
-class Progress:
-    """One status line on stderr: rows done, valid, failed attempts, ETA."""
+def duration(seconds: float) -> str:
+    """A duration for people: 0s, 45s, 3m05s, 1h02m."""
+    s = max(0, round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
-    def __init__(self, total: int, done: int, stream: TextIO | None = None, enabled: bool = True) -> None:
+
+class Progress:
+    """Status lines on stderr: rows done, valid, failed attempts, the call just ended, elapsed, ETA.
+
+    A line follows every row and every fold or recall call (at most one each 0.5 s unless forced),
+    so a slow trajectory shows its folds instead of minutes of silence. The ETA counts calls when
+    the calls per slot are known (``calls_left``: every slot still to run costs its scenario's
+    folds plus the recall turn; the calls ended so far this session set the pace), else rows;
+    ``?`` until the first call or row ends.
+    """
+
+    def __init__(self, total: int, done: int, stream: TextIO | None = None, enabled: bool = True,
+                 calls_left: int = 0) -> None:
         self.total, self.done, self.valid, self.failed = total, done, 0, 0
         self.start_done = done
         self.t0 = time.monotonic()
         self.stream = stream or sys.stderr
         self.enabled = enabled
         self.last = 0.0
+        self.calls_left = calls_left
+        """Calls the slots still to run were planned to make (0: unknown)."""
+        self.calls = 0
+        """Calls ended this session."""
+        self.current = ""
+        """The call that ended last, e.g. ``cfg S5 r002 q fold 3/5``."""
+
+    def call_done(self, slot: Slot, phase: str, folds: int, of: int | None) -> None:
+        """One call of ``slot`` ended (``folds``: fold calls of its attempt so far, of ``of`` planned)."""
+        self.calls += 1
+        step = f"fold {folds}/{of}" if phase == "fold" and of else f"fold {folds}" if phase == "fold" else phase
+        self.current = f"{slot.configuration} {slot.scenario} r{slot.repeat:03d} {slot.arm} {step}"
+        self.show()
+
+    def eta(self, elapsed: float) -> str:
+        if self.done >= self.total:
+            return "0s"
+        left = self.calls_left - self.calls
+        if self.calls and left > 0:
+            return duration(left * elapsed / self.calls)
+        ran = self.done - self.start_done
+        return "?" if ran == 0 else duration((self.total - self.done) * elapsed / ran)
 
     def show(self, force: bool = False) -> None:
         if not self.enabled:
@@ -228,13 +273,12 @@ class Progress:
         if not force and now - self.last < 0.5:
             return
         self.last = now
-        ran = self.done - self.start_done
         el = now - self.t0
-        eta = "?" if ran == 0 else f"{(self.total - self.done) * el / ran:.0f}s"
         tty = getattr(self.stream, "isatty", lambda: False)()
-        line = (f"rows {self.done}/{self.total}  valid {self.valid}  failed-attempts {self.failed}  "
-                f"elapsed {el:.0f}s  eta {eta}")
-        self.stream.write(("\r" + line) if tty else (line + "\n"))
+        current = f"  {self.current}" if self.current and self.done < self.total else ""
+        line = (f"rows {self.done}/{self.total}  valid {self.valid}  failed-attempts {self.failed}{current}  "
+                f"elapsed {duration(el)}  eta {self.eta(el)}")
+        self.stream.write(("\r\x1b[K" + line) if tty else (line + "\n"))
         self.stream.flush()
 
 
@@ -252,6 +296,9 @@ class SweepSpec:
     """Trajectories in flight at once."""
     retry: RetryPolicy = RetryPolicy()
     """Infrastructure retry policy."""
+    calls_per_slot: Mapping[str, int] = field(default_factory=dict)
+    """Planned calls of one trajectory per scenario (its folds plus the recall turn), for the
+    progress line's fold count and ETA; empty when unknown."""
 
 
 def is_retryable(reason: str | None) -> bool:
@@ -308,7 +355,8 @@ async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient | Ma
             continue
         todo.append(s)
     done_n = len(spec.slots) - len(todo)
-    bar = Progress(len(spec.slots), done_n, enabled=progress)
+    bar = Progress(len(spec.slots), done_n, enabled=progress,
+                   calls_left=sum(spec.calls_per_slot.get(s.scenario, 0) for s in todo))
     bar.valid = sum(1 for s in spec.slots
                     if (state := states.get(s.slot_id)) and state.final and state.final.get("valid"))
     bar.show(force=True)
@@ -316,6 +364,10 @@ async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient | Ma
     queue: asyncio.Queue[Slot] = asyncio.Queue()
     for s in todo:
         queue.put_nowait(s)
+
+    def on_call(slot: Slot, phase: str, folds: int) -> None:
+        planned = spec.calls_per_slot.get(slot.scenario, 0) - 1  # its folds (the recall is the last call)
+        bar.call_done(slot, phase, folds, planned if planned > 0 else None)
 
     async def worker() -> None:
         while True:
@@ -333,7 +385,7 @@ async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient | Ma
                                      "execution_group": slot.execution_group, "repeat": slot.repeat,
                                      "arm": slot.arm, "position": slot.position, "t": time.time()})
                 ep_client, ep_pin = endpoint(slot)
-                backend = LedgeredBackend(ep_client, ledger, slot, started, ep_pin, tally)
+                backend = LedgeredBackend(ep_client, ledger, slot, started, ep_pin, tally, on_call)
                 tally["ran"] += 1
                 try:
                     outcome = await trajectory(slot, backend)

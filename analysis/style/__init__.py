@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-MATPLOTLIBRC: Path = Path(__file__).with_name("matplotlibrc")
+from analysis.locations import package_path
+
+MATPLOTLIBRC: Path = package_path("style", "matplotlibrc")
 """Path of the one style file every figure is drawn under."""
 
 OKABE_ITO: dict[str, str] = {

@@ -1,8 +1,8 @@
-"""Builder of the carrier-audit table (paper section 4.10), from analysis.estimators.carrier."""
+"""Builder of the carrier-audit table (paper section 4.10), from analysis.estimators.carrier (computed once:
+``ReportContext.estimates.carrier``, what results.json ``carrier_audit`` holds)."""
 
 from __future__ import annotations
 
-from analysis.estimators.carrier import carrier_audit
 from analysis.tables.context import ReportContext
 from analysis.tables.labels import arm_label
 from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_pct
@@ -12,7 +12,7 @@ def carrier(ctx: ReportContext) -> TableSpec:
     """Paper 4.10: audited rows with a carrier-present, answer-missed discrepancy, by arm."""
     title = "Carrier audit: rows where a graded value was in the carrier but missed by the answer"
     cols = ["arm", "audited rows", "rows with a carrier-present, answer-missed value"]
-    au = carrier_audit(ctx.rows, ctx.package.checks, ctx.study.scenario)
+    au = ctx.estimates.carrier.audit
     if au.audited_rows == 0:
         return empty_table("t_carrier", title, cols, "no row has every check audited for carrier presence")
     frame = au.per_arm.sort(["audited_rows", "arm"], descending=[True, False])

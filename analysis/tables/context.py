@@ -3,7 +3,8 @@
 Methods note: builders are pure functions of a ``ReportContext``; descriptive cells (means
 with their row counts) are computed here from valid rows with an outcome, the single
 validity rule of the evidence format. Inferential statistics come from ``results``
-(analysis.results.build_results) or from the estimator modules, never recomputed here.
+(analysis.results.build_results) or from ``estimates``, the typed estimator results the
+results stage computed once (analysis.results.inputs.ResultsInputs): never recomputed here.
 """
 
 from __future__ import annotations
@@ -13,6 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
+
+from analysis.results.inputs import ResultsInputs
+
+
+PILOT_KEY = "v2_pilot"
+"""Name of the companion pilot package in ReportContext.extras."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +36,15 @@ class ReportContext:
     """AuditResult of the claims audit (analysis.audit.audit_claims), or None when not run."""
     extras: Mapping[str, Any] = field(default_factory=dict)
     """Named extra inputs (e.g. the v2 pilot package), empty by default."""
+    estimates: ResultsInputs = None  # type: ignore[assignment]  # filled in __post_init__ when not given
+    """The typed estimates of the package (and of the pilot in ``extras``), each computed once: the
+    build hands in the ResultsInputs that results.json was assembled from; without one, a fresh
+    ResultsInputs of ``package`` computes each estimate on first use."""
+
+    def __post_init__(self) -> None:
+        if self.estimates is None:
+            pilot = (self.extras or {}).get(PILOT_KEY)
+            object.__setattr__(self, "estimates", ResultsInputs(self.package, self.params, pilot=pilot))
 
     @property
     def study(self) -> Any:

@@ -58,41 +58,39 @@ def _survival(s: Mapping[str, Any] | None) -> str:
 
 
 def dose_response(ctx: ReportContext) -> TableSpec:
-    """Per rung: the load factors, recall with interval per arm, treatment − control, capture → survival."""
+    """Per rung and arm: recall with interval and capture → survival; per rung treatment − control."""
     src = dose_source(section(ctx.results, "dose_response"), section(ctx.results, "v2_pilot", "dose_response"))
-    base_cols = ["evidence", "rung", "varies", "g", "d", "c", "f"]
+    base_cols = ["evidence", "rung", "varies", "arm"]
     if isinstance(src, str):
         return empty_table("t_dose_response", TITLE, base_cols, src)
     label, block = src
     rungs = list(block["rungs"])
     arms = list(dict.fromkeys(a for r in rungs for a in r["arms"]))
     c, t = block["control"], block["treatment"]
-    cols = [*base_cols, *[f"recall {a}" for a in arms], f"{t} − {c}",
-            *[f"captured → survived {a}" for a in arms]]
+    # one line per rung and arm (long), so the table keeps to a column whatever the number of arms
+    cols = [*base_cols, "recall", "captured → survived", f"{t} − {c}"]
     rows, data = [], []
     for r in rungs:
-        row = {"evidence": label, "rung": r["rung"], "varies": FACTOR_NAMES.get(r["axis"], r["axis"]),
-               "g": str(r["graded_per_chunk"]), "d": str(r["distractors"]), "c": str(r["chunk_tokens"]),
-               "f": str(r["folds"])}
         for a in arms:
-            row[f"recall {a}"] = _interval(r["arms"].get(a))
-            row[f"captured → survived {a}"] = _survival(r["survival"].get(a))
             cell = r["arms"].get(a) or {}
             surv = r["survival"].get(a) or {}
+            rows.append({"evidence": label, "rung": r["rung"], "varies": FACTOR_NAMES.get(r["axis"], r["axis"]),
+                         "arm": a, "recall": _interval(r["arms"].get(a)),
+                         "captured → survived": _survival(r["survival"].get(a)),
+                         f"{t} − {c}": _paired(r["paired"], int(block["min_pairs"])) if a == t else ""})
             data.append({"evidence": label, "rung": r["rung"], "axis": r["axis"], "arm": a,
                          "rows": cell.get("rows"), "recall": cell.get("recall"), "lo": cell.get("lo"),
                          "hi": cell.get("hi"), "facts": surv.get("facts"), "captured": surv.get("captured"),
                          "survived": surv.get("survived"),
                          "paired_effect": (r["paired"] or {}).get("effect") if a == t else None})
-        row[f"{t} − {c}"] = _paired(r["paired"], int(block["min_pairs"]))
-        rows.append(row)
     missing = f" Declared rungs without a valid row: {', '.join(block['missing'])}." if block["missing"] else ""
     surv_why = (block.get("reasons") or {}).get("survival")
-    note = (f"Valid rows per rung ({label}); g: graded values per chunk, d: distractors, c: tokens per chunk "
-            f"(frozen heuristic), f: folds; 'varies' names the one load factor in which the rung differs from "
-            f"the base. Recall: mean exact recall with a 95% {block['interval']}. {t} − {c}: the primary "
-            f"estimator (equal-configuration mean of paired differences within repeat blocks) on the rung, with "
-            f"a t interval over pair differences. Captured → survived: graded values in the carrier at their "
+    note = (f"Valid rows per rung and arm ({label}); a rung's name spells its load factors (g: graded values "
+            f"per chunk, d: distractors, c: tokens per chunk, frozen heuristic, f: folds); 'varies' names the "
+            f"one load factor in which the rung differs from the base. Recall: mean exact recall with a 95% "
+            f"{block['interval']}. {t} − {c} (on the {t} line of each rung): the primary estimator "
+            f"(equal-configuration mean of paired differences within repeat blocks) on the rung, with a t "
+            f"interval over pair differences. Captured → survived: graded values in the carrier at their "
             f"entry fold, of those read, and still there after the last fold, of those captured."
             + (f" Survival not available: {surv_why}." if surv_why else "") + missing + " Ours, not the paper's.")
     frame = pl.DataFrame(data, schema={"evidence": pl.String, "rung": pl.String, "axis": pl.String,

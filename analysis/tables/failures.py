@@ -1,8 +1,9 @@
 """Builders of the failure-mode tables (paper 4.11 and 6): fabrication, parse failures, invalid rows,
 and the claims audit.
 
-Methods note: counts come from analysis.estimators.failures and analysis.audit; this module
-formats them. Fabrication is classified on the retained answer prefix (v1 kept 400 characters).
+Methods note: counts come from analysis.estimators.failures.failure_modes (computed once:
+``ReportContext.estimates.failures``, what results.json ``failure_modes`` holds) and analysis.audit;
+this module formats them. Fabrication is classified on the retained answer prefix (v1 kept 400 characters).
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ from typing import Any
 
 import polars as pl
 
-from analysis.estimators.failures import fabrication as fabrication_estimate
-from analysis.estimators.failures import invalid_rows, parse_failures
 from analysis.tables.context import ReportContext
 from analysis.tables.labels import arm_label
 from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_mean_n, fmt_num
@@ -23,7 +22,7 @@ def fabrication(ctx: ReportContext) -> TableSpec:
     thr = ctx.threshold
     title = f"Exploratory: failing rows (recall < {thr:g}) that fabricate versus abstain, by arm"
     cols = ["arm", "failing rows", "fabricates with no abstention", "abstains somewhere", "no answer"]
-    fa = fabrication_estimate(ctx.rows, ctx.study.scenario, thr, ctx.params.abstention_markers)
+    fa = ctx.estimates.failures.fabrication
     if fa.failing_rows == 0:
         return empty_table("t_fabrication", title, cols, f"no valid row below recall {thr:g}")
     frame = fa.per_arm.sort(["failing_rows", "arm"], descending=[True, False])
@@ -40,8 +39,7 @@ def parse_failure_summary(ctx: ReportContext) -> TableSpec:
     """Paper 6: rows carrying a parse failure against clean rows, per arm group and over all arms."""
     title = "Parse failures: rows carrying one, how many stay valid, and their recall against clean rows"
     cols = ["arms", "rows with a parse failure", "of which valid", "their recall", "clean rows' recall"]
-    groups = parse_failures(ctx.rows, ctx.study.scenario,
-                            (("single_field_schema", tuple(ctx.params.single_field_arms)),))
+    groups = ctx.estimates.failures.parse
     if all(g.failure_rows == 0 and g.clean_rows == 0 for g in groups):
         return empty_table("t_parse_failures", title, cols, "no rows of the primary scenario")
     data = pl.DataFrame(
@@ -63,7 +61,7 @@ def invalid_summary(ctx: ReportContext) -> TableSpec:
     """Paper 6: invalid rows of the primary scenario by reason and arm, with their recall if recorded."""
     title = "Invalid rows of the primary scenario by reason and arm"
     cols = ["reason", "arm", "rows", "recall where recorded"]
-    frame = invalid_rows(ctx.rows, ctx.study.scenario)
+    frame = ctx.estimates.failures.invalid
     if frame.height == 0:
         return empty_table("t_invalid", title, cols, "every row of the primary scenario is valid")
     out = [{"reason": str(r["invalid_reason"]), "arm": r["arm"], "rows": str(r["rows"]),

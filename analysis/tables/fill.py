@@ -1,8 +1,9 @@
 """Builders of the fill tables (paper section 4.7.1): post-hoc threshold classes and the rescue
 separation with and without borderline configurations.
 
-Methods note: the statistics come from analysis.estimators.fill; this module only selects, orders
-and formats them. Everything here is exploratory (post-hoc covariate, cut point and rescue rule
+Methods note: the statistics are analysis.estimators.fill's, computed once over the panel's runs
+(``ReportContext.estimates.fill``, the same object results.json ``fill`` holds); this module only
+selects, orders and formats them. Everything here is exploratory (post-hoc covariate, cut point and rescue rule
 in the paper) and is labelled so in the report.
 """
 
@@ -10,21 +11,16 @@ from __future__ import annotations
 
 import polars as pl
 
-from analysis.estimators.fill import FillAnalysis, fill_analysis
-from analysis.estimators.fill import effects_frame as fill_effects_frame
+from analysis.estimators.fill import FillAnalysis
 from analysis.tables.context import ReportContext
-from analysis.tables.panel import effects_frame, panel_fills
 from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_count_of, fmt_pct, fmt_signed, stated
 
 
 def fill_result(ctx: ReportContext) -> FillAnalysis | None:
-    """analysis.estimators.fill.fill_analysis over the panel, or None without a panel."""
-    eff = effects_frame(ctx.results).drop_nulls(["effect", "control_mean", "treatment_mean"])
-    if eff.height == 0:
+    """The fill analysis over the panel (results.json ``fill``, computed once), or None without a panel."""
+    if ctx.estimates.panel.frame.height == 0:
         return None
-    frame = fill_effects_frame(eff["configuration"], eff["effect"], eff["control_mean"],
-                               eff["treatment_mean"], eff["pairs"])
-    return fill_analysis(frame, panel_fills(ctx), ctx.params)
+    return ctx.estimates.fill.analysis
 
 
 def _pcts(fills: tuple[float, ...]) -> str:

@@ -1,8 +1,9 @@
 """Builders of the headings tables (paper section 4.8): recall by headings carried and the
 within-cell association.
 
-Methods note: the statistics come from analysis.estimators.headings; this module only selects,
-orders and formats them. Headings carried is post-treatment: an association, not a mediation
+Methods note: the statistics are analysis.estimators.headings.headings_analysis, computed once
+(``ReportContext.estimates.headings``, what results.json ``headings_detail`` holds); this module only
+selects, orders and formats them. Headings carried is post-treatment: an association, not a mediation
 estimate, and labelled exploratory in the report.
 """
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import polars as pl
 
-from analysis.estimators.headings import headings_analysis
 from analysis.tables.context import ReportContext
 from analysis.tables.spec import TableSpec, counted, display_frame, empty_table, fmt_num, fmt_signed, stated
 
@@ -21,7 +21,7 @@ def headings(ctx: ReportContext) -> TableSpec:
     s = ctx.study
     title = f"Exploratory: recall by headings carried, single-field schema arms ({', '.join(ep.single_field_arms)})"
     cols = ["headings that arrived", "rows", "mean recall", f"rows ≥ {ep.threshold_partial:g}"]
-    ha = headings_analysis(ctx.rows, s.scenario, s.control, ep)
+    ha = ctx.estimates.headings
     frame = ha.table_single_field.to_frame()
     if int(frame["rows"].sum()) == 0:
         return empty_table("t_headings", title, cols, "no valid single-field rows record headings carried")
@@ -44,7 +44,7 @@ def headings_within(ctx: ReportContext) -> TableSpec:
     s = ctx.study
     title = "Exploratory: within-cell association of headings carried and recall"
     cols = ["arms", "informative cells", "rows", "slope per heading", "residual r"]
-    ha = headings_analysis(ctx.rows, s.scenario, s.control, ep)
+    ha = ctx.estimates.headings
     fits = [("all arms", ha.within_all), (f"single-field ({', '.join(ep.single_field_arms)})",
                                            ha.within_single_field), (f"{s.control} alone", ha.within_control)]
     if all(w.cells == 0 for _, w in fits):

@@ -1,29 +1,28 @@
 """The v2 pilot beside v1: per-arm recall, fold failures, the final carrier and repeat identity.
 
 Methods note: the pilot package (data/v2/pilot, loaded through analysis.evidence.load_package,
-lock verified first) arrives in ``ReportContext.extras["v2_pilot"]``. The cells are
-analysis.estimators.arm_cells.pilot_arms (the same estimators as v1; see its methods note).
+lock verified first) arrives in ``ReportContext.extras["v2_pilot"]``; its estimates in
+``ReportContext.estimates.pilot_inputs``. The cells are analysis.estimators.arm_cells.pilot_arms (the
+same estimators as v1; see its methods note), computed once for results.json's ``v2_pilot`` and these tables.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from analysis.estimators.arm_cells import pilot_arms
-from analysis.tables.context import ReportContext
+from analysis.tables.context import PILOT_KEY, ReportContext
 from analysis.tables.labels import arm_label
 from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_count_of, fmt_mean_n
 
-PILOT_KEY = "v2_pilot"
-"""Name of the pilot package in ReportContext.extras."""
+__all__ = ["FOLD_COLUMNS", "PILOT_KEY", "v2_pilot", "v2_pilot_folds"]
 
 
 def _pilot_arms(ctx: ReportContext, name: str, title: str, cols: list[str]) -> TableSpec | tuple[Any, Any]:
     """The pilot's per-arm cells and its package, or the empty table saying why there are none."""
-    package = (ctx.extras or {}).get(PILOT_KEY)
-    if package is None:
+    pilot = ctx.estimates.pilot_inputs
+    if pilot is None:
         return empty_table(name, title, cols, "no v2 pilot package (data/v2/pilot) beside this evidence")
-    data = pilot_arms(package, ctx.params)
+    package, data = pilot.package, pilot.pilot_arms
     if data.height == 0:
         return empty_table(name, title, cols,
                            f"the v2 pilot has no valid row with an outcome on {package.study.scenario}")

@@ -1,9 +1,10 @@
 """Survival of graded values across folds: the per-arm table and the cuts table (issue 14).
 
 Methods note: the analysed package is the evidence itself when it has folds.jsonl, else the
-v2 pilot beside it (``ReportContext.extras["v2_pilot"]``), named in the ``evidence`` column.
+v2 pilot beside it (``ReportContext.estimates.pilot_inputs``), named in the ``evidence`` column.
 Numbers come from analysis.estimators.survival_results.package_survival (fact timeline +
-Kaplan–Meier survival); nothing is recomputed here.
+Kaplan–Meier survival), computed once per package (``ReportContext.estimates.survival``, and the
+pilot's ``estimates.pilot_inputs.survival``); nothing is recomputed here.
 """
 
 from __future__ import annotations
@@ -15,10 +16,8 @@ import polars as pl
 
 from analysis.estimators.fact_timeline import FactTimeline
 from analysis.estimators.survival import FactSurvival
-from analysis.estimators.survival_results import PackageSurvival, package_survival
 from analysis.tables.context import ReportContext
 from analysis.tables.labels import arm_label
-from analysis.tables.pilot import PILOT_KEY
 from analysis.tables.spec import (
     TableSpec,
     counted,
@@ -27,21 +26,6 @@ from analysis.tables.spec import (
     fmt_count_of,
     fmt_num,
 )
-
-_CACHE: dict[int, tuple[Any, PackageSurvival]] = {}
-
-
-def survival_of(package: Any, params: Any) -> PackageSurvival:
-    """package_survival, computed once per loaded package object (tables and figures share it)."""
-    hit = _CACHE.get(id(package))
-    if hit is not None and hit[0] is package:
-        return hit[1]
-    if len(_CACHE) > 4:
-        _CACHE.clear()
-    out = package_survival(package, params)
-    _CACHE[id(package)] = (package, out)
-    return out
-
 
 @dataclass(frozen=True)
 class SurvivalSource:
@@ -59,14 +43,14 @@ class SurvivalSource:
 
 def survival_source(ctx: ReportContext) -> SurvivalSource | str:
     """The evidence when it has a fact timeline, else the v2 pilot beside it; else why neither has one."""
-    candidates = [("this evidence", ctx.package), ("v2 pilot", (ctx.extras or {}).get(PILOT_KEY))]
-    own = survival_of(ctx.package, ctx.params)
-    for label, package in candidates:
-        if package is None:
+    candidates = [("this evidence", ctx.estimates), ("v2 pilot", ctx.estimates.pilot_inputs)]
+    own = ctx.estimates.survival
+    for label, inputs in candidates:
+        if inputs is None:
             continue
-        out = survival_of(package, ctx.params)
+        out = inputs.survival  # computed once per package (results.json fact_survival holds the same)
         if out.timeline is not None and out.survival is not None:
-            return SurvivalSource(label, package, out.timeline, out.survival)
+            return SurvivalSource(label, inputs.package, out.timeline, out.survival)
     why = own.reasons.get("folds") or "; ".join(f"{v}" for _, v in sorted(own.reasons.items()))
     return (why or "no fact timeline").removeprefix("not in this evidence: ")
 

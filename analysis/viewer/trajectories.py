@@ -21,9 +21,10 @@ from typing import Any
 import polars as pl
 
 from analysis import escape
+from analysis.locations import package_path
 from analysis.safeio import read_text, write_text
 
-PAGE_TEMPLATE = Path(__file__).with_name("trajectories.html")
+PAGE_TEMPLATE = package_path("viewer", "trajectories.html")
 
 
 def _pool() -> tuple[list[str], Any]:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.runner.design import DesignError, arm_order, latin_rows, williams_rows
+from analysis.runner.arm_order import DesignError, arm_order, latin_rows, williams_rows
 
 CODES = list("fnjpqkomtulg")
 

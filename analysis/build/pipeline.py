@@ -1,0 +1,171 @@
+"""The build pipeline: decide which stages run (content keys, the stamp), run them into a staging
+directory inside OUT, and commit their outputs in one short step under the OUT lock.
+
+Safety of OUT (analysis.outdir): stages write into a staging directory inside OUT, and the new files
+replace the old ones in one short commit with SIGINT/SIGTERM deferred; the build replaces or removes
+only files it writes or that the manifest says an earlier build wrote, never a user's own file.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from analysis.build.keys import CLAIMS, STAGES, stage_keys
+from analysis.build.stages import STAGE_WORK
+from analysis.build.stamp import STAMP_NAME, digests, read_stamp, unchanged, write_stamp
+from analysis.outdir import (
+    DEFAULT_WAIT_S,
+    BuildError,
+    BuildInterrupted,
+    BuildLock,
+    commit,
+    deferred_signals,
+    interruptible,
+    new_staging,
+    remove_stale_staging,
+    stale_outputs,
+    validate_out,
+)
+from analysis.safeio import read_bytes, write_bytes
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class BuildSummary:
+    """What one build did."""
+
+    out_dir: Path
+    """The output directory."""
+    ran: tuple[str, ...]
+    """Stages that ran."""
+    skipped: tuple[str, ...]
+    """Stages skipped because their inputs and outputs were unchanged."""
+    written: tuple[str, ...] = field(default=())
+    """Output files (relative to out_dir) written by the stages that ran."""
+
+
+def stderr_progress(line: str) -> None:
+    """Default progress sink: one line per stage on stderr (control characters made visible)."""
+    from analysis.escape import terminal
+
+    print(terminal(line), file=sys.stderr, flush=True)
+
+
+def build(
+    evidence_dir: Path,
+    out_dir: Path,
+    params: Any,
+    *,
+    progress: Progress | None = stderr_progress,
+    force: bool = False,
+    wait: float = DEFAULT_WAIT_S,
+    companions: Sequence[Path] = (),
+) -> BuildSummary:
+    """Regenerate every output of OUT from the evidence package; skip stages whose inputs are unchanged.
+
+    ``force`` ignores the stamp for skipping (never for ownership). The stages write into a
+    staging directory and the new files replace the old ones in one short commit (analysis.outdir):
+    a failure or a signal before it leaves OUT as it was. Only files this build writes, or that the
+    previous manifest names and this build no longer produces, are replaced or removed. ``wait``
+    bounds the wait for another build of the same OUT. ``companions`` names the packages reported
+    beside the evidence: at most one, a pilot (``kind = "pilot"`` in its study.toml). Raises
+    analysis.evidence.EvidenceError subclasses for a package that fails verification (nothing is
+    written then), BuildError for an unusable OUT (CompanionError for a companion that is no pilot),
+    BuildInterrupted for SIGINT/SIGTERM (main thread).
+    """
+    if isinstance(out_dir, str) and not out_dir.strip():
+        raise BuildError("--out is empty; pass the output directory (it is created when missing)")
+    evidence_dir, out_dir = Path(evidence_dir), Path(out_dir)
+    say = progress or (lambda _line: None)
+    companions = [Path(c) for c in companions]
+    if len(companions) > 1:
+        raise BuildError(f"{len(companions)} companions named; the report shows one pilot beside the "
+                         "evidence: pass --companion once")
+    validate_out(out_dir, [evidence_dir, *companions])
+    keys = stage_keys(evidence_dir, params, companions)
+    from analysis.plan.report_blocks import mix_design_key, read_design  # issue 13: OUT/design.json
+
+    design_key, design = read_design(out_dir)  # a declared input: read once, keyed on the bytes read
+    keys = mix_design_key(keys, design_key)
+    package = None
+    if not out_dir.exists():  # verify before creating anything: a failing package writes nothing
+        from analysis.evidence import load_package
+
+        package = load_package(evidence_dir)  # verified and loaded once: the stages use this one
+        out_dir.mkdir(parents=True, exist_ok=True)
+    with interruptible(), BuildLock(out_dir, wait, say):
+        return _build_locked(evidence_dir, out_dir, params, keys, say, force, companions,
+                             package=package, design=design)
+
+
+def _remove_staging(staging: Path) -> list[int]:
+    """Delete the staging tree with signals deferred (a second Ctrl-C must not stop it half way)."""
+    with deferred_signals() as pending:
+        shutil.rmtree(staging, ignore_errors=True)
+    return pending
+
+
+def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str, str] | None,
+                  say: Progress, force: bool, companions: Sequence[Path], *, package: Any = None,
+                  design: Any = None) -> BuildSummary:
+    remove_stale_staging(out_dir, say)  # a killed build's staging goes even when nothing is rebuilt
+    previous = read_stamp(out_dir).get("stages", {})
+    previous = previous if isinstance(previous, dict) else {}
+    stamp = {} if force or keys is None else previous
+    todo = [s for s in STAGES if keys is None or not unchanged(out_dir, stamp.get(s), keys[s])]
+    if todo and "verify" not in todo:
+        todo.insert(0, "verify")  # any work reads the package, which is verified first
+    if not todo:
+        for i, stage in enumerate(STAGES, 1):
+            say(f"[{i}/{len(STAGES)}] {stage}: unchanged, skipped")
+        return BuildSummary(out_dir, (), STAGES)
+
+    staging = new_staging(out_dir, say)
+    committed = False
+    try:
+        new_stamp: dict[str, Any] = {k: v for k, v in stamp.items() if k in STAGES and k not in todo}
+        for entry in new_stamp.values():  # later stages read the outputs of skipped ones
+            for rel in entry.get("outputs", {}):
+                (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+                write_bytes(staging / rel, read_bytes(out_dir / rel))
+
+        from analysis.build.inputs import BuildInputs  # heavy imports only when there is work to do
+
+        inputs = BuildInputs(evidence_dir, staging, params, claims_path=CLAIMS, package=package, design=design,
+                             pilot_dir=companions[0] if companions else None)
+        written: list[str] = []
+        for i, stage in enumerate(STAGES, 1):
+            if stage not in todo:
+                say(f"[{i}/{len(STAGES)}] {stage}: unchanged, skipped")
+                continue
+            t0 = time.perf_counter()
+            paths, detail = STAGE_WORK[stage](inputs)
+            outputs = digests(staging, paths)
+            written += outputs
+            new_stamp[stage] = {"key": None if keys is None else keys[stage], "outputs": outputs}
+            say(f"[{i}/{len(STAGES)}] {stage}: {detail} ({time.perf_counter() - t0:.2f}s)")
+        owned = {rel: digest for entry in previous.values() if isinstance(entry, dict)
+                 and isinstance(entry.get("outputs"), dict) for rel, digest in entry["outputs"].items()}
+        produced = {rel for e in new_stamp.values() for rel in e["outputs"]}
+        stale = stale_outputs(out_dir, owned, produced, say)
+        write_stamp(staging, new_stamp)
+        with deferred_signals() as pending:
+            commit(staging, out_dir, [*written, STAMP_NAME], stale)
+            committed = True
+        if stale:
+            say(f"removed {len(stale)} outputs of an earlier build that this build no longer writes: "
+                + ", ".join(stale))
+    except BaseException:
+        _remove_staging(staging)
+        raise
+    late = _remove_staging(staging)
+    if pending or late:
+        raise BuildInterrupted((pending or late)[0], committed=committed)
+    return BuildSummary(out_dir, tuple(todo), tuple(s for s in STAGES if s not in todo), tuple(written))

@@ -1,0 +1,75 @@
+"""Benchmark the CPU time of `python generate.py --force` against bare imports of its libraries.
+
+Target (issue 21): the full rebuild of data/v1 takes at most 2.2x the CPU time of
+`python -c "import polars, numpy, scipy.stats, statsmodels.api, matplotlib.pyplot, jinja2,
+great_tables, lifelines, pypandoc"`. CPU time, not wall time, because the machine is shared: each
+measurement is a fresh interpreter, and its user + system time (its own and its children's, Pandoc
+included) is read with resource.getrusage(RUSAGE_CHILDREN) around it. The two commands alternate,
+side by side in one run, and the median of each is reported with their ratio.
+
+    python benchmarks/bench_cpu_ratio.py [--repeats 5] [--evidence DIR] [--json out.json]
+
+A benchmark, not a timed test: it prints numbers and never fails on them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LIBRARIES = ("polars", "numpy", "scipy.stats", "statsmodels.api", "matplotlib.pyplot", "jinja2", "great_tables",
+             "lifelines", "pypandoc")
+BARE = "import " + ", ".join(LIBRARIES)
+TARGET = 2.2
+
+
+def cpu_seconds(cmd: list[str]) -> float:
+    """User + system CPU seconds of ``cmd`` and its children (it must exit 0)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def measure(repeats: int, evidence: str | None) -> dict[str, object]:
+    """Median CPU seconds of the bare import and of the forced full rebuild, and their ratio."""
+    bare, full = [], []
+    gen = [sys.executable, "generate.py", "--force"] + (["--evidence", evidence] if evidence else [])
+    out = Path(tempfile.mkdtemp(prefix="bench-cpu-"))
+    try:
+        for _ in range(repeats):
+            bare.append(cpu_seconds([sys.executable, "-c", BARE]))
+            full.append(cpu_seconds([*gen, "--out", str(out / "out")]))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    b, f = statistics.median(bare), statistics.median(full)
+    return {"repeats": repeats, "bare_import_cpu_s": b, "full_rebuild_cpu_s": f, "ratio": f / b,
+            "target": TARGET, "libraries": list(LIBRARIES), "samples": {"bare": bare, "full": full}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=5, help="alternating repetitions (median reported)")
+    ap.add_argument("--evidence", default=None, help="evidence package (default: generate.py's default)")
+    ap.add_argument("--json", type=Path, default=None, help="also write the numbers to this file")
+    args = ap.parse_args(argv)
+    r = measure(args.repeats, args.evidence)
+    print(f"bare import   {r['bare_import_cpu_s']:6.2f} s CPU  (median of {args.repeats})")
+    print(f"full rebuild  {r['full_rebuild_cpu_s']:6.2f} s CPU  ratio {r['ratio']:.2f} (target <= {TARGET})")
+    if args.json:
+        args.json.write_text(json.dumps(r, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

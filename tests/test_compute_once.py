@@ -1,0 +1,153 @@
+"""Compute once (issue 21): one build verifies and loads each package once, computes each estimate
+once per package, and the tables, figures and report render those estimates.
+
+Oracle: the call counts are counted, not derived: a profile hook (``sys.setprofile``) sees every
+call of the estimators' code objects, however a module imported them. The expected count is the
+number of packages the build analyses: the evidence and its companion pilot (2), each estimator
+once per package; ``pairing_range`` runs twice per package by design (the partial and the full
+threshold: two different estimates).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from analysis.build import build
+from analysis.estimators import (
+    arm_cells,
+    bootstrap,
+    bounds,
+    carrier,
+    dependence,
+    dose_response,
+    failures,
+    families,
+    fill,
+    gee,
+    headings,
+    pairing,
+    randomization,
+    survival_results,
+)
+from analysis.evidence import folds, package
+from analysis.params import DEFAULT_PARAMS
+from analysis.results import registry
+from evidence_support import HANDMADE, REPO
+
+PILOT = REPO / "data" / "v2" / "pilot"
+V1 = REPO / "data" / "v1"
+
+PER_PACKAGE: dict[Callable[..., Any], int] = {
+    package.load_package: 1,
+    folds.graded_facts: 1,
+    survival_results.package_survival: 1,
+    bounds.planned_repeat_bounds: 1,
+    families.family_weighted: 1,
+    dependence.within_row_dependence: 1,
+    fill.fill_analysis: 1,
+    headings.headings_analysis: 1,
+    carrier.carrier_audit: 1,
+    carrier.ceiling_adherence: 1,
+    failures.failure_modes: 1,
+    dose_response.dose_block: 1,
+    bootstrap.bootstrap_mean: 1,
+    randomization.sign_flip_test: 1,
+    gee.gee_arm_effect: 1,
+    pairing.pairing_range: 2,  # partial and full threshold: two estimates
+}
+"""Estimators (and the loader) -> calls per analysed package in one build."""
+
+
+def _name(fn: Callable[..., Any]) -> str:
+    return f"{fn.__module__}.{fn.__qualname__}"
+
+
+@contextmanager
+def counting(functions: list[Callable[..., Any]]) -> Iterator[Counter[str]]:
+    """Count the calls of ``functions`` (by code object) while the block runs."""
+    codes = {fn.__code__: _name(fn) for fn in functions}
+    counts: Counter[str] = Counter()
+
+    def hook(frame: Any, event: str, _arg: Any) -> None:
+        if event == "call" and frame.f_code in codes:
+            counts[codes[frame.f_code]] += 1
+
+    previous = sys.getprofile()
+    sys.setprofile(hook)
+    try:
+        yield counts
+    finally:
+        sys.setprofile(previous)
+
+
+def _block_computes() -> dict[str, Callable[..., Any]]:
+    return {b.key: b.compute for b in registry.RESULTS_BLOCKS if b.key != "reasons"}
+
+
+def test_one_build_calls_each_estimator_once_per_package(tmp_path: Path) -> None:
+    blocks = _block_computes()
+    watched = [*PER_PACKAGE, arm_cells.pilot_arms, *blocks.values()]
+    with counting(watched) as counts:
+        build(HANDMADE, tmp_path / "out", DEFAULT_PARAMS, progress=None, companions=[PILOT])
+    packages = 2  # the hand-made evidence and the pilot beside it
+    for fn, per in PER_PACKAGE.items():
+        assert counts[_name(fn)] == per * packages, (_name(fn), counts[_name(fn)])
+    assert counts[_name(arm_cells.pilot_arms)] == 1  # the pilot's cells: its results block and two tables
+    for key, compute in blocks.items():
+        source = registry.entry(key).source
+        want = packages if source == "evidence" else 1  # build-only blocks: the evidence's results only
+        assert counts[_name(compute)] == want, (key, counts[_name(compute)])
+
+
+@pytest.mark.slow
+def test_v1_build_runs_the_audit_on_the_assembled_blocks(tmp_path: Path) -> None:
+    """On data/v1 the claims audit reads the evidence blocks results.json is assembled from: no block,
+    no load and no estimator runs twice for the audit."""
+    from analysis import results as results_pkg
+
+    blocks = _block_computes()
+    watched = [package.load_package, results_pkg.build_results, fill.fill_analysis,
+               headings.headings_analysis, survival_results.package_survival, *blocks.values()]
+    with counting(watched) as counts:
+        build(V1, tmp_path / "out", DEFAULT_PARAMS, progress=None, companions=[PILOT])
+    assert counts[_name(package.load_package)] == 2
+    assert counts[_name(results_pkg.build_results)] == 0  # the audit is handed the assembled blocks
+    assert counts[_name(headings.headings_analysis)] == 2
+    assert counts[_name(survival_results.package_survival)] == 2
+    assert counts[_name(fill.fill_analysis)] == 3  # 2 packages + the audit's fill search on the printed cells
+    for key, compute in blocks.items():
+        want = 2 if registry.entry(key).source == "evidence" else 1
+        assert counts[_name(compute)] == want, (key, counts[_name(compute)])
+
+
+def test_entry_folds_read_the_library_they_are_given_not_the_directories() -> None:
+    """The committed fixtures are loaded once, by the evidence layer, and handed to the estimator."""
+    from analysis.evidence import load_package
+
+    pkg = load_package(PILOT)  # its fixture is committed under analysis/runner/fixture_files, not locked in the package
+    loaded = folds.load_fixture_library()
+    facts, reasons = folds.graded_facts(pkg, search=(), library=loaded)
+    assert facts.height > 0 and reasons == {}
+    empty, why = folds.graded_facts(pkg, library=folds.FixtureLibrary({}))  # directories not searched
+    assert empty.height == 0 and any("not found" in v for v in why.values())
+
+
+def test_the_committed_fixtures_are_in_the_results_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from analysis.build import stage_keys
+
+    fixture = tmp_path / "fixture.json"
+    fixture.write_text('{"graded": []}\n', encoding="utf-8")
+    monkeypatch.setattr(folds, "FIXTURE_DIRS", (tmp_path,))
+    before = stage_keys(HANDMADE, DEFAULT_PARAMS)
+    fixture.write_text('{"graded": [], "edited": true}\n', encoding="utf-8")
+    after = stage_keys(HANDMADE, DEFAULT_PARAMS)
+    assert before is not None and after is not None
+    assert before["verify"] == after["verify"]
+    assert all(before[s] != after[s] for s in ("results", "tables", "figures", "report"))
