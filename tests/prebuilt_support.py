@@ -14,7 +14,8 @@ class Prebuilt:
     ``copy(evidence, dest, companions)`` copies the built tree to ``dest`` (missing or an empty
     directory; parents are created) and returns ``dest``: the same files, stamp included, that the build would have
     written into ``dest`` itself. Evidence and companions are keyed by the paths as passed, since the
-    report names the evidence path.
+    report names the evidence path. Call it outside any monkeypatch of the pipeline: the first call builds
+    the tree every later caller gets.
     """
 
     def __init__(self, root: Path) -> None:
