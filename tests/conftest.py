@@ -1,8 +1,19 @@
-"""Shared pytest options (keep minimal)."""
+"""Shared pytest options and session-wide setup (keep minimal).
+
+``prebuilt`` (issue 22, the suite's time): many modules build the same package with the same
+parameters into their own OUT (the hand-made package, the v2 pilot, data/v1, each ~10-25 s, mostly
+figures). A build's outputs do not depend on where OUT lies (``diff -r`` of two builds is empty), so
+the session builds each (evidence, companions) once and every user gets its own *copy*: a module
+may change, rebuild or delete its copy without touching anyone else's, and the assertions stay as
+they were. Only setup is shared.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from prebuilt_support import Prebuilt
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -14,3 +25,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def update_golden(request: pytest.FixtureRequest) -> bool:
     """True when the run was started with --update-golden (refresh golden files on purpose)."""
     return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.fixture(scope="session")
+def prebuilt(tmp_path_factory: pytest.TempPathFactory) -> Prebuilt:
+    """Builds shared by the whole session, handed out as private copies (see Prebuilt)."""
+    return Prebuilt(tmp_path_factory.mktemp("prebuilt"))
+
+
+@pytest.fixture(scope="session")
+def scripted_scenario(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``write_scenario(root)`` of tests/survival_support.py, run once per session: the scripted-server package
+    whose values are lost at known folds. READ-ONLY: a test that changes a package copies it first."""
+    from survival_support import write_scenario
+
+    return write_scenario(tmp_path_factory.mktemp("scripted") / "pkg")

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from audit_support import published_claims, v1_audit
 
 from analysis.audit.claims_audit import STATUSES, audit_claims
 from analysis.evidence import load_package, write_lock
 from analysis.params import DEFAULT_PARAMS
-from analysis.reconstruct.claims import load_claims
 
 ROOT = Path(__file__).resolve().parents[1]
-CLAIMS = load_claims(ROOT / "data" / "published" / "claims.yaml")
+CLAIMS = published_claims()  # load_claims(data/published/claims.yaml), once per session (audit_support)
 
 BAR_47 = [
     "panel.mean", "panel.median", "panel.iqr.lo", "panel.iqr.hi", "panel.range.lo", "panel.range.hi",
@@ -33,7 +33,7 @@ FITTED = ["icc.s5.icc", "icc.s5.design_effect", "icc.s5.effective_obs_per_row"]
 
 @pytest.fixture(scope="module")
 def audit():
-    return audit_claims(load_package(ROOT / "data" / "v1"), CLAIMS, DEFAULT_PARAMS)
+    return v1_audit()  # audit_claims(load_package(ROOT / "data" / "v1"), CLAIMS, DEFAULT_PARAMS), once per session
 
 
 def _status(audit, cid):

@@ -138,10 +138,11 @@ def test_a_rule_reading_an_undeclared_claim_fails():
 def test_reconstruction_rules_declare_exactly_what_they_read():
     # The real build with the instrumented accessor: no undeclared read (it would raise), and every declared
     # read is really read (declarations are not padded), except the claims a read cell was transcribed from.
+    from audit_support import published_claims
+
     from analysis.reconstruct.build import reconstruct
-    from analysis.reconstruct.claims import load_claims
     from analysis.reconstruct.rules import TRANSCRIBED_FROM
-    claims = load_claims(ROOT / "data" / "published" / "claims.yaml")
+    claims = published_claims()  # load_claims(data/published/claims.yaml), once per session
     b = reconstruct(claims)
     sources = {x for v in TRANSCRIBED_FROM.values() for x in v}
     for r in resolve_rules(claims).values():

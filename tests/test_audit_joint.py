@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from audit_support import published_claims, v1_audit
 
 import analysis.audit.claims_audit as claims_audit
 from analysis.audit.claims_audit import audit_claims
@@ -16,11 +17,11 @@ from analysis.audit.printed import PrintedCells
 from analysis.audit.printed_fills import fill_readings, printed_fill_search
 from analysis.evidence import load_package
 from analysis.params import DEFAULT_PARAMS
-from analysis.reconstruct.claims import load_claims, parse_claims
+from analysis.reconstruct.claims import parse_claims
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS_PATH = ROOT / "data" / "published" / "claims.yaml"
-CLAIMS = load_claims(CLAIMS_PATH)
+CLAIMS = published_claims()  # load_claims(CLAIMS_PATH), once per session (audit_support)
 TEXT = CLAIMS_PATH.read_text(encoding="utf-8")
 V1 = ROOT / "data" / "v1"
 CHOICE, INCONSISTENT, CONSISTENT = "reachable under a choice", "inconsistent", "consistent with the printed cells"
@@ -41,7 +42,7 @@ def _tamper(cid: str, old: str, new: str) -> object:
 
 @pytest.fixture(scope="module")
 def audit():
-    return audit_claims(load_package(V1), CLAIMS, DEFAULT_PARAMS)
+    return v1_audit()  # audit_claims(load_package(V1), CLAIMS, DEFAULT_PARAMS), once per session (audit_support)
 
 
 def _row(a, cid):

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from audit_support import published_claims, v1_audit
 from scipy.stats import pearsonr, spearmanr
 
 from analysis.audit.claims_audit import audit_claims
@@ -15,11 +16,11 @@ from analysis.audit.printed import PRINTED, PrintedCells
 from analysis.audit.printed_fills import fill_readings, printed_fill_search
 from analysis.evidence import load_package, write_lock
 from analysis.params import DEFAULT_PARAMS
-from analysis.reconstruct.claims import load_claims, parse_claims
+from analysis.reconstruct.claims import parse_claims
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS_PATH = ROOT / "data" / "published" / "claims.yaml"
-CLAIMS = load_claims(CLAIMS_PATH)
+CLAIMS = published_claims()  # load_claims(CLAIMS_PATH), once per session (audit_support)
 CONSISTENT = "consistent with the printed cells"
 
 # Finding 1: the 45 claims the old audit called "reproduced by independent computation" are arithmetic of
@@ -44,7 +45,7 @@ FINDING_1 = [
 
 @pytest.fixture(scope="module")
 def audit():
-    return audit_claims(load_package(ROOT / "data" / "v1"), CLAIMS, DEFAULT_PARAMS)
+    return v1_audit()  # audit_claims(load_package(ROOT / "data" / "v1"), CLAIMS, DEFAULT_PARAMS), once per session
 
 
 def _row(a, cid):

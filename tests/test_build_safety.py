@@ -21,6 +21,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from prebuilt_support import Prebuilt
 
 from analysis import build as build_mod
 from analysis import outdir
@@ -46,10 +47,9 @@ def _snapshot(root: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("safety") / "out"
-    build(HANDMADE, out, DEFAULT_PARAMS, progress=None)
-    return out
+def built(tmp_path_factory: pytest.TempPathFactory, prebuilt: Prebuilt) -> Path:
+    # build(HANDMADE, out, DEFAULT_PARAMS, progress=None), shared by the session (conftest)
+    return prebuilt.copy(HANDMADE, tmp_path_factory.mktemp("safety") / "out")
 
 
 def _copy_tree(src: Path, dest: Path) -> Path:
@@ -337,6 +337,7 @@ def test_lock_is_released_and_emptied(tmp_path: Path) -> None:
         pass
 
 
+@pytest.mark.slow  # issue 22: among the slowest of the suite (full builds); the full suite and CI run it
 def test_two_concurrent_builds_never_mix(tmp_path: Path, other_evidence: Path) -> None:
     out = tmp_path / "shared"
     first = _popen("--evidence", str(HANDMADE), "--out", str(out))

@@ -15,6 +15,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from prebuilt_support import Prebuilt
 
 from analysis import build as build_pkg
 from analysis import sources
@@ -50,11 +51,11 @@ def test_lifelines_is_in_the_provenance_libraries() -> None:
 
 
 @pytest.fixture(scope="module")
-def two_codes(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def two_codes(tmp_path_factory: pytest.TempPathFactory, prebuilt: Prebuilt) -> tuple[Path, Path]:
     """The hand-made package built by the code as it is, and by a 'refactor': another code digest."""
     base = tmp_path_factory.mktemp("ignore-code")
     now, refactored = base / "now", base / "refactored"
-    build(HANDMADE, now, DEFAULT_PARAMS, progress=None)
+    prebuilt.copy(HANDMADE, now)  # build(HANDMADE, now, DEFAULT_PARAMS, progress=None), shared by the session
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(sources, "source_digest", lambda _stage: "f" * 64)
         build(HANDMADE, refactored, DEFAULT_PARAMS, progress=None)

@@ -89,6 +89,7 @@ def test_analysis_entry_point_refuses_bad_evidence(tmp_path: Path) -> None:
     assert "study.toml:3" in proc.stderr and not (out / "results.json").exists()
 
 
+@pytest.mark.slow  # issue 22: among the slowest of the suite (full builds); the full suite and CI run it
 def test_main_job_defaults(tmp_path: Path, monkeypatch, capsys) -> None:
     """No arguments: shipped evidence into the default output root (redirected here)."""
     monkeypatch.setattr(cli, "DEFAULT_OUT", tmp_path)

@@ -91,12 +91,10 @@ def test_registered_once_it_reaches_results_and_the_inference_table() -> None:
     assert row.height == 1 and row["estimate"][0] == pytest.approx(want.estimate)
 
 
-def test_its_registered_sentence_is_in_the_key_results(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from analysis.build import build
-    from analysis.params import DEFAULT_PARAMS
+def test_its_registered_sentence_is_in_the_key_results(tmp_path, prebuilt) -> None:  # type: ignore[no-untyped-def]
     from est_handmade_support import HANDMADE
 
-    build(HANDMADE, tmp_path / "out", DEFAULT_PARAMS, progress=None)
+    prebuilt.copy(HANDMADE, tmp_path / "out")  # build(HANDMADE, tmp_path / "out", DEFAULT_PARAMS), shared (conftest)
     qmd = (tmp_path / "out" / "report" / "index.qmd").read_text(encoding="utf-8")
     box = qmd.split("**Key results.**", 1)[1].split(":::", 1)[0]
     assert "- **Hodges–Lehmann** (ours): " in box

@@ -68,10 +68,8 @@ def test_frictionless_validates_the_shipped_packages(package: str) -> None:
 
 
 @pytest.mark.slow
-def test_frictionless_validates_a_runner_written_package(tmp_path: Path) -> None:
-    from survival_support import write_scenario
-
-    root = write_scenario(tmp_path / "run")
+def test_frictionless_validates_a_runner_written_package(scripted_scenario: Path) -> None:
+    root = scripted_scenario  # write_scenario(tmp / "run"): the runner-written package, once per session (conftest)
     assert (root / DATAPACKAGE_NAME).is_file()
     assert _errors(root) == []
     verify_files(root)

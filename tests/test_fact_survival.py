@@ -16,8 +16,8 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from prebuilt_support import Prebuilt
 
-from analysis.build import build
 from analysis.estimators.fact_timeline import presence_matrix
 from analysis.estimators.survival import kaplan_meier
 from analysis.estimators.survival_results import package_survival, survival_block
@@ -25,7 +25,7 @@ from analysis.evidence import load_package
 from analysis.evidence.tokens import contains_token
 from analysis.params import DEFAULT_PARAMS
 from analysis.viewer.trajectories import trajectory_data, trajectory_page
-from survival_support import CLIPPED, DROPPED, NEVER, XSS, write_scenario
+from survival_support import CLIPPED, DROPPED, NEVER, XSS
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -39,8 +39,8 @@ def browser(test):  # a decorator applying both marks
 
 
 @pytest.fixture(scope="module")
-def scenario(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_scenario(tmp_path_factory.mktemp("scenario") / "pkg")
+def scenario(scripted_scenario: Path) -> Path:
+    return scripted_scenario  # write_scenario(tmp / "pkg"), once per session (conftest); read-only
 
 
 @pytest.fixture(scope="module")
@@ -50,10 +50,9 @@ def survival(scenario: Path):
 
 
 @pytest.fixture(scope="module")
-def built(scenario: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("out")
-    build(scenario, out, DEFAULT_PARAMS, progress=None)
-    return out
+def built(scenario: Path, tmp_path_factory: pytest.TempPathFactory, prebuilt: Prebuilt) -> Path:
+    # build(scenario, out, DEFAULT_PARAMS, progress=None), shared by the session (conftest)
+    return prebuilt.copy(scenario, tmp_path_factory.mktemp("out") / "out")
 
 
 # ---------------------------------------------------------------- timeline

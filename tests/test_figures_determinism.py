@@ -15,8 +15,14 @@ from analysis.style import MATPLOTLIBRC, OKABE_ITO
 from report_support import context, handmade
 
 
-def test_two_renders_are_byte_identical(tmp_path: Path) -> None:
-    a = write_figures(build_figures(context()), tmp_path / "a")
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """``write_figures(build_figures(context()), DIR)`` on the hand-made package, drawn once for this module."""
+    return write_figures(build_figures(context()), tmp_path_factory.mktemp("figures"))
+
+
+def test_two_renders_are_byte_identical(tmp_path: Path, rendered: list[Path]) -> None:
+    a = rendered
     b = write_figures(build_figures(context()), tmp_path / "b")
     assert [p.name for p in a] == [p.name for p in b]
     assert len(a) == 2 * len(FIGURE_ORDER) + 1  # PNG + SVG each, plus index.json
@@ -24,9 +30,8 @@ def test_two_renders_are_byte_identical(tmp_path: Path) -> None:
         assert pa.read_bytes() == pb.read_bytes(), pa.name
 
 
-def test_svg_and_png_carry_no_date_or_software(tmp_path: Path) -> None:
-    paths = write_figures(build_figures(context()), tmp_path)
-    for p in paths:
+def test_svg_and_png_carry_no_date_or_software(rendered: list[Path]) -> None:
+    for p in rendered:
         if p.suffix == ".svg":
             text = p.read_text(encoding="utf-8")
             assert "<dc:date>" not in text and "Matplotlib v" not in text

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from audit_support import published_claims
 
 from analysis.evidence import load_package
 from analysis.reconstruct.build import build, reconstruct
-from analysis.reconstruct.claims import load_claims
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = ROOT / "data" / "published" / "claims.yaml"
@@ -62,7 +62,7 @@ def test_tampering_breaks_the_lock(two_builds, tmp_path):
 
 
 def test_catchup_rows_are_the_papers_six():
-    b = reconstruct(load_claims(CLAIMS))
+    b = reconstruct(published_claims())  # load_claims(CLAIMS), once per session (audit_support)
     cu = [r for r in b.rows if r["invalid_reason"] == "catchup"]
     assert sorted(r["arm"] for r in cu) == ["j", "j", "j", "j", "p", "q"]
     assert sorted(r["checks_passed"] for r in cu) == [0, 0, 0, 0, 14, 14]

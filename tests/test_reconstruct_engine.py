@@ -66,9 +66,8 @@ def test_pick_subset_finds_a_planted_subset(vals, data):
 def test_icc_window_is_the_intersection_of_the_printed_icc_and_design_effect():
     # ICC 0.750 -> [0.7495, 0.7505]; design effect 10.745 = 1 + 13 ICC -> ICC in [9.7445/13, 9.7455/13]
     # = [0.749577, 0.749654]; the intersection is the latter.
-    from pathlib import Path
+    from audit_support import published_claims  # load_claims(data/published/claims.yaml), once per session
 
-    from analysis.reconstruct.claims import load_claims
     from analysis.reconstruct.icc_fit import window
-    lo, hi = window(load_claims(Path(__file__).resolve().parents[1] / "data/published/claims.yaml"))
+    lo, hi = window(published_claims())
     assert abs(lo - 9.7445 / 13) < 1e-12 and abs(hi - 9.7455 / 13) < 1e-12

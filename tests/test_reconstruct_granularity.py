@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from pathlib import Path
 
+from audit_support import published_claims  # load_claims(data/published/claims.yaml), once per session
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.reconstruct.claims import load_claims
 from analysis.reconstruct.granularity import (
     check_means,
     feasible_row_counts,
@@ -15,8 +14,6 @@ from analysis.reconstruct.granularity import (
     is_tie,
     rowround_consistent,
 )
-
-CLAIMS = Path(__file__).resolve().parents[1] / "data" / "published" / "claims.yaml"
 
 
 def test_0947_of_four_rows_is_impossible():
@@ -44,13 +41,13 @@ def test_row_rounding_explains_0947():
 
 
 def test_the_paper_has_exactly_two_grim_failures_with_printed_denominators():
-    df = check_means(load_claims(CLAIMS))
+    df = check_means(published_claims())
     bad = sorted(df.filter(~df["consistent"])["id"].to_list())
     assert bad == ["t3.deepseek_v4_flash.q_mean", "t3.gemma_4_26b_a4b_it.j_mean"]
 
 
 def test_table1_row_counts_by_granularity():
-    c = load_claims(CLAIMS)
+    c = published_claims()
     # minimax: n 0.750 needs an even n, l 0.871 needs n in {5, 10}: 122/140 = 0.8714.
     assert 10 in feasible_row_counts(c, tuple(f"t1.minimax_m3.{a}" for a in "fnklm"))
     assert 7 not in feasible_row_counts(c, tuple(f"t1.minimax_m3.{a}" for a in "fnklm"))
@@ -86,7 +83,7 @@ def test_all20_fill_spearman_needs_float_tie_breaking_and_fail8_only_fill_orders
     # Issue 10: +0.589 is reached when granite-4.1-8b's and mistral-small-2603's equal effects (-0.054) are
     # ordered, as float means of per-pair differences order them by their last bit.
     from analysis.reconstruct.granularity import check_fill_ranks
-    df = check_fill_ranks(load_claims(CLAIMS))
+    df = check_fill_ranks(published_claims())
     verdict = dict(zip(df["id"].to_list(), df["consistent"].to_list(), strict=True))
     assert verdict == {"threshold.all20.fill_effect.spearman": True, "threshold.fail8.fill_effect.spearman": True,
                        "threshold.fail8_excl_borderline.fill_effect.spearman": True}

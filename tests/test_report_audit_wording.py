@@ -5,18 +5,16 @@ import re
 from pathlib import Path
 
 import pytest
-
-from analysis.build import build
-from analysis.params import DEFAULT_PARAMS
+from prebuilt_support import Prebuilt
 
 ROOT = Path(__file__).resolve().parents[1]
 V1 = ROOT / "data" / "v1"
 
 
 @pytest.fixture(scope="module")
-def qmd(tmp_path_factory: pytest.TempPathFactory) -> str:
-    out = tmp_path_factory.mktemp("v1")
-    build(V1, out, DEFAULT_PARAMS, progress=None)
+def qmd(tmp_path_factory: pytest.TempPathFactory, prebuilt: Prebuilt) -> str:
+    # build(V1, out, DEFAULT_PARAMS, progress=None), shared by the session (conftest)
+    out = prebuilt.copy(V1, tmp_path_factory.mktemp("v1") / "out")
     return " ".join((out / "report" / "index.qmd").read_text(encoding="utf-8").replace("\\", "").split())
 
 

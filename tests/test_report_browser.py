@@ -14,9 +14,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from prebuilt_support import Prebuilt
 
-from analysis.build import build
-from analysis.params import DEFAULT_PARAMS
 from report_support import HANDMADE
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -45,12 +44,11 @@ def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    o = tmp_path_factory.mktemp("out")
+def out(tmp_path_factory: pytest.TempPathFactory, prebuilt: Prebuilt) -> Path:
     pilot = HANDMADE.parents[2] / "data" / "v2" / "pilot"  # its survival figure joins the report (--companion)
-    build(HANDMADE, o, DEFAULT_PARAMS, progress=None,
-          companions=[pilot] if (pilot / "provenance.lock").is_file() else [])
-    return o
+    # build(HANDMADE, o, DEFAULT_PARAMS, progress=None, companions=...), shared by the session (conftest)
+    return prebuilt.copy(HANDMADE, tmp_path_factory.mktemp("out") / "out",
+                         [pilot] if (pilot / "provenance.lock").is_file() else [])
 
 
 def test_every_image_loads_and_every_table_is_present(out: Path, tmp_path: Path) -> None:

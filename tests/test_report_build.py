@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from prebuilt_support import Prebuilt
 
 from analysis.build import STAGES, STAMP_NAME, build, check, diff_outputs, managed_files
 from analysis.params import DEFAULT_PARAMS
@@ -20,10 +21,9 @@ COMPANIONS = [PILOT] if (PILOT / "provenance.lock").is_file() else []
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("out")
-    build(HANDMADE, out, DEFAULT_PARAMS, progress=None, companions=COMPANIONS)
-    return out
+def built(tmp_path_factory: pytest.TempPathFactory, prebuilt: Prebuilt) -> Path:
+    # build(HANDMADE, out, DEFAULT_PARAMS, progress=None, companions=COMPANIONS), shared by the session (conftest)
+    return prebuilt.copy(HANDMADE, tmp_path_factory.mktemp("out") / "out", COMPANIONS)
 
 
 def test_outputs_exist(built: Path) -> None:
@@ -59,6 +59,7 @@ def test_deleted_output_is_rebuilt(tmp_path: Path, built: Path) -> None:
     assert summary.ran == ("verify", "figures") and (out / "figures" / "forest.svg").is_file()
 
 
+@pytest.mark.slow  # issue 22: among the slowest of the suite (full builds); the full suite and CI run it
 def test_check_is_clean_then_names_a_tampered_file(tmp_path: Path, built: Path) -> None:
     out = tmp_path / "o"
     shutil.copytree(built, out)
@@ -155,6 +156,7 @@ def test_outputs_do_not_depend_on_the_working_directory(tmp_path: Path, built: P
     assert check(HANDMADE.resolve(), built, DEFAULT_PARAMS, companions=COMPANIONS) == []
 
 
+@pytest.mark.slow  # issue 22: among the slowest of the suite (full builds); the full suite and CI run it
 def test_v2_pilot_section_when_the_pilot_exists(tmp_path: Path) -> None:
     from analysis.evidence import write_lock
 

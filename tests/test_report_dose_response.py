@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from prebuilt_support import Prebuilt
 from test_runner_ladder import HEAVY, LIGHT, _sweep
 
 from analysis.build import build
@@ -27,8 +28,8 @@ def ladder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _sweep(tmp_path_factory.mktemp("ladder"))
 
 
-def test_the_ladder_package_gets_its_table_figure_and_section(ladder: Path, tmp_path: Path) -> None:
-    build(ladder, tmp_path, DEFAULT_PARAMS, progress=None)
+def test_the_ladder_package_gets_its_table_figure_and_section(ladder: Path, tmp_path: Path, prebuilt: Prebuilt) -> None:
+    prebuilt.copy(ladder, tmp_path)  # build(ladder, tmp_path, DEFAULT_PARAMS), shared by the session (conftest)
     block = json.loads((tmp_path / "results.json").read_text())["dose_response"]
     assert block["available"] and [r["rung"] for r in block["rungs"]] == [LIGHT, HEAVY]
     light, heavy = block["rungs"]
@@ -46,8 +47,8 @@ def test_the_ladder_package_gets_its_table_figure_and_section(ladder: Path, tmp_
     assert SECTION in qmd and "@tbl-t-dose-response" in qmd and "@fig-dose-response" in qmd
 
 
-def test_every_number_of_the_section_comes_from_a_filter(ladder: Path, tmp_path: Path) -> None:
-    build(ladder, tmp_path, DEFAULT_PARAMS, progress=None)
+def test_every_number_of_the_section_comes_from_a_filter(ladder: Path, tmp_path: Path, prebuilt: Prebuilt) -> None:
+    prebuilt.copy(ladder, tmp_path)  # build(ladder, tmp_path, DEFAULT_PARAMS), shared by the session (conftest)
     results = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     ev = {"path": "evidence", "kind": "v2-pilot", "study_name": "s", "rows": 1, "valid_rows": 1, "checks": 1,
           "configurations": 1}
@@ -69,8 +70,8 @@ def test_the_ladder_pilot_is_shown_beside_other_evidence(ladder: Path, tmp_path:
     assert SECTION in qmd and "The v2 pilot was run on the runner's load ladder" in qmd
 
 
-def test_without_a_ladder_the_section_is_absent_and_the_table_says_why(tmp_path: Path) -> None:
-    build(HANDMADE, tmp_path, DEFAULT_PARAMS, progress=None)
+def test_without_a_ladder_the_section_is_absent_and_the_table_says_why(tmp_path: Path, prebuilt: Prebuilt) -> None:
+    prebuilt.copy(HANDMADE, tmp_path)  # build(HANDMADE, tmp_path, DEFAULT_PARAMS), shared by the session (conftest)
     assert SECTION not in (tmp_path / "report" / "index.qmd").read_text()
     index = {t["name"]: t for t in json.loads((tmp_path / "tables" / "index.json").read_text())}
     assert "load ladder" in index["t_dose_response"]["empty_reason"]

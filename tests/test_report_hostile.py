@@ -93,6 +93,7 @@ def plain(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _plain_build(tmp_path_factory.mktemp("plain"), tuple(CORPUS))
 
 
+@pytest.mark.slow  # issue 22: among the slowest of the suite (full builds); the full suite and CI run it
 def test_the_hostile_corpus_is_inert_in_every_page(tmp_path: Path, plain: Path) -> None:
     names = dict(CORPUS)
     try:

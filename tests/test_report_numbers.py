@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
+from prebuilt_support import Prebuilt
 
-from analysis.build import build
 from analysis.params import DEFAULT_PARAMS
 from analysis.report.numbers import NumberTrace, TemplateNumberError, numeric_tokens, unsourced_numbers
 from analysis.report.render import _env, render_report
@@ -29,10 +29,11 @@ PACKAGES = [pytest.param((HANDMADE, "handmade"), id="handmade"),
 
 
 @pytest.fixture(scope="module", params=PACKAGES)
-def out(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+def out(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+        prebuilt: Prebuilt) -> tuple[Path, str]:
     evidence, kind = request.param
-    o = tmp_path_factory.mktemp(kind)
-    build(evidence, o, DEFAULT_PARAMS, progress=None)
+    # build(evidence, o, DEFAULT_PARAMS, progress=None), shared by the session (conftest)
+    o = prebuilt.copy(evidence, tmp_path_factory.mktemp(kind) / "out")
     return o, kind
 
 

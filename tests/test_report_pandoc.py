@@ -15,8 +15,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from prebuilt_support import Prebuilt
 
-from analysis.build import build, check
+from analysis.build import check
 from analysis.params import DEFAULT_PARAMS
 from analysis.report.numbers import numeric_tokens
 from analysis.report.pandoc_render import (
@@ -44,10 +45,10 @@ EVIDENCE: dict[Path, Path] = {}
 
 
 @pytest.fixture(scope="module", params=PACKAGES)
-def out(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    o = tmp_path_factory.mktemp("out")
+def out(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, prebuilt: Prebuilt) -> Path:
     companions = [PILOT] if request.param != PILOT and (PILOT / "provenance.lock").is_file() else []
-    build(request.param, o, DEFAULT_PARAMS, progress=None, companions=companions)
+    # build(request.param, o, DEFAULT_PARAMS, progress=None, companions=...), shared by the session (conftest)
+    o = prebuilt.copy(request.param, tmp_path_factory.mktemp("out") / "out", companions)
     EVIDENCE[o] = request.param
     return o
 
@@ -203,9 +204,8 @@ def _quarto_render_footprint(report: Path) -> None:
         (report / name).rename(out_dir / name)
 
 
-def test_a_quarto_render_leaves_the_offline_page_and_check_intact(tmp_path: Path) -> None:
-    o = tmp_path / "o"
-    build(HANDMADE, o, DEFAULT_PARAMS, progress=None)
+def test_a_quarto_render_leaves_the_offline_page_and_check_intact(tmp_path: Path, prebuilt: Prebuilt) -> None:
+    o = prebuilt.copy(HANDMADE, tmp_path / "o")  # build(HANDMADE, o, DEFAULT_PARAMS), shared (conftest)
     page = (o / "report" / "index.html").read_bytes()
     ignore = (o / "report" / ".gitignore").read_bytes()
     _quarto_render_footprint(o / "report")

@@ -15,10 +15,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from prebuilt_support import Prebuilt
 from reader_support import CHROMIUM, QUARTO_COLUMN_PX, read_page, reader_problems
 
-from analysis.build import build
-from analysis.params import DEFAULT_PARAMS
 from report_support import HANDMADE
 
 REPO = HANDMADE.parents[2]
@@ -27,12 +26,6 @@ PILOT = REPO / "data" / "v2" / "pilot"
 LADDER_PILOT = REPO / "data" / "v2" / "ladder-pilot"
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (apt-get install -y chromium)")]
-
-
-def _scripted(root: Path) -> Path:
-    from survival_support import write_scenario
-
-    return write_scenario(root / "scripted")
 
 
 PACKAGES = [
@@ -46,13 +39,14 @@ PACKAGES = [
 
 
 @pytest.fixture(scope="module", params=PACKAGES)
-def out(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def out(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, prebuilt: Prebuilt) -> Path:
     root = tmp_path_factory.mktemp(request.param)
-    evidence = {"v1": V1, "handmade": HANDMADE, "pilot": PILOT}.get(request.param) or _scripted(root)
+    evidence = {"v1": V1, "handmade": HANDMADE, "pilot": PILOT}.get(request.param) \
+        or request.getfixturevalue("scripted_scenario")  # write_scenario(root / "scripted"), once per session
     # as the default invocation does: the ladder pilot (three arms: its dose-response table must keep to a column)
     companions = [LADDER_PILOT] if request.param == "v1" else []
-    build(evidence, root / "out", DEFAULT_PARAMS, progress=None, companions=companions)
-    return root / "out"
+    # build(evidence, root / "out", DEFAULT_PARAMS, progress=None, companions=...), shared by the session
+    return prebuilt.copy(evidence, root / "out", companions)
 
 
 def test_the_offline_page_reads_well_at_1280_px(out: Path) -> None:

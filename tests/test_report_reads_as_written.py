@@ -15,8 +15,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
+from prebuilt_support import Prebuilt
 
-from analysis.build import build
 from analysis.params import DEFAULT_PARAMS
 from analysis.report.numbers import NumberTrace
 from analysis.report.pandoc_render import PANDOC_ARGS
@@ -30,12 +30,11 @@ needs_pilot = pytest.mark.skipif(not (PILOT / "provenance.lock").is_file(), reas
 
 
 @pytest.fixture(scope="module")
-def beside(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def beside(tmp_path_factory: pytest.TempPathFactory, prebuilt: Prebuilt) -> Path:
     if not (PILOT / "provenance.lock").is_file():
         pytest.skip("data/v2/pilot not present")
-    out = tmp_path_factory.mktemp("beside")
-    build(HANDMADE, out, DEFAULT_PARAMS, progress=None, companions=[PILOT])
-    return out
+    # build(HANDMADE, out, DEFAULT_PARAMS, progress=None, companions=[PILOT]), shared by the session (conftest)
+    return prebuilt.copy(HANDMADE, tmp_path_factory.mktemp("beside") / "out", [PILOT])
 
 
 def _qmd(out: Path) -> str:
@@ -143,8 +142,8 @@ def test_a_section_that_cannot_apply_is_one_line_of_the_absent_list(beside: Path
 
 
 @needs_pilot
-def test_a_one_configuration_panel_says_why_instead_of_dashes(tmp_path: Path) -> None:
-    build(PILOT, tmp_path / "p", DEFAULT_PARAMS, progress=None)
+def test_a_one_configuration_panel_says_why_instead_of_dashes(tmp_path: Path, prebuilt: Prebuilt) -> None:
+    prebuilt.copy(PILOT, tmp_path / "p")  # build(PILOT, tmp_path / "p", DEFAULT_PARAMS), shared (conftest)
     qmd = _qmd(tmp_path / "p")
     flat = " ".join(qmd.split())
     assert "between — and" not in flat and "[—, —]" not in flat and "= —" not in flat

@@ -14,9 +14,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from prebuilt_support import Prebuilt
 
-from analysis.build import build
-from analysis.params import DEFAULT_PARAMS
 from report_support import HANDMADE
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "analysis" / "viewer" / "trajectories.html"
@@ -44,9 +43,9 @@ def test_every_chip_and_marker_the_script_draws_has_a_legend_entry() -> None:
     assert "red marker" not in html.split('id="legend"', 1)[0]  # the note no longer promises what may not appear
 
 
-def test_no_trajectory_page_for_a_package_without_folds(tmp_path: Path) -> None:
+def test_no_trajectory_page_for_a_package_without_folds(tmp_path: Path, prebuilt: Prebuilt) -> None:
     assert not (HANDMADE / "folds.jsonl").exists()
-    build(HANDMADE, tmp_path / "o", DEFAULT_PARAMS, progress=None)
+    prebuilt.copy(HANDMADE, tmp_path / "o")  # build(HANDMADE, tmp_path / "o", DEFAULT_PARAMS), shared (conftest)
     report = tmp_path / "o" / "report"
     assert not (report / "trajectories.html").exists()
     assert "trajectories" not in (report / "index.qmd").read_text(encoding="utf-8")
@@ -55,8 +54,8 @@ def test_no_trajectory_page_for_a_package_without_folds(tmp_path: Path) -> None:
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium (apt-get install -y chromium)")
 @pytest.mark.skipif(not (PILOT / "provenance.lock").is_file(), reason="data/v2/pilot not present")
-def test_the_pilot_viewer_legend_counts_what_occurs(tmp_path: Path) -> None:
-    build(PILOT, tmp_path / "o", DEFAULT_PARAMS, progress=None)
+def test_the_pilot_viewer_legend_counts_what_occurs(tmp_path: Path, prebuilt: Prebuilt) -> None:
+    prebuilt.copy(PILOT, tmp_path / "o")  # build(PILOT, tmp_path / "o", DEFAULT_PARAMS), shared (conftest)
     page = tmp_path / "o" / "report" / "trajectories.html"
     with tempfile.TemporaryDirectory() as profile:
         done = subprocess.run([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
