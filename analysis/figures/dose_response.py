@@ -64,7 +64,8 @@ def dose_response(ctx: ReportContext) -> FigureSpec:
             ax.set_xlabel(FACTOR_NAMES.get(factor, factor))
             ax.set_ylim(-0.03, 1.05)
             ax.set_ylabel("mean exact recall")
-        axes[0].legend(loc="lower left", fontsize=7)
+        # outside the axes: recall near 0 or 1 would put the markers under an inside legend
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=len(arms), fontsize=7)
         fig.suptitle(f"Load ladder ({label})", fontsize=9)
     alt = (f"Mean exact recall per rung of the load ladder ({label}), one line per arm ({', '.join(arms)}) with "
            "Wilson intervals at n_eff = rows, one panel per load factor varied ("
