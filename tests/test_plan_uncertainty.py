@@ -13,10 +13,10 @@ from scipy import stats
 from analysis.estimators.common import contrast_of, runs_frame
 from analysis.estimators.variance_components import anova_components, difference_groups
 from analysis.estimators.variance_uncertainty import (
-    pairing_range,
-    pairing_range_outcomes,
     restricted_loglik,
     tau2_uncertainty_groups,
+    variance_pairing_range,
+    variance_pairing_range_outcomes,
 )
 from analysis.evidence import load_package
 
@@ -100,7 +100,7 @@ def test_pairing_by_hand() -> None:
     shipped/reversed (2 / 2) = 1.0, sorted 0. Random: E[SSW_A] = SS_j + SS_q = 4 * 0.5 / ... in recall
     units (j/2 = 0, 1: SS 0.5; q: 0.5) -> E[MSW] = (0.5 + 0.5) / 2 = 0.5."""
     outcomes = [(np.array([0.0, 2.0]), np.array([2.0, 0.0])), (np.array([1.0, 1.0]), np.array([2.0, 2.0]))]
-    pr = pairing_range_outcomes(outcomes, 2, np.random.Generator(np.random.PCG64(5)), 400)
+    pr = variance_pairing_range_outcomes(outcomes, 2, np.random.Generator(np.random.PCG64(5)), 400)
     by = {r.pairing: r for r in pr.rows}
     assert by["shipped"].sigma2_within == pytest.approx(1.0)
     assert by["sorted"].sigma2_within == pytest.approx(0.0)
@@ -114,7 +114,7 @@ def test_v1_pairing_range_is_bounded_by_sorted_and_reversed() -> None:
     """Rearrangement inequality: sorted gives the least within sum of squares, reversed the most; the
     random draws' mean is near the exact expectation; configuration means (MSB) never move."""
     pkg = load_package(V1)
-    pr = pairing_range(pkg.rows, runs_frame(pkg.study), contrast_of(pkg.study),
+    pr = variance_pairing_range(pkg.rows, runs_frame(pkg.study), contrast_of(pkg.study),
                        recency_cutoff=pkg.study.recency_cutoff, rng=np.random.Generator(np.random.PCG64(1)),
                        draws=200)
     by = {r.pairing: r for r in pr.rows}
@@ -130,6 +130,6 @@ def test_v1_pairing_range_is_bounded_by_sorted_and_reversed() -> None:
 
 
 def test_pairing_range_undefined_with_one_configuration() -> None:
-    pr = pairing_range_outcomes([(np.array([1.0, 2.0]), np.array([2.0, 2.0]))], 2,
+    pr = variance_pairing_range_outcomes([(np.array([1.0, 2.0]), np.array([2.0, 2.0]))], 2,
                                 np.random.Generator(np.random.PCG64(1)), 10)
     assert pr.rows == () and "fewer than two configurations" in pr.reasons["pairing"]

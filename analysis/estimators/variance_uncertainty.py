@@ -93,7 +93,7 @@ class PairingComponents:
 
 
 @dataclass(frozen=True, slots=True)
-class PairingRange:
+class VariancePairingRange:
     """The components under each pairing (module note)."""
 
     rows: tuple[PairingComponents, ...]
@@ -232,15 +232,15 @@ def _paired(outcomes: Sequence[tuple[np.ndarray, np.ndarray]], total: int, how: 
     return out
 
 
-def pairing_range_outcomes(outcomes: Sequence[tuple[np.ndarray, np.ndarray]], total: int,
-                           rng: np.random.Generator, draws: int) -> PairingRange:
+def variance_pairing_range_outcomes(outcomes: Sequence[tuple[np.ndarray, np.ndarray]], total: int,
+                                    rng: np.random.Generator, draws: int) -> VariancePairingRange:
     """The components under each pairing (module note) from per-configuration outcomes."""
     k = len(outcomes)
     n = sum(c.size for c, _ in outcomes)
     if k < 2 or n - k < 1:
         why = ("fewer than two configurations: tau2 is undefined under every pairing" if k < 2 else
                "no configuration has two complete pairs: nothing to re-pair")
-        return PairingRange((), NAN, draws, frozen_reasons({"pairing": why}))
+        return VariancePairingRange((), NAN, draws, frozen_reasons({"pairing": why}))
     rows = []
     for how in ("shipped", "sorted"):
         comp = anova_components(_paired(outcomes, total, how))
@@ -258,11 +258,11 @@ def pairing_range_outcomes(outcomes: Sequence[tuple[np.ndarray, np.ndarray]], to
                                   comp["sigma2_within"]))
     expected = sum(float(np.square(c - c.mean()).sum() + np.square(t - t.mean()).sum())
                    for c, t in outcomes) / total ** 2 / (n - k)
-    return PairingRange(tuple(rows), expected, draws, frozen_reasons({}))
+    return VariancePairingRange(tuple(rows), expected, draws, frozen_reasons({}))
 
 
-def pairing_range(rows: pl.DataFrame, runs: pl.DataFrame, contrast: Contrast, *, recency_cutoff: datetime.date,
-                  rng: np.random.Generator, draws: int) -> PairingRange:
+def variance_pairing_range(rows: pl.DataFrame, runs: pl.DataFrame, contrast: Contrast, *,
+                           recency_cutoff: datetime.date, rng: np.random.Generator, draws: int) -> VariancePairingRange:
     """sigma2_within and tau2 under the shipped, sorted, random and reversed pairings of the panel."""
     outcomes, total = pair_outcomes(rows, runs, contrast, recency_cutoff=recency_cutoff)
-    return pairing_range_outcomes(outcomes, total, rng, draws)
+    return variance_pairing_range_outcomes(outcomes, total, rng, draws)

@@ -22,8 +22,8 @@ from analysis.estimators.variance_components import (
 )
 from analysis.estimators.variance_uncertainty import (
     RANDOM_RANGE_LEVEL,
-    pairing_range,
     tau2_uncertainty_groups,
+    variance_pairing_range,
 )
 from analysis.params import PlanParams
 from analysis.plan.advice import (
@@ -144,8 +144,8 @@ def design_uncertainty(package: Any, comps: Any, groups: list[np.ndarray], plan:
     study = package.study
     tau = tau2_uncertainty_groups(groups, plan.tau2_level)
     prng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(plan.seed, spawn_key=(2,))))
-    pairing = pairing_range(package.rows, runs_frame(study), contrast_of(study), recency_cutoff=study.recency_cutoff,
-                            rng=prng, draws=plan.pairing_draws)
+    pairing = variance_pairing_range(package.rows, runs_frame(study), contrast_of(study),
+                                     recency_cutoff=study.recency_cutoff, rng=prng, draws=plan.pairing_draws)
     kind = getattr(study, "kind", None)
     scenarios = [("ANOVA (as used)", comps.tau2, comps.sigma2_within), ("REML", tau.tau2_reml, tau.sigma2_within_reml),
                  ("tau2 interval low", tau.tau2_lo, tau.sigma2_within_reml),
