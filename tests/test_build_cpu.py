@@ -87,7 +87,6 @@ def test_no_shell_probe_leaves_a_running_ipython_alone(monkeypatch):
         assert sys.modules["IPython"] is shell
     assert sys.modules["IPython"] is shell
     monkeypatch.delitem(sys.modules, "IPython")
-    with no_shell_probe():
-        with pytest.raises(ImportError):
-            import IPython  # noqa: F401
+    with no_shell_probe(), pytest.raises(ImportError):
+        import IPython  # noqa: F401
     assert "IPython" not in sys.modules
