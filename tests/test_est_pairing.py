@@ -92,3 +92,22 @@ def test_v1_full_recall_mcnemar_carries_its_pairing_range_labelled_as_ours():
     assert mp["p_lo"] <= full["p_value"] <= mp["p_hi"] and mp["p_hi"] > mp["p_lo"]
     meaning = next(b for b in RESULTS_BLOCKS if b.key == "mcnemar_pairing_full").doc
     assert "ours" in meaning and "full-recall" in meaning
+
+
+def test_each_distinct_random_pairing_count_is_summed_once(monkeypatch):
+    # CPU (issue 21): the exact p of a (b, c) repeated across draws is computed once per call; the values are
+    # pinned by the tests above (hand derivation, statsmodels, the enumeration of every permutation).
+    from analysis.estimators import pairing
+
+    calls = []
+    real = pairing.exact_p
+
+    def counting(b, c):
+        calls.append((b, c))
+        return real(b, c)
+
+    monkeypatch.setattr(pairing, "exact_p", counting)
+    r = _pr(seed=3, draws=4000)
+    random_calls = calls[3:]  # shipped, sorted, reversed first
+    assert len(random_calls) == len(set(random_calls)) < 4000
+    assert r.draws == 4000 and r.random_p_lo <= r.random_p_median <= r.random_p_hi

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -27,18 +27,25 @@ class AuditContext:
     """build_results(package, params)."""
     params: Params
     """Analysis parameters."""
+    cells: dict[tuple[str, tuple[str, ...], str, str], dict] = field(default_factory=dict, compare=False, repr=False)
+    """Memo of :meth:`cell` for this one audit (the same pooled cell is read by many claims): the summary is a
+    pure function of the package, params and these arguments, so it is computed once per audit."""
 
     @property
     def rows(self) -> pl.DataFrame:
         return self.package.rows
 
     def cell(self, config: str, groups: Sequence[str], arm: str, scenario: str = "S5") -> dict:
-        """Pooled summary (cells.cell_summary without groups) of one arm over the listed execution groups."""
-        sub = self.rows.filter(pl.col("configuration") == config, pl.col("execution_group").is_in(list(groups)))
-        t = cells_mod.cell_summary(sub, self.params, by_execution_group=False, arms=[arm], scenario=scenario).table
-        if t.height != 1:
-            raise NotDeterminable(f"no valid {arm} rows of {config} in {', '.join(groups)}")
-        return t.row(0, named=True)
+        """Pooled summary (cells.cell_summary without groups) of one arm over the listed execution groups
+        (computed once per audit; each call returns its own copy)."""
+        key = (config, tuple(groups), arm, scenario)
+        if key not in self.cells:
+            sub = self.rows.filter(pl.col("configuration") == config, pl.col("execution_group").is_in(list(groups)))
+            t = cells_mod.cell_summary(sub, self.params, by_execution_group=False, arms=[arm], scenario=scenario).table
+            if t.height != 1:
+                raise NotDeterminable(f"no valid {arm} rows of {config} in {', '.join(groups)}")
+            self.cells[key] = t.row(0, named=True)
+        return dict(self.cells[key])
 
     def all_rows(self, config: str, groups: Sequence[str], arm: str, scenario: str = "S5") -> pl.DataFrame:
         """Every row (valid or not) of one arm over the listed groups."""

@@ -64,6 +64,24 @@ def _close(x: float, value: float, decimals: int) -> bool:
     return matches_printed(Fraction(float(x)).limit_denominator(10**12), value, decimals)
 
 
+def pearson_r(a: np.ndarray, b: np.ndarray) -> float:
+    """Pearson r of two 1-d float arrays, bit for bit ``float(np.corrcoef(a, b)[0, 1])``.
+
+    The same numpy operations in the same order as numpy's ``cov`` and ``corrcoef`` (centre on the row means,
+    ``dot`` with the conjugated transpose, scale by 1 / (n - 1), divide by the standard deviations, clip to
+    [-1, 1]) without their argument handling: the least-squares fit calls it thousands of times per audit."""
+    x = np.empty((2, a.shape[0]))
+    x[0], x[1] = a, b
+    x -= (np.add.reduce(x, axis=1) / x.shape[1])[:, None]
+    c = np.dot(x, x.T.conj())
+    c *= np.true_divide(1, x.shape[1] - 1)
+    sd = np.sqrt(np.diag(c))
+    c /= sd[:, None]
+    c /= sd[None, :]
+    np.clip(c, -1, 1, out=c)
+    return float(c[0, 1])
+
+
 def _tie_groups(values: np.ndarray) -> list[list[int]]:
     groups: dict[float, list[int]] = {}
     for i, v in enumerate(values):
@@ -98,7 +116,7 @@ def search_fills(configs: Sequence[str], fills: Sequence[float], effects: Sequen
 
     def pearson(x: np.ndarray, pop: str) -> float:
         i = pops[pop]
-        return float(np.corrcoef(x[i], e[i])[0, 1])
+        return pearson_r(x[i], e[i])
 
     def spearman(x: np.ndarray, y: np.ndarray, pop: str) -> float:
         i = pops[pop]

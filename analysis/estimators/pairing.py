@@ -89,7 +89,11 @@ def pairing_range(rows: pl.DataFrame, first: str, second: str, *, scenario: str,
                                np.broadcast_to(s2, (draws, s2.size)))
     b = (s1 - drawn).sum(axis=1)
     c = (s2 - drawn).sum(axis=1)
-    ps = np.array([exact_p(int(x), int(y))[0] for x, y in zip(b, c, strict=True)])
+    p_of: dict[tuple[int, int], float] = {}  # draws repeat few (b, c): each exact p is summed once per call
+    for key in zip(b.tolist(), c.tolist(), strict=True):
+        if key not in p_of:
+            p_of[key] = exact_p(*key)[0]
+    ps = np.array([p_of[key] for key in zip(b.tolist(), c.tolist(), strict=True)])
     every = np.concatenate([ps, [shipped.p_value, srt.p_value, rev.p_value]])
     return PairingRange(
         runs=per.height, pairs=int(n.sum()), shipped=shipped, sorted=srt, reversed=rev,

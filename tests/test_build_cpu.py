@@ -1,0 +1,92 @@
+"""CPU savings of the build (issue 21) that must not change a byte: each saving keeps its result exact."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats
+
+from analysis.audit import context as audit_context
+from analysis.audit.context import AuditContext
+from analysis.audit.fill_search import pearson_r
+from analysis.estimators import cells as cells_mod
+from analysis.evidence import load_package
+from analysis.params import DEFAULT_PARAMS
+from analysis.tables.render import no_shell_probe
+
+ROOT = Path(__file__).resolve().parents[1]
+GLM = "z-ai/glm-5.2"
+
+
+def test_pearson_r_is_numpy_corrcoef_bit_for_bit():
+    # Oracle: numpy's own np.corrcoef (exact equality, the fill search's least-squares path depends on the
+    # last bit), and scipy.stats.pearsonr to the last few ulps (an independent implementation).
+    rng = np.random.default_rng(21)
+    for n in (3, 6, 8, 20, 57):
+        for _ in range(300):
+            a = rng.random(n)
+            b = np.round(rng.random(n) * rng.integers(1, 5), int(rng.integers(1, 4)))
+            got = pearson_r(a, b)
+            assert got == float(np.corrcoef(a, b)[0, 1])
+            assert got == pytest.approx(float(stats.pearsonr(a, b).statistic), abs=1e-12)
+    a = np.array([0.62, 0.995, 0.949])
+    assert pearson_r(a, a * 3.2203159751636727) == 1.0  # 1 + 1 ulp before numpy's clip to [-1, 1]
+
+
+@pytest.fixture(scope="module")
+def package():
+    return load_package(ROOT / "data" / "v1")
+
+
+def test_audit_cell_is_computed_once_per_audit_and_handed_out_as_copies(package, monkeypatch):
+    calls = []
+    real = cells_mod.cell_summary
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(audit_context.cells_mod, "cell_summary", counting)
+    ctx = AuditContext(package=package, results={}, params=DEFAULT_PARAMS)
+    first = ctx.cell(GLM, ["partition-20"], "j")
+    first["rows_partial"] = -1  # a caller's change must not reach the memo
+    second = ctx.cell(GLM, ("partition-20",), "j")  # a tuple of the same groups is the same cell
+    assert len(calls) == 1
+    assert second["rows_partial"] != -1
+    # Oracle: the summary computed directly, as before the memo.
+    sub = package.rows.filter(pl.col("configuration") == GLM, pl.col("execution_group").is_in(["partition-20"]))
+    direct = real(sub, DEFAULT_PARAMS, by_execution_group=False, arms=["j"], scenario="S5").table.row(0, named=True)
+    assert second == direct
+    ctx.cell(GLM, ["partition-20"], "q")
+    assert len(calls) == 2  # another arm is another cell
+    assert AuditContext(package=package, results={}, params=DEFAULT_PARAMS).cells == {}  # no state across audits
+
+
+def test_table_html_does_not_import_ipython():
+    code = ("import sys, polars as pl\n"
+            "from analysis.tables.render import to_html\n"
+            "from analysis.tables.spec import TableSpec\n"
+            "d = pl.DataFrame({'a': [1]})\n"
+            "html = to_html(TableSpec('t', 'T', d, d))\n"
+            "assert 'id=\"t\"' in html, html\n"
+            "print('IPython' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.stdout.strip() == "False"
+
+
+def test_no_shell_probe_leaves_a_running_ipython_alone(monkeypatch):
+    shell = types.ModuleType("IPython")
+    monkeypatch.setitem(sys.modules, "IPython", shell)
+    with no_shell_probe():
+        assert sys.modules["IPython"] is shell
+    assert sys.modules["IPython"] is shell
+    monkeypatch.delitem(sys.modules, "IPython")
+    with no_shell_probe(), pytest.raises(ImportError):
+        import IPython  # noqa: F401
+    assert "IPython" not in sys.modules
