@@ -150,7 +150,10 @@ def _embedded_available() -> str | None:
 @pytest.mark.skipif(_embedded_available() is not None, reason=str(_embedded_available()))
 def test_embedded_runs_one_real_trajectory(tmp_path: Path) -> None:
     t0 = time.monotonic()
+    # a whole trajectory of the small fixture (every fold, the recall turn) under the ladder pilot's reply
+    # budgets: uncapped, the 135M model runs each fold to the 2,400-token budget (about 8 minutes of CI)
     r = subprocess.run([sys.executable, "-m", "analysis.runner", "embedded", "--arms", "m", "--repeats", "1",
+                        "--fold-max-tokens", "192", "--recall-max-tokens", "128",
                         "--out", str(tmp_path / "e"), "--quiet"], cwd=REPO, env=_env(), capture_output=True,
                        text=True, timeout=1500)
     assert r.returncode == 0, r.stderr[-3000:]

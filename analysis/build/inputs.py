@@ -20,6 +20,7 @@ from typing import Any
 from analysis.evidence import load_package
 from analysis.evidence.describe import display_path, evidence_kind
 from analysis.outdir import BuildError
+from analysis.safeio import loads_json
 
 
 class CompanionError(BuildError):
@@ -82,7 +83,7 @@ class BuildInputs:
                 from analysis.audit.headline import audit_block
 
                 est.claims_audit = audit_block(audit)
-            self._results = json.loads(json.dumps(assemble(est, ("evidence", "build"))))
+            self._results = loads_json(json.dumps(assemble(est, ("evidence", "build"))), "results.json (in memory)")
         return self._results
 
     @property
