@@ -15,16 +15,17 @@ A benchmark, not a timed test: it prints numbers and never fails on them.
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench_generate import run_checked  # benchmarks/ is on sys.path when this script runs
+
+from analysis.safeio import write_json
+
 LIBRARIES = ("polars", "numpy", "scipy.stats", "statsmodels.api", "matplotlib.pyplot", "jinja2", "great_tables",
              "lifelines", "pypandoc")
 BARE = "import " + ", ".join(LIBRARIES)
@@ -34,10 +35,8 @@ TARGET = 2.2
 def cpu_seconds(cmd: list[str]) -> float:
     """User + system CPU seconds of ``cmd`` and its children (it must exit 0)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    run_checked(cmd)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
@@ -67,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bare import   {r['bare_import_cpu_s']:6.2f} s CPU  (median of {args.repeats})")
     print(f"full rebuild  {r['full_rebuild_cpu_s']:6.2f} s CPU  ratio {r['ratio']:.2f} (target <= {TARGET})")
     if args.json:
-        args.json.write_text(json.dumps(r, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, r)
     return 0
 
 

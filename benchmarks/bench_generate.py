@@ -26,13 +26,17 @@ ROOT = Path(__file__).resolve().parents[1]
 BARE = "import polars, scipy.stats, statsmodels.api, matplotlib.pyplot, jinja2"
 
 
-def _timed(cmd: list[str]) -> float:
-    t0 = time.perf_counter()
+def run_checked(cmd: list[str]) -> None:
+    """Run ``cmd`` in the repository root; a non-zero exit stops the benchmark with its stderr."""
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
-    elapsed = time.perf_counter() - t0
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return elapsed
+
+
+def _timed(cmd: list[str]) -> float:
+    t0 = time.perf_counter()
+    run_checked(cmd)
+    return time.perf_counter() - t0
 
 
 def measure(repeats: int, evidence: str | None) -> dict[str, object]:
