@@ -66,3 +66,48 @@ def test_empty_evidence_draws_explaining_figures(tmp_path: Path) -> None:
     for s in specs:
         svg = (tmp_path / f"{s.name}.svg").read_text(encoding="utf-8")
         assert svg.startswith("<?xml")
+
+
+def _pixels(data: bytes) -> tuple[tuple[int, int], bytes, str]:
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as im:
+        return im.size, im.convert("RGBA").tobytes(), im.mode
+
+
+def test_png_holds_the_pixels_matplotlib_draws_stored_as_rgb_when_opaque() -> None:
+    # Oracle: matplotlib's own savefig(format="png") of the same figure at the same dpi. Our encoder must keep
+    # every pixel (lossless) and drop only an alpha channel that is 255 everywhere.
+    import io
+
+    from analysis.figures.common import PNG_DPI, new_figure, png_bytes
+
+    def figure():  # two identical figures: each is drawn by exactly one encoder
+        fig, (ax,) = new_figure()
+        ax.plot([0, 1, 2], [0, 1, 0.5], label="a")
+        ax.set_title("pixels")
+        ax.legend()
+        return fig
+
+    with style():
+        ours = png_bytes(figure())
+        buf = io.BytesIO()
+        figure().savefig(buf, format="png", dpi=PNG_DPI)
+    size, pixels, mode = _pixels(ours)
+    ref_size, ref_pixels, ref_mode = _pixels(buf.getvalue())
+    assert (size, pixels) == (ref_size, ref_pixels)
+    assert (mode, ref_mode) == ("RGB", "RGBA")
+
+
+def test_png_keeps_transparency_when_a_pixel_is_not_opaque() -> None:
+    from analysis.figures.common import new_figure, png_bytes
+
+    with style():
+        fig, (ax,) = new_figure()
+        fig.patch.set_alpha(0.0)  # a transparent background: dropping alpha would paint it black
+        ax.plot([0, 1], [0, 1])
+        _, pixels, mode = _pixels(png_bytes(fig))
+    assert mode == "RGBA"
+    assert pixels[3] == 0  # the top-left pixel is the transparent background

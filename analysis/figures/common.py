@@ -67,6 +67,26 @@ def empty_figure(title: str, reason: str) -> Figure:
     return fig
 
 
+def png_bytes(figure: Figure, dpi: int = PNG_DPI) -> bytes:
+    """The figure drawn once by Agg at ``dpi`` and encoded as PNG: deterministic and lossless.
+
+    An opaque figure (every pixel's alpha 255, as the style's white background makes them) is stored as
+    RGB, the same pixels in three quarters of the data; anything with transparency stays RGBA. zlib's
+    default level: level 9 with ``optimize`` took 3.4x the CPU for 2 % fewer bytes (issue 21)."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image
+
+    figure.set_dpi(dpi)
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    rgba = np.asarray(canvas.buffer_rgba())
+    image = Image.fromarray(rgba[..., :3] if bool((rgba[..., 3] == 255).all()) else rgba)
+    buf = io.BytesIO()
+    image.save(buf, format="png", dpi=(dpi, dpi))  # no text chunks: no date, no software
+    return buf.getvalue()
+
+
 def save(spec: FigureSpec, directory: Path) -> list[Path]:
     """Write ``<name>.png`` and ``<name>.svg`` with deterministic bytes; returns both paths.
 
@@ -75,12 +95,9 @@ def save(spec: FigureSpec, directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     png, svg = directory / f"{spec.name}.png", directory / f"{spec.name}.svg"
     with style():  # drawn to memory, written through the door (atomic, never through a link)
-        for path, options in ((png, {"format": "png", "dpi": PNG_DPI, "metadata": {"Software": None},
-                                      # zlib level 9 (lossless, deterministic): the offline page embeds them
-                                      "pil_kwargs": {"optimize": True}}),
-                              (svg, {"format": "svg", "metadata": {"Date": None, "Creator": None}})):
-            buf = io.BytesIO()
-            spec.figure.savefig(buf, **options)
-            write_bytes(path, buf.getvalue())
-            spec.figure.set_layout_engine("none")  # laid out once, by the PNG's draw: the SVG keeps it
+        write_bytes(png, png_bytes(spec.figure))
+        spec.figure.set_layout_engine("none")  # laid out once, by the PNG's draw: the SVG keeps it
+        buf = io.BytesIO()
+        spec.figure.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+        write_bytes(svg, buf.getvalue())
     return [png, svg]
