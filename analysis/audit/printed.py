@@ -112,7 +112,7 @@ class PrintedCells:
 
     @cached_property
     def table3(self) -> pl.DataFrame:
-        """Table 3 as paired.effects_frame would give it, plus fill (module note)."""
+        """Table 3 as paired.paired_effects_frame would give it, plus fill (module note)."""
         recs = []
         deep, standard = int(self.v("design.deep.rows_per_arm")), int(self.v("design.standard.rows_per_arm"))
         for key, cfg in PANEL:
@@ -147,8 +147,8 @@ class PrintedCells:
 
     def fill_analysis(self, fills: pl.DataFrame | None = None) -> fill_mod.FillAnalysis:
         t = self.table3
-        eff = fill_mod.effects_frame(t["configuration"], t["effect"], t["control_mean"], t["treatment_mean"],
-                                     t["pairs"])
+        eff = fill_mod.threshold_effects_frame(t["configuration"], t["effect"], t["control_mean"],
+                                               t["treatment_mean"], t["pairs"])
         return fill_mod.fill_analysis(eff, t.select("configuration", "fill") if fills is None else fills,
                                       self.params)
 
