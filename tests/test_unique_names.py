@@ -8,8 +8,8 @@ Two kinds of repetition are allowed, and nothing else:
   block, table and figure of one statistic are all called after it. A name may therefore repeat when every
   definition but one is a registered builder (a results block's compute function, a table of ``TABLE_ORDER``,
   a figure of ``FIGURE_ORDER``) and the one left is the statistic's estimator in ``analysis.estimators``.
-* :data:`ALLOWED`: each entry names the exact modules that may share the name and why. An entry whose name no
-  longer repeats in exactly those modules fails the test too, so the list can only shrink.
+* :data:`ALLOWED` (only ``main``): each entry names the exact modules that may share the name and why. An entry
+  whose name no longer repeats in exactly those modules fails the test too, so the list cannot go stale.
 
 The scan reads the source with :mod:`ast` (top-level ``def``, ``async def`` and ``class`` whose name does not
 start with ``_``); the oracle of the scanner is the planted pair of modules in
@@ -24,48 +24,11 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "analysis"
 
-_RECONSTRUCT_STEP = ("a step of the reconstruction (analysis.reconstruct), named like its siblings after the "
-                     "population or column the paper's rule rebuilds and called only by build_rows/annotate; "
-                     "its whole family should be renamed together, not this one alone")
-
 ALLOWED: dict[str, tuple[frozenset[str], str]] = {
     "main": (frozenset({"analysis.cli", "analysis.runner.cli", "analysis.audit.__main__",
                         "analysis.reconstruct.__main__"}),
-             "the entry point of each command line (python -m analysis, analysis.runner, analysis.audit, "
-             "analysis.reconstruct); `main` is what a console script and `python -m` expect"),
-    "panel": (frozenset({"analysis.estimators.paired", "analysis.reconstruct.populations", "analysis.results.core"}),
-              "the panel estimator and its results block share the statistic's name; " + _RECONSTRUCT_STEP),
-    "ladder": (frozenset({"analysis.reconstruct.populations", "analysis.tables.arm_means", "analysis.figures.panel"}),
-               "the ladder table and figure share their name; " + _RECONSTRUCT_STEP),
-    "out_of_window": (frozenset({"analysis.reconstruct.populations", "analysis.tables.panel"}),
-                      "the out-of-window table; " + _RECONSTRUCT_STEP),
-    "headings": (frozenset({"analysis.reconstruct.annotate", "analysis.results.core", "analysis.tables.headings",
-                            "analysis.figures.headings"}),
-                 "the headings block, table and figure share their name; " + _RECONSTRUCT_STEP),
-    "parse_failures": (frozenset({"analysis.estimators.failures", "analysis.reconstruct.annotate"}),
-                       "the parse-failure estimator; " + _RECONSTRUCT_STEP),
-    "carrier_audit": (frozenset({"analysis.estimators.carrier", "analysis.reconstruct.annotate"}),
-                      "the carrier-audit estimator; " + _RECONSTRUCT_STEP),
-    "CliError": (frozenset({"analysis.cli", "analysis.runner.cli"}),
-                 "not renamed yet: the build CLI's and the runner CLI's user errors, two different classes"),
-    "say": (frozenset({"analysis.cli", "analysis.runner.cli"}),
-            "not renamed yet: the build CLI's and the runner CLI's one printing function (the runner's redacts)"),
-    "build_parser": (frozenset({"analysis.cli", "analysis.runner.arguments"}),
-                     "not renamed yet: the argument parsers of the build CLI and of the runner CLI"),
-    "build": (frozenset({"analysis.build.pipeline", "analysis.reconstruct.build"}),
-              "not renamed yet: the output build versus the rebuild of the reconstructed evidence package"),
-    "evidence_summary": (frozenset({"analysis.report.render", "analysis.report.stage"}),
-                         "not renamed yet: the template's view of the evidence versus the report stage's summary"),
-    "read_lock": (frozenset({"analysis.evidence.provenance", "analysis.runner.prereg"}),
-                  "not renamed yet: the evidence provenance lock versus the preregistration's plan.lock"),
-    "reg": (frozenset({"analysis.audit.printed", "analysis.audit.recompute"}),
-            "not renamed yet: the registering helpers of two registries (printed.PRINTED, recompute.REGISTRY)"),
-    "study_toml": (frozenset({"analysis.reconstruct.package", "analysis.runner.package"}),
-                   "not renamed yet: study.toml bytes of the reconstruction versus study.toml text of a sweep"),
-    "summary_lines": (frozenset({"analysis.plan.summary", "analysis.runner.summary"}),
-                      "not renamed yet: what the plan prints versus what a sweep session prints"),
-    "write_text": (frozenset({"analysis.runner.secrets", "analysis.safeio.write"}),
-                   "not renamed yet: the runner's redacting writer versus the package's atomic writer"),
+             "the entry point of each of the four command lines (carriers, carriers-runner, python -m "
+             "analysis.audit, python -m analysis.reconstruct); pyproject's [project.scripts] names `module:main`"),
 }
 """Names that may repeat: name -> (the modules that define it, why)."""
 
