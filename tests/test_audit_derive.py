@@ -152,10 +152,10 @@ def test_reconstruction_rules_declare_exactly_what_they_read():
 
 def test_a_rule_declaration_with_an_unknown_id_stops_the_build(monkeypatch, tmp_path):
     import analysis.reconstruct.rules as rules_mod
-    from analysis.reconstruct.build import build
+    from analysis.reconstruct.build import build_reconstruction
     monkeypatch.setattr(rules_mod, "RULES", (*RULES, Rule("R99", "typo", reads=("t3.nope.j_mean",))))
     with pytest.raises(RuleDeclarationError, match="R99"):
-        build(ROOT / "data" / "published" / "claims.yaml", tmp_path / "v1")
+        build_reconstruction(ROOT / "data" / "published" / "claims.yaml", tmp_path / "v1")
     assert not (tmp_path / "v1" / "rows.csv").exists()
 
 

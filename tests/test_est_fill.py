@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from analysis.estimators.common import runs_frame
-from analysis.estimators.fill import effects_frame, fill_analysis, fill_fractions
+from analysis.estimators.fill import fill_analysis, fill_fractions, threshold_effects_frame
 from analysis.params import DEFAULT_PARAMS
 from est_handmade_support import handmade, rows_frame
 
@@ -31,8 +31,8 @@ def pkg():
 
 def _handmade_effects() -> pl.DataFrame:
     # Effects and arm means from tests/fixtures/handmade/README.md (hand derivations there).
-    return effects_frame(["acme/alpha-1", "acme/alpha-2", "beta/beta-1"], [0.5, -0.5, 0.75],
-                         [0.5, 0.75, 0.25], [1.0, 0.25, 1.0], [2, 2, 2])
+    return threshold_effects_frame(["acme/alpha-1", "acme/alpha-2", "beta/beta-1"], [0.5, -0.5, 0.75],
+                                   [0.5, 0.75, 0.25], [1.0, 0.25, 1.0], [2, 2, 2])
 
 
 def test_handmade_fill_fractions(pkg):
@@ -133,7 +133,8 @@ EFFECT = np.array([t[4] for t in TABLE3])
 
 
 def _table3(fills: np.ndarray):
-    eff = effects_frame(NAMES, EFFECT, [t[1] for t in TABLE3], [t[2] for t in TABLE3], [t[3] for t in TABLE3])
+    eff = threshold_effects_frame(NAMES, EFFECT, [t[1] for t in TABLE3], [t[2] for t in TABLE3],
+                                  [t[3] for t in TABLE3])
     return fill_analysis(eff, pl.DataFrame({"configuration": NAMES, "fill": fills.tolist()}))
 
 
@@ -230,7 +231,7 @@ def test_correlations_match_scipy_and_are_bounded(data):
     names = [f"c{i}" for i in range(len(data))]
     fills = np.array([d[0] for d in data])
     eff = np.array([d[1] for d in data])
-    frame = effects_frame(names, eff, [d[2] for d in data], [d[3] for d in data], [1] * len(data))
+    frame = threshold_effects_frame(names, eff, [d[2] for d in data], [d[3] for d in data], [1] * len(data))
     a = fill_analysis(frame, pl.DataFrame({"configuration": names, "fill": fills.tolist()}))
     c = a.all
     if np.ptp(fills) == 0 or np.ptp(eff) == 0:
@@ -251,7 +252,7 @@ def test_correlations_match_scipy_and_are_bounded(data):
 def test_spearman_invariant_to_monotone_transform_of_fill(fills, scale):
     names = [f"c{i}" for i in range(len(fills))]
     eff = np.linspace(-0.5, 0.5, len(fills))[::-1]
-    frame = effects_frame(names, eff, [0.2] * len(fills), [0.8] * len(fills), [1] * len(fills))
+    frame = threshold_effects_frame(names, eff, [0.2] * len(fills), [0.8] * len(fills), [1] * len(fills))
     a1 = fill_analysis(frame, pl.DataFrame({"configuration": names, "fill": fills}))
     a2 = fill_analysis(frame, pl.DataFrame({"configuration": names, "fill": [scale * f**3 for f in fills]}))
     assert a1.all.spearman == pytest.approx(a2.all.spearman, abs=1e-12)

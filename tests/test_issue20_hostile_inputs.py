@@ -22,7 +22,7 @@ from analysis.runner.cli import main as runner_main
 from analysis.runner.client import ClientConfigError, EndpointConfig
 from analysis.runner.ledger import LEDGER_VERSION, LedgerError, read_records
 from analysis.runner.named_fixtures import load_fixture_arg
-from analysis.runner.prereg import PlanError, check_plan, read_lock, seal_plan
+from analysis.runner.prereg import PlanError, check_plan, read_plan_lock, seal_plan
 from analysis.safeio.lock import DirLock
 from evidence_support import copy_handmade
 from support.scripted_server import MemorizingModel, Reply, ScriptedServer
@@ -171,10 +171,10 @@ def test_a_bad_reply_is_an_infrastructure_fault_and_never_reaches_the_files(tmp_
 
 
 def test_the_body_limit_is_in_the_help() -> None:
-    from analysis.runner.arguments import build_parser
+    from analysis.runner.arguments import build_runner_parser
     from analysis.runner.bounded_http import MAX_BODY_BYTES
 
-    sub = build_parser()._subparsers._group_actions[0].choices["sweep"]  # type: ignore[union-attr]
+    sub = build_runner_parser()._subparsers._group_actions[0].choices["sweep"]  # type: ignore[union-attr]
     assert f"{MAX_BODY_BYTES >> 20} MiB" in " ".join(sub.format_help().split())
 
 
@@ -200,7 +200,7 @@ def test_check_validates_sealed_at_as_a_past_utc_time(tmp_path: Path, sealed_at:
     (d / "plan.lock").write_text(json.dumps({**lock, "sealed_at": sealed_at}))
     status = check_plan(d)
     assert not status.intact and "sealed_at" in " ".join(status.problems)
-    good = read_lock(json.dumps(lock), "plan.lock", now=dt.datetime.now(dt.UTC))
+    good = read_plan_lock(json.dumps(lock), "plan.lock", now=dt.datetime.now(dt.UTC))
     assert good["sealed_at"] == lock["sealed_at"]
 
 

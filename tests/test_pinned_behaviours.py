@@ -23,7 +23,7 @@ from scipy import stats
 
 from analysis.estimators import exact
 from analysis.estimators.dependence import CheckCountError, within_row_dependence
-from analysis.estimators.fill import effects_frame, fill_analysis
+from analysis.estimators.fill import fill_analysis, threshold_effects_frame
 from analysis.evidence import LockFormatError, SchemaError, load_package
 from analysis.params import DEFAULT_PARAMS
 from analysis.reconstruct.claims import matches_printed
@@ -144,8 +144,8 @@ def test_dependence_refuses_check_counts_that_disagree() -> None:
 # ---------------------------------------------------------------------------- 5 and 6. fill separation
 def _fill(configs: list[tuple[str, float, float, float]]):
     """(configuration, control mean, treatment mean, fill) -> fill_analysis under DEFAULT_PARAMS."""
-    eff = effects_frame([c[0] for c in configs], [c[2] - c[1] for c in configs],
-                        [c[1] for c in configs], [c[2] for c in configs], [4] * len(configs))
+    eff = threshold_effects_frame([c[0] for c in configs], [c[2] - c[1] for c in configs],
+                                  [c[1] for c in configs], [c[2] for c in configs], [4] * len(configs))
     fills = pl.DataFrame({"configuration": [c[0] for c in configs], "fill": [c[3] for c in configs]})
     return fill_analysis(eff, fills, DEFAULT_PARAMS)
 

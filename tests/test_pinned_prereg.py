@@ -16,7 +16,7 @@ import pytest
 
 from analysis.evidence import Configuration, PartitionRun, Study
 from analysis.params import DEFAULT_PARAMS, DEFAULT_PLAN_PARAMS, ParamsError
-from analysis.runner.arguments import build_parser
+from analysis.runner.arguments import build_runner_parser
 from analysis.runner.cli import main as runner_main
 from analysis.runner.prereg import (
     PlanDigestMismatch,
@@ -66,7 +66,7 @@ def sealed_plan(tmp_path: Path, **kw) -> Path:
 def sweep_args(plan_dir: Path, *typed: str):
     """The runner's own parser over `sweep --plan PLAN_DIR --out X TYPED...`, and the argv prepare_sweep sees."""
     argv = ["sweep", "--plan", str(plan_dir), "--out", str(plan_dir.parent / "sweep"), *typed]
-    return build_parser().parse_args(argv), argv
+    return build_runner_parser().parse_args(argv), argv
 
 
 # ------------------------------------------------------------------------- edited after sealing

@@ -9,7 +9,7 @@ import pytest
 from audit_support import published_claims
 
 from analysis.evidence import load_package
-from analysis.reconstruct.build import build, reconstruct
+from analysis.reconstruct.build import build_reconstruction, reconstruct
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = ROOT / "data" / "published" / "claims.yaml"
@@ -19,9 +19,9 @@ CLAIMS = ROOT / "data" / "published" / "claims.yaml"
 def two_builds(tmp_path_factory):
     a, b = tmp_path_factory.mktemp("a"), tmp_path_factory.mktemp("b")
     t0 = time.perf_counter()
-    build(CLAIMS, a)
+    build_reconstruction(CLAIMS, a)
     elapsed = time.perf_counter() - t0
-    build(CLAIMS, b)
+    build_reconstruction(CLAIMS, b)
     return a, b, elapsed
 
 

@@ -67,7 +67,7 @@ def test_the_docs_index_is_generated_from_the_registry() -> None:
         assert f"| `{block.key}` |" in docs_index()
 
 
-_HELPERS = {"effects_frame": "panel", "sparse_block": "sparse"}
+_HELPERS = {"panel_effects_from_results": "panel", "sparse_block": "sparse"}
 """Table helpers (analysis.tables.panel / context) that read one results block for their caller."""
 _ESTIMATES = {"panel": "panel", "fill": "fill", "headings": "headings_detail", "carrier": "carrier_audit",
               "failures": "failure_modes", "survival": "fact_survival", "pilot_inputs": "v2_pilot"}

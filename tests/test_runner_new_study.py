@@ -19,7 +19,7 @@ import pytest
 
 from analysis.build import build
 from analysis.params import DEFAULT_PARAMS
-from analysis.runner.arguments import build_parser
+from analysis.runner.arguments import build_runner_parser
 from analysis.runner.cli import SMOLLM2_PUBLISHED, main
 from analysis.runner.preflight import default_cutoff, months_before, notices
 from support.scripted_server import MemorizingModel, ScriptedServer
@@ -48,11 +48,11 @@ def test_pre_run_notices_name_what_empties_the_panel_or_copies_repeats() -> None
 
 
 def test_embedded_defaults_make_repeats_informative() -> None:
-    args = build_parser().parse_args(["embedded", "--out", "x"])
+    args = build_runner_parser().parse_args(["embedded", "--out", "x"])
     assert args.temperature > 0 and args.seed_per_repeat and args.repeats > 1
     assert set(args.arms.split(",")) == {args.control, args.treatment}
     assert args.recency_cutoff is None  # derived from the run date, not the v1 constant
-    sweep = build_parser().parse_args(["sweep", "--out", "x"])
+    sweep = build_runner_parser().parse_args(["sweep", "--out", "x"])
     assert sweep.temperature == 0 and not sweep.seed_per_repeat
 
 
@@ -61,7 +61,7 @@ def embedded_like(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, 
     """A sweep with the embedded defaults on the scripted server; returns (out, stderr, request bodies)."""
     from analysis.runner.named_fixtures import load_fixture_arg
 
-    d = build_parser().parse_args(["embedded", "--out", "x"])
+    d = build_runner_parser().parse_args(["embedded", "--out", "x"])
     out = tmp_path_factory.mktemp("e") / "run"
     fixture = load_fixture_arg(d.fixture)
     labels = [p.label for p in fixture.graded]

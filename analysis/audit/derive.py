@@ -87,7 +87,7 @@ class Reading:
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class ClaimVerdict:
     """A derived status, its note and the rules behind it."""
 
     status: str
@@ -99,34 +99,34 @@ class Verdict:
 
 
 def from_printed(*, matched: bool, readings: Sequence[Reading] = (), inconsistent: str = "", cells: str = "",
-                 explanation: str = "", rules_behind: Sequence[str] = (), implied: Sequence[str] = ()) -> Verdict:
+                 explanation: str = "", rules_behind: Sequence[str] = (), implied: Sequence[str] = ()) -> ClaimVerdict:
     """The status of a claim the printed cells decide (module note); `explanation` says what the rows give,
     `rules_behind` lists the rules behind the package's own recomputation (shown, never used for the status) and
     `implied` the cells the computation read that the transcription inferred from this claim."""
     tail = f" {explanation}" if explanation else ""
     behind = tuple(rules_behind)
     if matched and implied:
-        return Verdict(IMPLIED, f"from the printed cells: {cells}; but {', '.join(implied)} is not printed as a "
-                       f"number and was inferred from this claim, so the agreement is an identity, not a check.{tail}",
-                       behind)
+        return ClaimVerdict(IMPLIED, f"from the printed cells: {cells}; but {', '.join(implied)} is not printed as a "
+                            "number and was inferred from this claim, so the agreement is an identity, not a "
+                            f"check.{tail}", behind)
     if matched:
-        return Verdict(CONSISTENT, f"from the printed cells: {cells}.{tail}", behind)
+        return ClaimVerdict(CONSISTENT, f"from the printed cells: {cells}.{tail}", behind)
     hit = [r for r in readings if r.matches]
     missed = "; ".join(f"{r.name}: {r.detail}" for r in readings if not r.matches)
     if hit:
-        return Verdict(CHOICE, f"from the printed cells ({cells}) only if {hit[0].name}"
-                       + (f" ({hit[0].detail})" if hit[0].detail else "")
-                       + (f"; other readings miss ({missed})" if missed else "")
-                       + "; at face value the printed cells miss." + tail, behind)
+        return ClaimVerdict(CHOICE, f"from the printed cells ({cells}) only if {hit[0].name}"
+                            + (f" ({hit[0].detail})" if hit[0].detail else "")
+                            + (f"; other readings miss ({missed})" if missed else "")
+                            + "; at face value the printed cells miss." + tail, behind)
     tried = "; ".join(f"{r.name}: {r.detail}" for r in readings)
     why = inconsistent or "the printed cells do not give it at face value"
-    return Verdict(INCONSISTENT, f"no reading of the printed cells ({cells}) gives it: {why}"
-                   + (f" (readings: {tried})" if tried else "") + f".{tail}", behind)
+    return ClaimVerdict(INCONSISTENT, f"no reading of the printed cells ({cells}) gives it: {why}"
+                        + (f" (readings: {tried})" if tried else "") + f".{tail}", behind)
 
 
 def derive(cid: str, *, recomputed: bool, matched: bool, rules_behind: Sequence[str],
            rules: Mapping[str, ResolvedRule], readings: Sequence[Reading] = (),
-           printed_inconsistent: str = "", explanation: str = "", reconstruction: bool = True) -> Verdict:
+           printed_inconsistent: str = "", explanation: str = "", reconstruction: bool = True) -> ClaimVerdict:
     """The status of claim `cid`, which needs row-level data, from the evidence package (module note)."""
     behind = tuple(rules_behind) if reconstruction else ()
     unknown = [r for r in behind if r not in rules]
@@ -135,30 +135,31 @@ def derive(cid: str, *, recomputed: bool, matched: bool, rules_behind: Sequence[
     rs = [rules[r] for r in behind]
     tail = f" {explanation}" if explanation else ""
     if not recomputed:
-        return Verdict(NOT_DETERMINABLE, (explanation or "nothing printed decides it and nothing is recomputed"),
-                       behind)
+        return ClaimVerdict(NOT_DETERMINABLE, (explanation or "nothing printed decides it and nothing is recomputed"),
+                            behind)
     if matched:
         fit = [r.id for r in rs if cid in r.fitted]
         if fit:
-            return Verdict(FITTED, f"FITTED: rule {', '.join(fit)} was tuned until it prints as published.{tail}",
-                           behind)
+            return ClaimVerdict(FITTED, f"FITTED: rule {', '.join(fit)} was tuned until it prints as published.{tail}",
+                                behind)
         used = [r.id for r in rs if cid in r.reads]
         built = [r.id for r in rs if cid in r.builds]
         if used or built:
             how = (f"rule {', '.join(used)} reads it (or a cell transcribed from it)" if used
                    else f"rule {', '.join(built)} places exactly the printed value")
-            return Verdict(CONSTRUCTION, f"by construction: {how}.{tail}", behind)
-        return Verdict(REACHED if reconstruction else REPRODUCED, explanation, behind)
+            return ClaimVerdict(CONSTRUCTION, f"by construction: {how}.{tail}", behind)
+        return ClaimVerdict(REACHED if reconstruction else REPRODUCED, explanation, behind)
     hit = [r for r in readings if r.matches]
     if hit:
         missed = "; ".join(f"{r.name}: {r.detail}" for r in readings if not r.matches)
-        return Verdict(CHOICE, f"reachable only if {hit[0].name}"
-                       + (f" ({hit[0].detail})" if hit[0].detail else "")
-                       + (f"; the default reading misses ({missed})" if missed else "") + f".{tail}", behind)
+        return ClaimVerdict(CHOICE, f"reachable only if {hit[0].name}"
+                            + (f" ({hit[0].detail})" if hit[0].detail else "")
+                            + (f"; the default reading misses ({missed})" if missed else "") + f".{tail}", behind)
     if printed_inconsistent:
         tried = "; ".join(f"{r.name}: {r.detail}" for r in readings)
-        return Verdict(INCONSISTENT, f"no data give the printed value under any reading tried: {printed_inconsistent}"
-                       + (f" (readings: {tried})" if tried else "") + f".{tail}", behind)
+        return ClaimVerdict(INCONSISTENT,
+                            f"no data give the printed value under any reading tried: {printed_inconsistent}"
+                            + (f" (readings: {tried})" if tried else "") + f".{tail}", behind)
     tried = "; ".join(f"{r.name}: {r.detail}" for r in readings)
-    return Verdict(MISMATCH, "The evidence misses the printed value:" + (tail or " no explanation recorded.")
-                   + (f" (readings tried: {tried})" if tried else ""), behind)
+    return ClaimVerdict(MISMATCH, "The evidence misses the printed value:" + (tail or " no explanation recorded.")
+                        + (f" (readings tried: {tried})" if tried else ""), behind)

@@ -112,7 +112,7 @@ class PrintedCells:
 
     @cached_property
     def table3(self) -> pl.DataFrame:
-        """Table 3 as paired.effects_frame would give it, plus fill (module note)."""
+        """Table 3 as paired.paired_effects_frame would give it, plus fill (module note)."""
         recs = []
         deep, standard = int(self.v("design.deep.rows_per_arm")), int(self.v("design.standard.rows_per_arm"))
         for key, cfg in PANEL:
@@ -147,8 +147,8 @@ class PrintedCells:
 
     def fill_analysis(self, fills: pl.DataFrame | None = None) -> fill_mod.FillAnalysis:
         t = self.table3
-        eff = fill_mod.effects_frame(t["configuration"], t["effect"], t["control_mean"], t["treatment_mean"],
-                                     t["pairs"])
+        eff = fill_mod.threshold_effects_frame(t["configuration"], t["effect"], t["control_mean"],
+                                               t["treatment_mean"], t["pairs"])
         return fill_mod.fill_analysis(eff, t.select("configuration", "fill") if fills is None else fills,
                                       self.params)
 
@@ -188,7 +188,7 @@ Fn = Callable[[PrintedCells], FromPrinted]
 PRINTED: dict[str, Fn] = {}
 
 
-def reg(cid: str, cells: str, value: ValueFn) -> None:
+def _reg(cid: str, cells: str, value: ValueFn) -> None:
     PRINTED[cid] = lambda pc: FromPrinted(value(pc), cells)
 
 
@@ -199,24 +199,24 @@ for _cid, _k in (("panel.mean", "mean"), ("panel.median", "median"), ("panel.iqr
                  ("panel.n_negative", "negative"), ("panel.n_zero", "zero"), ("panel.loo.lo", "loo_min"),
                  ("panel.loo.hi", "loo_max"), ("panel.dispersion_interval.lo", "dispersion_lo"),
                  ("panel.dispersion_interval.hi", "dispersion_hi")):
-    reg(_cid, _T3 + ", paired.summarize", lambda pc, k=_k: getattr(pc.panel.summary, k))
-reg("sparse.n_sparse_configs", "Table 3 complete pairs", lambda pc: pc.panel.summary.configurations
-    - pc.subset("ge4_pairs").configurations)
+    _reg(_cid, _T3 + ", paired.summarize", lambda pc, k=_k: getattr(pc.panel.summary, k))
+_reg("sparse.n_sparse_configs", "Table 3 complete pairs", lambda pc: pc.panel.summary.configurations
+     - pc.subset("ge4_pairs").configurations)
 for _s in ("ge4_pairs", "equal_arm_counts", "excl_mimo_v2_5"):
     for _f, _k in (("configs", "configurations"), ("mean", "mean"), ("median", "median")):
-        reg(f"sparse.{_s}.{_f}", _T3 + ", the paired subset estimators",
-            lambda pc, s=_s, k=_k: getattr(pc.subset(s), k))
-reg("bounds.planned_repeat.lo", _T3 + " and row counts, planned repeats 4 or 12", lambda pc: pc.bounds()[0])
-reg("bounds.planned_repeat.hi", _T3 + " and row counts, planned repeats 4 or 12", lambda pc: pc.bounds()[1])
+        _reg(f"sparse.{_s}.{_f}", _T3 + ", the paired subset estimators",
+             lambda pc, s=_s, k=_k: getattr(pc.subset(s), k))
+_reg("bounds.planned_repeat.lo", _T3 + " and row counts, planned repeats 4 or 12", lambda pc: pc.bounds()[0])
+_reg("bounds.planned_repeat.hi", _T3 + " and row counts, planned repeats 4 or 12", lambda pc: pc.bounds()[1])
 for _cid, _k in (("family.mean", "mean"), ("family.lofo.lo", "lofo_min"), ("family.lofo.hi", "lofo_max"),
                  ("family.dispersion_interval.lo", "dispersion_lo"),
                  ("family.dispersion_interval.hi", "dispersion_hi")):
-    reg(_cid, _T3 + ", families.family_weighted", lambda pc, k=_k: getattr(pc.families, k))
+    _reg(_cid, _T3 + ", families.family_weighted", lambda pc, k=_k: getattr(pc.families, k))
 
 # ---------------------------------------------------------------- 4.7.1 threshold and fill
 _F = "Table 3 cells and printed fills, fill.fill_analysis"
-reg("threshold.j_fail.configs", _F, lambda pc: pc.fills.rescue.failing)
-reg("threshold.q_rescue.configs", _F, lambda pc: pc.fills.rescue.rescued)
+_reg("threshold.j_fail.configs", _F, lambda pc: pc.fills.rescue.failing)
+_reg("threshold.q_rescue.configs", _F, lambda pc: pc.fills.rescue.rescued)
 
 
 def _side(pc: PrintedCells, side: str) -> list[str]:
@@ -228,36 +228,36 @@ def _t3(pc: PrintedCells, cfg: str) -> dict:
     return pc.table3.filter(pl.col("configuration") == cfg).row(0, named=True)
 
 
-reg("threshold.high_fill.configs", _F, lambda pc: len(_side(pc, "positive")))
-reg("threshold.high_fill.crossing", _F, lambda pc: sum(_t3(pc, c)["treatment_mean"] >= 0.5
-                                                       for c in _side(pc, "positive")))
-reg("threshold.low_fill.configs", _F, lambda pc: len(_side(pc, "negative")))
-reg("threshold.low_fill.crossing", _F, lambda pc: sum(_t3(pc, c)["treatment_mean"] >= 0.5
-                                                      for c in _side(pc, "negative")))
-reg("threshold.low_fill.positive_effect", _F, lambda pc: sum(_t3(pc, c)["effect"] > 0 for c in _side(pc, "negative")))
+_reg("threshold.high_fill.configs", _F, lambda pc: len(_side(pc, "positive")))
+_reg("threshold.high_fill.crossing", _F, lambda pc: sum(_t3(pc, c)["treatment_mean"] >= 0.5
+                                                        for c in _side(pc, "positive")))
+_reg("threshold.low_fill.configs", _F, lambda pc: len(_side(pc, "negative")))
+_reg("threshold.low_fill.crossing", _F, lambda pc: sum(_t3(pc, c)["treatment_mean"] >= 0.5
+                                                       for c in _side(pc, "negative")))
+_reg("threshold.low_fill.positive_effect", _F, lambda pc: sum(_t3(pc, c)["effect"] > 0 for c in _side(pc, "negative")))
 for _i, _cid in enumerate(("threshold.fail8.nonnegative", "threshold.fail8.gain_ge_0_10",
                            "threshold.fail8.gain_ge_0_20")):
-    reg(_cid, _F, lambda pc, i=_i: pc.fills.gains[i].count)
-reg("borderline.margin.all", _F, lambda pc: pc.fills.rescue.separation.margin)
-reg("borderline.margin.excl_borderline", _F, lambda pc: pc.fills.rescue_excl_borderline.separation.margin)
-reg("borderline.glm_5_2.unpaired_gap", "Table 3 glm-5.2 q and j means",
-    lambda pc: _t3(pc, "z-ai/glm-5.2")["treatment_mean"] - _t3(pc, "z-ai/glm-5.2")["control_mean"])
+    _reg(_cid, _F, lambda pc, i=_i: pc.fills.gains[i].count)
+_reg("borderline.margin.all", _F, lambda pc: pc.fills.rescue.separation.margin)
+_reg("borderline.margin.excl_borderline", _F, lambda pc: pc.fills.rescue_excl_borderline.separation.margin)
+_reg("borderline.glm_5_2.unpaired_gap", "Table 3 glm-5.2 q and j means",
+     lambda pc: _t3(pc, "z-ai/glm-5.2")["treatment_mean"] - _t3(pc, "z-ai/glm-5.2")["control_mean"])
 # Correlations and the gain margin: face value of the printed fills, then the fill search (printed_fills.py)
 CORR = {"threshold.all20.fill_effect": "all", "threshold.fail8.fill_effect": "failing",
          "threshold.fail8_excl_borderline.fill_effect": "failing_excl_borderline"}
 for _cid, _k in CORR.items():
     for _m in ("pearson", "spearman"):
-        reg(f"{_cid}.{_m}", _F, lambda pc, k=_k, m=_m: getattr(getattr(pc.fills, k), m))
-reg("threshold.fail8.gain_ge_0_20.fill_margin", _F, lambda pc: pc.fills.gains[2].separation.margin)
+        _reg(f"{_cid}.{_m}", _F, lambda pc, k=_k, m=_m: getattr(getattr(pc.fills, k), m))
+_reg("threshold.fail8.gain_ge_0_20.fill_margin", _F, lambda pc: pc.fills.gains[2].separation.margin)
 
 # ---------------------------------------------------------------- Table 1 (4.1)
 _T1 = "Table 1 cells"
-reg("t1.f.models_failing", _T1, lambda pc: sum(x < 0.5 for x in pc.t1("f")))
-reg("t1.m.models_succeeding", _T1, lambda pc: sum(x >= 0.5 for x in pc.t1("m")))
-reg("t1.l.models_succeeding", _T1, lambda pc: sum(x >= 0.5 for x in pc.t1("l")))
+_reg("t1.f.models_failing", _T1, lambda pc: sum(x < 0.5 for x in pc.t1("f")))
+_reg("t1.m.models_succeeding", _T1, lambda pc: sum(x >= 0.5 for x in pc.t1("m")))
+_reg("t1.l.models_succeeding", _T1, lambda pc: sum(x >= 0.5 for x in pc.t1("l")))
 for _a in "lnk":
-    reg(f"t1.{_a}.range.lo", _T1, lambda pc, a=_a: min(pc.t1(a)))
-    reg(f"t1.{_a}.range.hi", _T1, lambda pc, a=_a: max(pc.t1(a)))
+    _reg(f"t1.{_a}.range.lo", _T1, lambda pc, a=_a: min(pc.t1(a)))
+    _reg(f"t1.{_a}.range.hi", _T1, lambda pc, a=_a: max(pc.t1(a)))
 
 
 # t1.k_vs_m.mean_gap is not here: each model weighing equally, the printed cells give 0.060, not 0.066; the
@@ -274,18 +274,18 @@ def _ladder_mean(pc: PrintedCells, arm: str) -> Fraction:
 
 
 _LAD = "the ladder means over the printed 10 rows (exact GRIM totals of 140 checks)"
-reg("ladder.q_minus_j", _LAD, lambda pc: _ladder_mean(pc, "q") - _ladder_mean(pc, "j"))
-reg("ladder.m_minus_q", _LAD, lambda pc: _ladder_mean(pc, "m") - _ladder_mean(pc, "q"))
-reg("ladder.n_paired_rows", "the sum of the ladder McNemar table's four cells",
-    _ladder_n)
-reg("ladder.q.full_rows", "the ladder McNemar table: both + (10 pairs - the printed cells)",
-    lambda pc: int(pc.v("ladder.mcnemar.both_full")) + int(pc.v("ladder.n_paired_rows"))
-    - sum(int(pc.v(f"ladder.mcnemar.{c}")) for c in ("both_full", "m_only_full", "neither_full")))
-reg("ladder.m.full_rows", "the ladder McNemar table: both + m only",
-    lambda pc: int(pc.v("ladder.mcnemar.both_full")) + int(pc.v("ladder.mcnemar.m_only_full")))
-reg("ladder.mcnemar.p", "the ladder McNemar table, exact.counts", lambda pc: pc.mcnemar(
-    int(pc.v("ladder.mcnemar.m_only_full")), int(pc.v("ladder.mcnemar.q_only_full")),
-    int(pc.v("ladder.mcnemar.both_full")), int(pc.v("ladder.mcnemar.neither_full"))).p_value)
+_reg("ladder.q_minus_j", _LAD, lambda pc: _ladder_mean(pc, "q") - _ladder_mean(pc, "j"))
+_reg("ladder.m_minus_q", _LAD, lambda pc: _ladder_mean(pc, "m") - _ladder_mean(pc, "q"))
+_reg("ladder.n_paired_rows", "the sum of the ladder McNemar table's four cells",
+     _ladder_n)
+_reg("ladder.q.full_rows", "the ladder McNemar table: both + (10 pairs - the printed cells)",
+     lambda pc: int(pc.v("ladder.mcnemar.both_full")) + int(pc.v("ladder.n_paired_rows"))
+     - sum(int(pc.v(f"ladder.mcnemar.{c}")) for c in ("both_full", "m_only_full", "neither_full")))
+_reg("ladder.m.full_rows", "the ladder McNemar table: both + m only",
+     lambda pc: int(pc.v("ladder.mcnemar.both_full")) + int(pc.v("ladder.mcnemar.m_only_full")))
+_reg("ladder.mcnemar.p", "the ladder McNemar table, exact.counts", lambda pc: pc.mcnemar(
+     int(pc.v("ladder.mcnemar.m_only_full")), int(pc.v("ladder.mcnemar.q_only_full")),
+     int(pc.v("ladder.mcnemar.both_full")), int(pc.v("ladder.mcnemar.neither_full"))).p_value)
 
 
 def _ratio(pc: PrintedCells) -> FromPrinted:
@@ -304,8 +304,8 @@ def _ratio(pc: PrintedCells) -> FromPrinted:
 
 
 PRINTED["ladder.m_minus_q.over_k_m_gap.min_ratio"] = _ratio
-reg("icc.s5.valid_rows", "6: parse-failure rows + clean rows (57 + 563)",
-    lambda pc: int(pc.v("pf.all.valid")) + int(pc.v("pf.all.clean_rows")))
+_reg("icc.s5.valid_rows", "6: parse-failure rows + clean rows (57 + 563)",
+     lambda pc: int(pc.v("pf.all.valid")) + int(pc.v("pf.all.clean_rows")))
 
 
 def _design_effect(pc: PrintedCells) -> FromPrinted:
@@ -322,8 +322,8 @@ def _design_effect(pc: PrintedCells) -> FromPrinted:
 
 
 PRINTED["icc.s5.design_effect"] = _design_effect
-reg("icc.s5.effective_obs_per_row", "14 / the printed design effect",
-    lambda pc: int(pc.v("design.graded_facts")) / Fraction(str(pc.v("icc.s5.design_effect"))))
+_reg("icc.s5.effective_obs_per_row", "14 / the printed design effect",
+     lambda pc: int(pc.v("design.graded_facts")) / Fraction(str(pc.v("icc.s5.design_effect"))))
 
 # ---------------------------------------------------------------- ceiling (4.5), fill examples (4.6)
 def _ceiling(pc: PrintedCells, missing_j: str | None) -> float:
@@ -339,21 +339,21 @@ def _ceiling(pc: PrintedCells, missing_j: str | None) -> float:
 
 
 _CM = "the 4.5 McNemar table, exact.counts"
-reg("ceiling.mcnemar.p", _CM, lambda pc: _ceiling(pc, None))
-reg("ceiling.mcnemar.p_missing_j_as_failure", _CM + " and the unpartnered t row (3/16 - both - t only reach 0.5)",
-    lambda pc: _ceiling(pc, "failure"))
-reg("ceiling.mcnemar.p_missing_j_as_success", _CM + " and the unpartnered t row (3/16 - both - t only reach 0.5)",
-    lambda pc: _ceiling(pc, "success"))
-reg("ceiling.mcnemar.complete_pairs", "the 4.5 McNemar table", lambda pc: sum(
-    int(pc.v(f"ceiling.mcnemar.{x}")) for x in ("j_only", "t_only", "both", "neither")))
-reg("ceiling.mcnemar.j_ge_half", "4.5 and 4.6 rows recalled: anchor + glm-5.2",
-    lambda pc: int(pc.v("ceiling.j.rows_recalled")) + int(pc.v("ceiling2.glm_5_2.j_rows")))
-reg("ceiling.mcnemar.t_ge_half", "4.5 and 4.6 rows recalled: anchor + glm-5.2",
-    lambda pc: int(pc.v("ceiling.t.rows_recalled")) + int(pc.v("ceiling2.glm_5_2.t_rows")))
-reg("ceiling.j.nonconforming_fraction", "4 of 60 folds", lambda pc: Fraction(
-    int(pc.v("ceiling.j.nonconforming_folds")), int(pc.by["ceiling.j.nonconforming_folds"].of or 0)))
-reg("fillex.granite_4_1_8b.rows", "4.7.1 heading split 14 + 2",
-    lambda pc: int(pc.v("granite16.h0.rows")) + int(pc.v("granite16.h5.rows")))
+_reg("ceiling.mcnemar.p", _CM, lambda pc: _ceiling(pc, None))
+_reg("ceiling.mcnemar.p_missing_j_as_failure", _CM + " and the unpartnered t row (3/16 - both - t only reach 0.5)",
+     lambda pc: _ceiling(pc, "failure"))
+_reg("ceiling.mcnemar.p_missing_j_as_success", _CM + " and the unpartnered t row (3/16 - both - t only reach 0.5)",
+     lambda pc: _ceiling(pc, "success"))
+_reg("ceiling.mcnemar.complete_pairs", "the 4.5 McNemar table", lambda pc: sum(
+     int(pc.v(f"ceiling.mcnemar.{x}")) for x in ("j_only", "t_only", "both", "neither")))
+_reg("ceiling.mcnemar.j_ge_half", "4.5 and 4.6 rows recalled: anchor + glm-5.2",
+     lambda pc: int(pc.v("ceiling.j.rows_recalled")) + int(pc.v("ceiling2.glm_5_2.j_rows")))
+_reg("ceiling.mcnemar.t_ge_half", "4.5 and 4.6 rows recalled: anchor + glm-5.2",
+     lambda pc: int(pc.v("ceiling.t.rows_recalled")) + int(pc.v("ceiling2.glm_5_2.t_rows")))
+_reg("ceiling.j.nonconforming_fraction", "4 of 60 folds", lambda pc: Fraction(
+     int(pc.v("ceiling.j.nonconforming_folds")), int(pc.by["ceiling.j.nonconforming_folds"].of or 0)))
+_reg("fillex.granite_4_1_8b.rows", "4.7.1 heading split 14 + 2",
+     lambda pc: int(pc.v("granite16.h0.rows")) + int(pc.v("granite16.h5.rows")))
 
 
 def _granite_recall(pc: PrintedCells) -> Fraction:
@@ -361,35 +361,35 @@ def _granite_recall(pc: PrintedCells) -> Fraction:
     return (n0 * pc.exact_mean("granite16.h0.mean", n0) + n5 * pc.exact_mean("granite16.h5.mean", n5)) / (n0 + n5)
 
 
-reg("fillex.granite_4_1_8b.recall", "4.7.1 heading split: row-weighted mean (exact GRIM totals)", _granite_recall)
+_reg("fillex.granite_4_1_8b.recall", "4.7.1 heading split: row-weighted mean (exact GRIM totals)", _granite_recall)
 
 for _k in ("p_described", "qwen3_6_35b_a3b", "granite_4_1_8b", "ling_2_6_flash"):
-    reg(f"fillex.{_k}.fill", "4.6 carried characters / the declared 9,600", lambda pc, k=_k: Fraction(
-        int(pc.v(f"fillex.{k}.carried_chars")), int(pc.v("design.arms.j.ceiling_chars"))))
-reg("ceiling2.qwen3_6_35b_a3b.j_fill", "4.5 carried characters / the declared 9,600", lambda pc: Fraction(
-    int(pc.v("ceiling.j.carried_chars")), int(pc.v("design.arms.j.ceiling_chars"))))
-reg("fab.t.abstains", "4.5/4.6 t rows (12 + 4) - the 3 at or above 0.5 - the fabricating ones",
-    lambda pc: int(pc.v("ceiling.t.n")) + int(pc.v("design.ceiling2.glm_repeats_per_arm"))
-    - int(pc.v("ceiling.mcnemar.t_ge_half")) - int(pc.v("fab.t.silent_fabrication")))
+    _reg(f"fillex.{_k}.fill", "4.6 carried characters / the declared 9,600", lambda pc, k=_k: Fraction(
+         int(pc.v(f"fillex.{k}.carried_chars")), int(pc.v("design.arms.j.ceiling_chars"))))
+_reg("ceiling2.qwen3_6_35b_a3b.j_fill", "4.5 carried characters / the declared 9,600", lambda pc: Fraction(
+     int(pc.v("ceiling.j.carried_chars")), int(pc.v("design.arms.j.ceiling_chars"))))
+_reg("fab.t.abstains", "4.5/4.6 t rows (12 + 4) - the 3 at or above 0.5 - the fabricating ones",
+     lambda pc: int(pc.v("ceiling.t.n")) + int(pc.v("design.ceiling2.glm_repeats_per_arm"))
+     - int(pc.v("ceiling.mcnemar.t_ge_half")) - int(pc.v("fab.t.silent_fabrication")))
 
 # ---------------------------------------------------------------- 4.10 audit, 4.11 fabrication, 6 catch-up
 _ARMS = "qjmtu"
-reg("audit.rows", "4.10 per-arm audited rows", lambda pc: sum(int(pc.v(f"audit.{a}.rows")) for a in _ARMS))
-reg("audit.disagree", "4.10 per-arm discrepant rows",
-    lambda pc: sum(int(pc.v(f"audit.{a}.discrepant_rows")) for a in _ARMS))
-reg("audit.agree", "4.10 per-arm audited - discrepant rows", lambda pc: sum(
-    int(pc.v(f"audit.{a}.rows")) - int(pc.v(f"audit.{a}.discrepant_rows")) for a in _ARMS))
+_reg("audit.rows", "4.10 per-arm audited rows", lambda pc: sum(int(pc.v(f"audit.{a}.rows")) for a in _ARMS))
+_reg("audit.disagree", "4.10 per-arm discrepant rows",
+     lambda pc: sum(int(pc.v(f"audit.{a}.discrepant_rows")) for a in _ARMS))
+_reg("audit.agree", "4.10 per-arm audited - discrepant rows", lambda pc: sum(
+     int(pc.v(f"audit.{a}.rows")) - int(pc.v(f"audit.{a}.discrepant_rows")) for a in _ARMS))
 for _a in "qj":
-    reg(f"audit.{_a}.discrepant_fraction", "4.10 discrepant / audited rows",
-        lambda pc, a=_a: Fraction(int(pc.v(f"audit.{a}.discrepant_rows")), int(pc.v(f"audit.{a}.rows"))))
-reg("fab.f.failing_rows", "4.11 fabricating + abstaining f rows",
-    lambda pc: int(pc.v("fab.f.silent_fabrication")) + int(pc.v("fab.f.abstains")))
-reg("catchup.rows", "6: catch-up rows per arm", lambda pc: sum(int(pc.v(f"catchup.{a}.rows"))
-                                                               for a in ("j", "p", "q", "plain")))
-reg("catchup.from_working_arm", "6: the six printed catch-up recalls equal to 1.000",
-    lambda pc: sum(float(pc.v(f"catchup.recall_{i}")) == 1.0 for i in range(1, 7)))
-reg("catchup.from_failing_arms", "6: the six printed catch-up recalls equal to 0.000",
-    lambda pc: sum(float(pc.v(f"catchup.recall_{i}")) == 0.0 for i in range(1, 7)))
+    _reg(f"audit.{_a}.discrepant_fraction", "4.10 discrepant / audited rows",
+         lambda pc, a=_a: Fraction(int(pc.v(f"audit.{a}.discrepant_rows")), int(pc.v(f"audit.{a}.rows"))))
+_reg("fab.f.failing_rows", "4.11 fabricating + abstaining f rows",
+     lambda pc: int(pc.v("fab.f.silent_fabrication")) + int(pc.v("fab.f.abstains")))
+_reg("catchup.rows", "6: catch-up rows per arm", lambda pc: sum(int(pc.v(f"catchup.{a}.rows"))
+                                                                for a in ("j", "p", "q", "plain")))
+_reg("catchup.from_working_arm", "6: the six printed catch-up recalls equal to 1.000",
+     lambda pc: sum(float(pc.v(f"catchup.recall_{i}")) == 1.0 for i in range(1, 7)))
+_reg("catchup.from_failing_arms", "6: the six printed catch-up recalls equal to 0.000",
+     lambda pc: sum(float(pc.v(f"catchup.recall_{i}")) == 0.0 for i in range(1, 7)))
 
 
 def matches(claim_value: Any, decimals: int | None, x: Any) -> bool:

@@ -7,7 +7,8 @@ equals mean carried / declared.
 
 The threshold analysis reads per-configuration paired effects from a DataFrame with the
 columns ``configuration, effect, control_mean, treatment_mean, pairs`` (see
-``effects_frame``), so it does not depend on how the paired estimator is implemented.
+``threshold_effects_frame``), so it does not depend on how the paired estimator is
+implemented.
 Everything here is exploratory: the covariate, direction, cut point and rescue rule were
 chosen post hoc in the paper.
 """
@@ -67,7 +68,7 @@ def fill_fractions(
     )
 
 
-def effects_frame(
+def threshold_effects_frame(
     configuration: Sequence[str] | pl.Series,
     effect: Sequence[float] | pl.Series,
     control_mean: Sequence[float] | pl.Series,

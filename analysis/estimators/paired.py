@@ -153,8 +153,8 @@ def _arm_summaries(run_rows: pl.DataFrame, contrast: Contrast) -> pl.DataFrame:
     return parts[0].join(parts[1], on=RUN_KEY, how="full", coalesce=True)
 
 
-def effects_frame(rows: pl.DataFrame, runs: pl.DataFrame, contrast: Contrast,
-                  recency_cutoff: datetime.date) -> tuple[pl.DataFrame, int | None]:
+def paired_effects_frame(rows: pl.DataFrame, runs: pl.DataFrame, contrast: Contrast,
+                         recency_cutoff: datetime.date) -> tuple[pl.DataFrame, int | None]:
     """Per-configuration effects of the in-window runs with >= 1 complete pair, and T."""
     dup = runs.group_by("configuration").len().filter(pl.col("len") > 1)
     if dup.height:
@@ -224,7 +224,7 @@ def _effect_objects(frame: pl.DataFrame) -> tuple[ConfigurationEffect, ...]:
 def panel(rows: pl.DataFrame, runs: pl.DataFrame, contrast: Contrast, *,
           recency_cutoff: datetime.date, params: Params) -> Panel:
     """The paired panel of `contrast` over the partition `runs` (see the module note)."""
-    frame, total = effects_frame(rows, runs, contrast, recency_cutoff)
+    frame, total = paired_effects_frame(rows, runs, contrast, recency_cutoff)
     return Panel(contrast=contrast, recency_cutoff=recency_cutoff, checks_total=total,
                  effects=_effect_objects(frame), frame=frame,
                  summary=summarize(frame, params.alpha))

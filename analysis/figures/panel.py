@@ -13,7 +13,7 @@ import numpy as np
 from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext, section, sparse_block
-from analysis.tables.panel import effects_frame
+from analysis.tables.panel import panel_effects_from_results
 
 
 def forest(ctx: ReportContext) -> FigureSpec:
@@ -22,7 +22,7 @@ def forest(ctx: ReportContext) -> FigureSpec:
     s = ctx.study
     title = f"Paired effect {s.treatment}−{s.control} per configuration"
     with style():
-        eff = effects_frame(ctx.results).drop_nulls("effect").sort("effect")
+        eff = panel_effects_from_results(ctx.results).drop_nulls("effect").sort("effect")
         if eff.height == 0:
             return FigureSpec("forest", title, empty_figure(title, "no panel configuration"),
                               "No panel configuration in this evidence.", "no panel configuration")
@@ -99,7 +99,7 @@ def sensitivity(ctx: ReportContext) -> FigureSpec:
                               "No panel configuration in this evidence.", "no panel configuration")
         sp = section(ctx.results, "sparse") or {}
         min_pairs, kblock = sparse_block(ctx.results, ctx.params)
-        eff = effects_frame(ctx.results)
+        eff = panel_effects_from_results(ctx.results)
         multi = eff.filter(eff["pairs"] > 1)["effect"].drop_nulls()
         variants = [
             (f"all ({p['configurations']})", p.get("mean")),

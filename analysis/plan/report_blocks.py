@@ -26,7 +26,7 @@ from analysis.runner.prereg import (
     code_digest,
     params_digest,
     parse_plan,
-    read_lock,
+    read_plan_lock,
     verify_sealed,
 )
 from analysis.safeio import SafeIOError, loads_json, loads_toml, read_bytes
@@ -63,7 +63,7 @@ def preregistration_block(package: Any, params: Any, panel_configurations: int |
             raise PlanError("is not a file the provenance lock pins")
         doc = loads_json(read_evidence_file(root, name), name)
         plan = parse_plan(doc["plan_toml"].encode("utf-8"), Path("preregistration.json:plan.toml"))
-        lock = read_lock(json.dumps(doc["plan_lock"]), "preregistration.json:plan.lock")
+        lock = read_plan_lock(json.dumps(doc["plan_lock"]), "preregistration.json:plan.lock")
     except (OSError, ValueError, KeyError, TypeError, PlanError, EvidenceError) as exc:
         return {"present": True, "intact": False, "problems": [f"{name}: {exc}"],
                 "statement": "a preregistration is named but cannot be read", "limits": STATEMENT_LIMITS,

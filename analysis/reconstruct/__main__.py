@@ -22,10 +22,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="claims file (default: data/published/claims.yaml)")
     bp.add_argument("--out", type=Path, default=Path("data/v1"), help="output directory (default: data/v1)")
     args = ap.parse_args(argv)
-    from analysis.reconstruct.build import build
+    from analysis.reconstruct.build import build_reconstruction
     t0 = time.perf_counter()
     try:
-        lock = build(args.claims, args.out)
+        lock = build_reconstruction(args.claims, args.out)
     except (ClaimsError, ReconstructionError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

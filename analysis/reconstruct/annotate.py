@@ -36,7 +36,7 @@ def _valid_s5(r: Row) -> bool:
     return r["valid"] and r["scenario"] == "S5" and _has_outcome(r)
 
 
-def carried_chars(b: Builder, c: Claims) -> None:
+def _carried_chars(b: Builder, c: Claims) -> None:
     """R16: declared allowance by arm; carried characters meet every printed cell mean or fill."""
     for r in b.rows:
         r["declared_chars"] = DECLARED_CHARS.get(r["arm"])
@@ -100,7 +100,7 @@ def carried_chars(b: Builder, c: Claims) -> None:
             r["carried_chars"] = (d * 3) // 5 if d else 6000
 
 
-def headings(b: Builder, c: Claims) -> None:
+def _headings(b: Builder, c: Claims) -> None:
     """R17: headings carried (S5 only; f and n not recorded)."""
     fixed: dict[str, list[int]] = {
         "t3.deepseek_v4_pro.j": [5] * 4, "t3.gemma_4_31b_it.j": [5] * 4,
@@ -136,7 +136,7 @@ def headings(b: Builder, c: Claims) -> None:
         r["headings_carried"] = h
 
 
-def parse_failures(b: Builder, c: Claims) -> None:
+def _parse_failures(b: Builder, c: Claims) -> None:
     """R18: parse failures: catch-up rows 1 each; ceiling j 4 of 60 folds; 18 + 39 valid rows by exact subset."""
     for r in b.rows:
         r["parse_failures"] = 0
@@ -175,7 +175,7 @@ def pick_rows(pool: list[Row], count: int, total: int) -> list[Row]:
     return [pool[i] for i in pick_subset([r["checks_passed"] for r in pool], count, total)]
 
 
-def folds(b: Builder, c: Claims) -> None:
+def _folds(b: Builder, c: Claims) -> None:
     """R19: five folds per row; printed clipped folds spread over the cell; finish_length = parse failures."""
     for r in b.rows:
         r["folds_clipped"] = 0
@@ -188,7 +188,7 @@ def folds(b: Builder, c: Claims) -> None:
         r["finish_stop"] = r["folds"] - r["finish_length"]
 
 
-def prompt_tokens(b: Builder, c: Claims) -> None:
+def _prompt_tokens(b: Builder, c: Claims) -> None:
     """R20 (placeholder): the printed session length (5 chunks of 30,000 tokens) plus the carried text re-read by
     folds 2-5 (chars / 4)."""
     session = int(_v(c, "design.session_tokens"))
@@ -197,7 +197,7 @@ def prompt_tokens(b: Builder, c: Claims) -> None:
         r["prompt_tokens_est"] = session + 4 * (cc // 4)
 
 
-def answers(b: Builder, c: Claims, params_markers: tuple[str, ...] = ("not recorded",)) -> None:
+def _answers(b: Builder, c: Claims, params_markers: tuple[str, ...] = ("not recorded",)) -> None:
     """R21: answer text (the printed 400-char prefix); the first printed number of failing rows of j q n t f
     fabricate, with the page's fabricated port, timestamp and shard count (read from the claims) and placeholders."""
     prefix = int(_v(c, "design.answer_prefix_chars"))
@@ -228,7 +228,7 @@ def answers(b: Builder, c: Claims, params_markers: tuple[str, ...] = ("not recor
         r["answer"] = "\n".join(lines)[:prefix]
 
 
-def carrier_audit(b: Builder, c: Claims) -> None:
+def _carrier_audit(b: Builder, c: Claims) -> None:
     """R22: audited rows = all valid ceiling-run rows + the first valid panel j and q rows up to the printed
     counts; the first printed number of audited rows with a failed check carry one missed value."""
     for r in b.rows:
@@ -255,9 +255,9 @@ def carrier_audit(b: Builder, c: Claims) -> None:
 def annotate(b: Builder, c: Claims) -> None:
     """All attribute rules, in order."""
     from analysis.reconstruct.populations import rule
-    for ids, step in ((("R16",), carried_chars), (("R17", "R17b"), headings), (("R18",), parse_failures),
-                      (("R19",), folds), (("R21",), answers), (("R22",), carrier_audit)):
+    for ids, step in ((("R16",), _carried_chars), (("R17", "R17b"), _headings), (("R18",), _parse_failures),
+                      (("R19",), _folds), (("R21",), _answers), (("R22",), _carrier_audit)):
         with rule(c, *ids):
             step(b, c)
     with rule(c, "R20"):
-        prompt_tokens(b, c)
+        _prompt_tokens(b, c)

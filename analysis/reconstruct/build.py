@@ -57,7 +57,7 @@ def _findings_csv(df: pl.DataFrame) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
-def build(claims_path: Path = DEFAULT_CLAIMS, out: Path = DEFAULT_OUT) -> dict:
+def build_reconstruction(claims_path: Path = DEFAULT_CLAIMS, out: Path = DEFAULT_OUT) -> dict:
     """Rebuild the package at `out` from `claims_path`; returns the lock document."""
     claims = load_claims(claims_path)
     b = reconstruct(claims)

@@ -70,7 +70,7 @@ def checks_csv(b: Builder, agreement_row: str | None) -> bytes:
     return _csv(CHECK_COLUMNS, recs)
 
 
-def study_toml(b: Builder) -> bytes:
+def reconstructed_study_toml(b: Builder) -> bytes:
     out = ['# RECONSTRUCTION of the v1 study configuration (see RECONSTRUCTION.md). Publication dates',
            '# are placeholders on the correct side of the recency cutoff; nothing here is the released package.',
            "[study]", 'name = "capacity-matched partition study (v1 reconstruction)"',
@@ -113,7 +113,7 @@ def write_reconstruction(b: Builder, c: Claims, out: Path, notes: str, findings_
     files = {
         "rows.csv": rows_csv(b),
         "checks.csv": checks_csv(b, grader_disagreement_row(b, c)),
-        "study.toml": study_toml(b),
+        "study.toml": reconstructed_study_toml(b),
         "RECONSTRUCTION.md": notes.encode("utf-8"),
         "findings.csv": findings_csv,
     }

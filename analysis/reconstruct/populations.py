@@ -96,7 +96,7 @@ def _panel_arm_values(key: str, arm: str, paired_total: int, pairs: int, unpaire
     return distribute(paired_total, pairs, K5, ge_half=g, lam=lam if arm == "q" else Fraction(0)), unp
 
 
-def panel(b: Builder, c: Claims) -> None:
+def _panel(b: Builder, c: Claims) -> None:
     """Table 3: the twenty partition runs (rules R1-R4 in RECONSTRUCTION.md)."""
     for i, (key, config) in enumerate(PANEL, start=1):
         group = f"partition-{i:02d}"
@@ -142,7 +142,7 @@ def panel(b: Builder, c: Claims) -> None:
                       valid=False, reason="infrastructure")
 
 
-def out_of_window(b: Builder) -> None:
+def _out_of_window(b: Builder) -> None:
     """The three out-of-window configurations: 4 repeats, every j and q row 7/14 (rule R5)."""
     for i, config in enumerate(OUT_OF_WINDOW, start=len(PANEL) + 1):
         group = f"partition-{i:02d}"
@@ -167,7 +167,7 @@ def _split_full(total: int, n: int, k: int, full: int) -> list[int]:
     return [k] * full + out
 
 
-def ladder(b: Builder, c: Claims) -> None:
+def _ladder(b: Builder, c: Claims) -> None:
     """Two anchor sweeps of 5 repeats, arms j q m o p on S5 and S1 (rules R6-R8)."""
     groups = ("anchor-a", "anchor-b")
     reps = [(g, r) for g in groups for r in range(1, 6)]
@@ -221,7 +221,7 @@ def _pair_by_table(first: list[int], second: list[int], k: int, both: int, f_onl
             *zip(fl[:s_only], sh[both:], strict=True), *zip(fl[s_only:], sl[f_only:f_only + neither], strict=True)]
 
 
-def ceiling(b: Builder, c: Claims) -> None:
+def _ceiling(b: Builder, c: Claims) -> None:
     """Anchor ceiling runs (8 + 4 repeats) and the glm-5.2 run (4 repeats) (rules R9-R11)."""
     glm = "z-ai/glm-5.2"
     b.groups["ceiling-anchor-a"] = ("j", "t")
@@ -275,7 +275,7 @@ def support_repeats(c: Claims, key: str) -> int:
     return best[1]  # type: ignore[index]
 
 
-def support(b: Builder, c: Claims) -> None:
+def _support(b: Builder, c: Claims) -> None:
     """Table 1: one supporting sweep per model, every measured arm on every repeat (rules R12-R13)."""
     for key, config in SUPPORT:
         n = support_repeats(c, key)
@@ -315,7 +315,7 @@ def _anchor_corpus_extra(b: Builder, c: Claims, group: str, n: int) -> None:
 
 
 # ---------------------------------------------------------------- original 4-repeat runs (4.6, 4.7.1)
-def originals(b: Builder, c: Claims) -> None:
+def _originals(b: Builder, c: Claims) -> None:
     """Rule R15: the 4 extra j rows of granite (16-row fill example) and ling (16 rows), in their own groups."""
     for key, config, total_cid, n_cid in (
             ("granite_4_1_8b", "ibm-granite/granite-4.1-8b",
@@ -337,7 +337,7 @@ def originals(b: Builder, c: Claims) -> None:
                repeats=list(range(1, n + 1)), cell=f"fillex.{key}")
 
 
-def catchup_outcomes(b: Builder) -> None:
+def _catchup_outcomes(b: Builder) -> None:
     """Rule R3: a catch-up row recalls 1.000 when the valid rows of its cell average >= 0.5 (a working arm),
     else 0.000 (paper 6: 'two removed from an arm that was working and four from arms that were failing')."""
     cells: dict[str, list[int]] = {}
@@ -354,19 +354,19 @@ def build_rows(c: Claims, lam: Fraction = Fraction(0)) -> Builder:
     """All populations, in a fixed order (`lam`: the even share of rule R2b)."""
     b = Builder(lam=lam)
     with rule(c, "R1", "R2", "R3", "R4", "R17"):
-        panel(b, c)
+        _panel(b, c)
     with rule(c, "R5"):
-        out_of_window(b)
+        _out_of_window(b)
     with rule(c, "R6-R8"):
-        ladder(b, c)
+        _ladder(b, c)
     with rule(c, "R9-R11", "R3"):
-        ceiling(b, c)
+        _ceiling(b, c)
     with rule(c, "R12", "R13", "R14"):
-        support(b, c)
+        _support(b, c)
     with rule(c, "R15"):
-        originals(b, c)
+        _originals(b, c)
     with rule(c, "R3"):
-        catchup_outcomes(b)
+        _catchup_outcomes(b)
     return b
 
 

@@ -174,7 +174,7 @@ def float_id(kind: str, name: str) -> str:
     return f"{kind}-{name.replace('_', '-')}"
 
 
-def evidence_summary(results: dict[str, Any], evidence: dict[str, Any]) -> dict[str, Any]:
+def evidence_view(results: dict[str, Any], evidence: dict[str, Any]) -> dict[str, Any]:
     """Template view of the evidence: path, kind, counts and sorted digests."""
     digests = (results.get("evidence") or {}).get("sha256") or {}
     return {**evidence, "digests": sorted(digests.items())}
@@ -233,7 +233,7 @@ def render_report(out_dir: Path, results: dict[str, Any], params: Any, evidence:
     k_pairs, sparse_k = sparse_block(results, params)
     audit = results.get("claims_audit")
     ctx = {
-        "r": results, "p": params, "ev": evidence_summary(results, evidence),
+        "r": results, "p": params, "ev": evidence_view(results, evidence),
         "tables": tables, "figures": figures, "audit": audit,
         "audit_sentence": audit_sentence(audit),
         "sparse_k": sparse_k, "sparse_k_pairs": k_pairs,

@@ -1,4 +1,4 @@
-"""The runner's command line: its subcommands, arguments, defaults and --help (``build_parser``).
+"""The runner's command line: its subcommands, arguments, defaults and --help (``build_runner_parser``).
 
 Parsing only; what each subcommand does is in analysis.runner.cli.
 """
@@ -92,7 +92,7 @@ def _add_sweep_args(p: argparse.ArgumentParser, *, arms: str, repeats: int, conc
                    help="rebuild OUT/evidence from the ledger without running the remaining slots")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_runner_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="python -m analysis.runner",
         description="Run the fold-and-recall protocol against an OpenAI-compatible endpoint and write an "

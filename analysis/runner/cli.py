@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.escape import emit
-from analysis.runner.arguments import build_parser
+from analysis.runner.arguments import build_runner_parser
 from analysis.runner.arm_order import arm_order
 from analysis.runner.client import ClientConfigError, EndpointClient, EndpointConfig, base_url_problem
 from analysis.runner.ledger import Ledger, evidence_rows, write_evidence
@@ -51,8 +51,8 @@ from analysis.runner.preflight import (
     validate,
 )
 from analysis.runner.probe import ProbeReport, apply, failure_line, probe
-from analysis.runner.secrets import api_key_env_problem, redact, redact_text, write_text
-from analysis.runner.summary import summary_lines
+from analysis.runner.secrets import api_key_env_problem, redact, redact_text, write_redacted_text
+from analysis.runner.summary import session_summary_lines
 from analysis.runner.sweep import (
     RetryPolicy,
     SweepSpec,
@@ -64,7 +64,7 @@ from analysis.safeio import SafeIOError, loads_json, read_json, read_toml
 from analysis.safeio.lock import DirLock
 
 SMOLLM2_PUBLISHED = dt.date(2024, 11, 1)  # SmolLM2 public release (Hugging Face, 1 Nov 2024)
-class CliError(RuntimeError):
+class RunnerCliError(RuntimeError):
     """A command-line problem; the message says the fix."""
 
 
@@ -138,18 +138,18 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
     fixture = getattr(args, "fixture_obj", None) or load_fixture_arg(args.fixture)
     ladder = getattr(args, "ladder_fixtures", None)
     if ladder and getattr(args, "prereg", None):
-        raise CliError("--ladder cannot run under a preregistration (--plan pins one fixture); drop one of them")
+        raise RunnerCliError("--ladder cannot run under a preregistration (--plan pins one fixture); drop one of them")
     fixtures = {fx.spec.scenario: fx for fx in (ladder or (fixture,))}
     arms_all = load_arms()
     codes = _csv(args.arms)
     unknown = [c for c in codes if c not in arms_all]
     if unknown:
-        raise CliError(f"unknown arm codes {unknown}; known: {', '.join(arms_all)}")
+        raise RunnerCliError(f"unknown arm codes {unknown}; known: {', '.join(arms_all)}")
     arms = {c: arms_all[c] for c in codes}
     cap, recall_cap = getattr(args, "fold_max_tokens", None), getattr(args, "recall_max_tokens", 1024)
     if (cap is not None and cap < 1) or recall_cap < 1:
-        raise CliError(f"--fold-max-tokens ({cap}) and --recall-max-tokens ({recall_cap}) must be positive "
-                       "token counts; give e.g. --fold-max-tokens 256")
+        raise RunnerCliError(f"--fold-max-tokens ({cap}) and --recall-max-tokens ({recall_cap}) must be positive "
+                             "token counts; give e.g. --fold-max-tokens 256")
     if cap is not None:  # one cap for every arm: the arms' contrast stays as declared, only the budget moves
         arms = {c: dataclasses.replace(a, output_tokens=min(a.output_tokens, cap)) for c, a in arms.items()}
     out = Path(args.out)
@@ -164,8 +164,9 @@ RUNNER_LOCK = ".runner.lock"
 
 def _busy(out: Path) -> Any:
     def message(holder: str, _waited: float) -> BaseException:
-        return CliError(f"another runner ({holder}) is running a sweep into {out}; two runners into one --out "
-                        "would run every slot twice. Let it finish (then re-run to resume), or choose another --out")
+        return RunnerCliError(f"another runner ({holder}) is running a sweep into {out}; two runners into one "
+                              "--out would run every slot twice. Let it finish (then re-run to resume), or choose "
+                              "another --out")
     return message
 
 
@@ -182,10 +183,11 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
             ledger.stamp = {"plan_digest": args.prereg["plan_digest"]}
         sessions = [r for r in ledger.records if r.get("kind") == "session"]
         if sessions and sessions[0]["identity"] != ident:
-            raise CliError(f"{out}/ledger.jsonl belongs to a different sweep (identity {sessions[0]['identity'][:12]}, "
-                           f"this command {ident[:12]}); rerun the original command or choose a new --out")
+            raise RunnerCliError(f"{out}/ledger.jsonl belongs to a different sweep (identity "
+                                 f"{sessions[0]['identity'][:12]}, this command {ident[:12]}); rerun the original "
+                                 "command or choose a new --out")
         if args.package_only and not sessions:
-            raise CliError(f"--package-only needs an existing sweep in {out}; run the sweep first")
+            raise RunnerCliError(f"--package-only needs an existing sweep in {out}; run the sweep first")
         if getattr(args, "window", None) is None:
             announce_window(args, targets, ledger.records)
         reports = (sessions[0]["probes"] if sessions
@@ -203,7 +205,7 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
         for t in targets:
             report = reports[t.endpoint_id + "|" + t.cfg.model]
             if report.get("usable") is False:
-                raise CliError(f"probe {failure_line(report)}")
+                raise RunnerCliError(f"probe {failure_line(report)}")
             base = str(report["base_url"]) if args.package_only and report.get("base_url") else t.cfg.base_url
             cfg = dataclasses.replace(t.cfg, base_url=base, structured_mode=report["structured_mode"],
                                       send_seed=report["seed_accepted"], reasoning_off=report["reasoning_off"],
@@ -221,7 +223,7 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
             shaped.append((t, cfg, pin, prov, key))
         keys = [k for *_, k in shaped]
         if len(set(keys)) != len(keys):
-            raise CliError(f"two targets share the configuration key {keys}; give each a distinct `key`")
+            raise RunnerCliError(f"two targets share the configuration key {keys}; give each a distinct `key`")
         slots = [s for fx in fixtures.values() for t, _, _, _, key in shaped
                  for s in plan_slots(order, scenario=fx.spec.scenario, configuration=key,
                                      execution_group=t.execution_group)]
@@ -323,7 +325,7 @@ def write_sweep_package(out: Path, records: list[dict[str, Any]], slots: Sequenc
                   configurations=confs, partition_runs=tuple(runs), kind=getattr(args, "kind", None))
     pkg = out / "evidence"
     text = json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n"
-    write_text(out / "run_manifest.json", text)
+    write_redacted_text(out / "run_manifest.json", text)
     from analysis.runner.prereg_sweep import package_extras  # issue 13: [preregistration] + preregistration.json
     prereg_toml, prereg_json = package_extras(args, records, list(confs))
     write_evidence(pkg, study, ev, study_appendix="\n".join([*runner, *([prereg_toml] if prereg_toml else [])]),
@@ -343,10 +345,10 @@ def announce_window(args: argparse.Namespace, targets: Sequence[tuple[str, dt.da
         return
     for line in notices(pairs, cutoff, recency, temperature=args.temperature, repeats=args.repeats,
                         seed=args.seed, seed_per_repeat=args.seed_per_repeat):
-        say(line)
+        say_redacted(line)
 
 
-def say(message: str) -> None:
+def say_redacted(message: str) -> None:
     """One message on stderr, redacted and with control characters made visible (never an encoding error)."""
     emit(redact_text(message), sys.stderr)
 
@@ -361,31 +363,31 @@ def load_plan_targets(path: str, args: argparse.Namespace) -> list[Target]:
     try:
         doc = read_toml(path)
     except (OSError, SafeIOError) as exc:
-        raise CliError(f"--plan {path}: {exc}; write a TOML file with [[configurations]] tables") from None
+        raise RunnerCliError(f"--plan {path}: {exc}; write a TOML file with [[configurations]] tables") from None
     entries = doc.get("configurations")
     if not isinstance(entries, list) or not entries:
-        raise CliError(f"--plan {path}: no [[configurations]] tables; add one per served configuration")
+        raise RunnerCliError(f"--plan {path}: no [[configurations]] tables; add one per served configuration")
     targets = []
     for i, e in enumerate(entries, start=1):
         if not isinstance(e, dict):
-            raise CliError(f"--plan {path}: configuration {i} is not a table; write [[configurations]] tables")
+            raise RunnerCliError(f"--plan {path}: configuration {i} is not a table; write [[configurations]] tables")
         problem = api_key_env_problem(e.get("api_key_env"), option=f"configuration {i} api_key_env")
         if problem:
-            raise CliError(f"--plan {path}: {problem}")
+            raise RunnerCliError(f"--plan {path}: {problem}")
         missing = [k for k in ("base_url", "model", "published") if k not in e]
         if missing:
-            raise CliError(f"--plan {path}: configuration {i} lacks {missing}; add them")
+            raise RunnerCliError(f"--plan {path}: configuration {i} lacks {missing}; add them")
         if (problem := base_url_problem(e["base_url"])) is not None:
-            raise CliError(f"--plan {path}: configuration {i}: {problem}")
+            raise RunnerCliError(f"--plan {path}: configuration {i}: {problem}")
         named = [(n, e.get(n)) for n in ("key", "model", "quantization", "execution_group")]
         named += [("provider_order", p) for p in (e.get("provider_order") or ())]
         for name, value in named:
             problem = identifier_problem(value if isinstance(value, str) or value is None else repr(value),
                                          f"configuration {i} {name}")
             if problem:
-                raise CliError(f"--plan {path}: {problem}")
+                raise RunnerCliError(f"--plan {path}: {problem}")
         if not isinstance(e["published"], dt.date):
-            raise CliError(f"--plan {path}: configuration {i} published must be an unquoted TOML date")
+            raise RunnerCliError(f"--plan {path}: configuration {i} published must be an unquoted TOML date")
         cfg = EndpointConfig(
             base_url=e["base_url"], model=e["model"], api_key_env=e.get("api_key_env") or None,
             temperature=args.temperature, seed=args.seed, timeout_s=args.timeout,
@@ -407,10 +409,10 @@ def _published(args: argparse.Namespace, default: dt.date | None) -> dt.date:
         try:
             return dt.date.fromisoformat(args.published)
         except ValueError as exc:
-            raise CliError(f"--published {args.published!r} is not a date; write YYYY-MM-DD") from exc
+            raise RunnerCliError(f"--published {args.published!r} is not a date; write YYYY-MM-DD") from exc
     if default is None:
-        raise CliError("--published is required for your own endpoint (the configuration's publication date, "
-                       "YYYY-MM-DD); the primary panel applies the recency cutoff to it")
+        raise RunnerCliError("--published is required for your own endpoint (the configuration's publication date, "
+                             "YYYY-MM-DD); the primary panel applies the recency cutoff to it")
     return default
 
 
@@ -455,7 +457,7 @@ def cmd_embedded(args: argparse.Namespace) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_runner_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     args.after_probe = None
     args.window = None
@@ -474,7 +476,7 @@ def _targets(args: argparse.Namespace) -> list[Target]:
         return [Target(endpoint_config(args, args.base_url, args.model), args.base_url,
                        args.family or _family(args.model), _published(args, None), args.execution_group,
                        args.configuration, args.price, args.context_length)]
-    raise CliError("give --base-url and --model (one configuration) or --plan FILE (several)")
+    raise RunnerCliError("give --base-url and --model (one configuration) or --plan FILE (several)")
 
 
 def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
@@ -491,45 +493,45 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
         validate(args)  # every argument, before a server starts or a request is sent
         if args.command == "probe":
             if not (args.base_url and args.model):
-                raise CliError("probe needs --base-url and --model")
+                raise RunnerCliError("probe needs --base-url and --model")
             cfg = endpoint_config(args, args.base_url, args.model)
             report: ProbeReport = asyncio.run(probe(cfg, declared_context=args.context_length,
                                                     max_declared=args.max_declared))
             if not report.usable:  # the outcome first, then only what was observed
-                say(f"error: {failure_line(report.to_json())}")
+                say_redacted(f"error: {failure_line(report.to_json())}")
                 emit(redact_text(json.dumps(redact(report.observed_json()), indent=2, default=str)), sys.stdout)
                 return 1
             emit(redact_text(json.dumps(redact(report.to_json()), indent=2, default=str)), sys.stdout)
-            say(json.dumps({"request_shape": dataclasses.asdict(apply(cfg, report))}, default=str))
+            say_redacted(json.dumps({"request_shape": dataclasses.asdict(apply(cfg, report))}, default=str))
         elif args.command == "sweep":
             started = time.monotonic()
             m = run_sweep_command(args, _targets(args))
-            for line in summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
+            for line in session_summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
                 out_line(line)
             if not getattr(args, "prereg", None):
-                say("not preregistered: no sealed --plan PLAN_DIR (see docs/PREREGISTRATION.md)")
+                say_redacted("not preregistered: no sealed --plan PLAN_DIR (see docs/PREREGISTRATION.md)")
         else:
             started = time.monotonic()
             m = cmd_embedded(args)
-            for line in summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
+            for line in session_summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
                 out_line(line)
     except KeyboardInterrupt:
-        say("interrupted; re-run the same command to resume from the ledger")
+        say_redacted("interrupted; re-run the same command to resume from the ledger")
         return 130
     # named errors: their message says the fix
-    except (CliError, FixtureArgError, PreflightError, ClientConfigError, EmbeddedError,
+    except (RunnerCliError, FixtureArgError, PreflightError, ClientConfigError, EmbeddedError,
             PlanError) as exc:
-        say(f"error: {type(exc).__name__}: {exc}")
+        say_redacted(f"error: {type(exc).__name__}: {exc}")
         return 2
     except (LedgerError, SafeIOError) as exc:
-        say(f"error: {type(exc).__name__}: {exc}")
+        say_redacted(f"error: {type(exc).__name__}: {exc}")
         return 1
     except OSError as exc:  # a full disk, a permission: one line, never a traceback
-        say(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
+        say_redacted(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
         return 1
     except Exception:
         import traceback
 
-        say(traceback.format_exc())
+        say_redacted(traceback.format_exc())
         return 1
     return 0

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.runner.secrets import redact, write_text
+from analysis.runner.secrets import redact, write_redacted_text
 from analysis.safeio import AppendFile, SafeIOError, dumps_json, iter_lines, loads_json, read_text
 
 LEDGER_VERSION = 1
@@ -390,6 +390,6 @@ def write_evidence(out: Path, study: Any, ev: LedgerEvidence, *, extra_json: dic
                           extra_json=extra_json)
     if study_appendix:
         path = Path(out) / "study.toml"
-        write_text(path, read_text(path).rstrip("\n") + "\n\n" + study_appendix)
+        write_redacted_text(path, read_text(path).rstrip("\n") + "\n\n" + study_appendix)
         write_lock(out, names)
     return names

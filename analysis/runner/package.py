@@ -27,7 +27,7 @@ from analysis.evidence import write_lock
 from analysis.evidence.writer import csv_text
 from analysis.runner.arms import arm_record
 from analysis.runner.protocol import TrajectoryResult
-from analysis.runner.secrets import write_text
+from analysis.runner.secrets import write_redacted_text
 
 __all__ = [
     "CHECK_COLUMNS",
@@ -240,7 +240,7 @@ def write_records(
     for name, doc in (extra_json or {}).items():
         files[name] = json.dumps(doc, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
     for name, text in files.items():
-        write_text(root / name, text)  # every byte of the package passes the key redaction
+        write_redacted_text(root / name, text)  # every byte of the package passes the key redaction
     write_lock(root, sorted(files))
     return sorted(files)
 

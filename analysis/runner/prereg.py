@@ -300,7 +300,7 @@ class PlanStatus:
         return out + [f"problem: {p}" for p in self.problems]
 
 
-def read_lock(text: str, source: str, *, now: dt.datetime | None = None) -> dict[str, Any]:
+def read_plan_lock(text: str, source: str, *, now: dt.datetime | None = None) -> dict[str, Any]:
     """Parse plan.lock JSON and check its fields (sealed_at: a UTC time, not in the future)."""
     try:
         lock = loads_json(text, source)
@@ -364,7 +364,7 @@ def check_plan(plan_dir: Path) -> PlanStatus:
         return PlanStatus(False, (*problems, f"{lock_path} not found: the plan is not sealed "
                                   f"(python generate.py plan seal {plan_dir})"), plan, None, current)
     try:
-        lock = read_lock(read_text(lock_path, limit=1 << 20), str(lock_path))
+        lock = read_plan_lock(read_text(lock_path, limit=1 << 20), str(lock_path))
     except SafeIOError as exc:
         return PlanStatus(False, (*problems, str(exc)), plan, None, current)
     except PlanError as exc:

@@ -58,7 +58,7 @@ PLAIN_MESSAGES = [{"role": "user", "content": "Say OK."}]
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class ProbeStepVerdict:
     """One probe step's outcome with the request that produced it."""
 
     step: str
@@ -99,7 +99,7 @@ class ProbeReport:
     """Context length reported by /models, else the declared one."""
     served_models: tuple[str, ...]
     """Model ids /models lists."""
-    verdicts: tuple[Verdict, ...] = field(default_factory=tuple)
+    verdicts: tuple[ProbeStepVerdict, ...] = field(default_factory=tuple)
     """Every step, in order."""
 
     def to_json(self) -> dict[str, Any]:
@@ -149,12 +149,12 @@ def failure_line(report: Mapping[str, Any]) -> str:
             f"{last.get('verdict', 'no verdict')} ({status}{detail})")
 
 
-async def _try(client: EndpointClient, step: str, body: dict[str, Any]) -> tuple[Verdict, Any]:
+async def _try(client: EndpointClient, step: str, body: dict[str, Any]) -> tuple[ProbeStepVerdict, Any]:
     try:
         res = await client.send(body)
     except InfraFault as exc:
-        return Verdict(step, f"rejected_{exc.kind}", exc.status, exc.detail[:300], body), None
-    return Verdict(step, "accepted", 200, res.text[:300], body), res
+        return ProbeStepVerdict(step, f"rejected_{exc.kind}", exc.status, exc.detail[:300], body), None
+    return ProbeStepVerdict(step, "accepted", 200, res.text[:300], body), res
 
 
 def _conforms(text: str) -> tuple[bool, str]:
@@ -193,7 +193,7 @@ def _context_from(entry: dict[str, Any]) -> int | None:
     return None
 
 
-async def _models(cfg: EndpointConfig) -> tuple[tuple[str, ...], int | None, Verdict]:
+async def _models(cfg: EndpointConfig) -> tuple[tuple[str, ...], int | None, ProbeStepVerdict]:
     headers = {}
     key = read_api_key(cfg.api_key_env)
     if key:
@@ -205,12 +205,14 @@ async def _models(cfg: EndpointConfig) -> tuple[tuple[str, ...], int | None, Ver
             r = await hc.get(url, headers=headers)
         doc = r.json() if r.status_code == 200 else None
     except TimeoutError:
-        return (), None, Verdict("models", "models_unavailable", None, f"no reply within {limit:g}s", {"url": url})
+        return (), None, ProbeStepVerdict("models", "models_unavailable", None, f"no reply within {limit:g}s",
+                                          {"url": url})
     except (httpx.HTTPError, ValueError) as exc:
-        return (), None, Verdict("models", "models_unavailable", None, redact_text(str(exc))[:200], {"url": url})
+        return (), None, ProbeStepVerdict("models", "models_unavailable", None, redact_text(str(exc))[:200],
+                                          {"url": url})
     if r.status_code != 200:
-        return (), None, Verdict("models", "models_unavailable", r.status_code,
-                                 redact_text(r.text)[:200], {"url": url})
+        return (), None, ProbeStepVerdict("models", "models_unavailable", r.status_code,
+                                          redact_text(r.text)[:200], {"url": url})
     data, problem = _listed_models(doc)
     ids = tuple(str(d.get("id")) for d in data if d.get("id") is not None)
     ctx = None
@@ -220,14 +222,15 @@ async def _models(cfg: EndpointConfig) -> tuple[tuple[str, ...], int | None, Ver
             if ctx is not None:
                 break
     if problem is not None:
-        return ids, ctx, Verdict("models", "models_malformed", r.status_code, redact_text(problem)[:200], {"url": url})
-    return ids, ctx, Verdict("models", "models_listed", r.status_code, ", ".join(ids)[:200], {"url": url})
+        return ids, ctx, ProbeStepVerdict("models", "models_malformed", r.status_code, redact_text(problem)[:200],
+                                          {"url": url})
+    return ids, ctx, ProbeStepVerdict("models", "models_listed", r.status_code, ", ".join(ids)[:200], {"url": url})
 
 
 async def probe(cfg: EndpointConfig, *, declared_context: int | None = None, max_tokens: int = 96,
                 max_declared: int | None = None) -> ProbeReport:
     """Run every probe step against one endpoint configuration."""
-    verdicts: list[Verdict] = []
+    verdicts: list[ProbeStepVerdict] = []
     ids, ctx, v_models = await _models(cfg)
     verdicts.append(v_models)
     seed_ok = cfg.send_seed and cfg.seed is not None
@@ -308,7 +311,7 @@ async def probe(cfg: EndpointConfig, *, declared_context: int | None = None, max
 
 
 def _not_probed(cfg: EndpointConfig, context: int | None, ids: tuple[str, ...],
-                verdicts: list[Verdict]) -> ProbeReport:
+                verdicts: list[ProbeStepVerdict]) -> ProbeReport:
     """The report of a probe whose plain request failed: every later field unobserved."""
     return ProbeReport(cfg.base_url, cfg.model, NOT_PROBED, NOT_PROBED, None, NOT_PROBED, NOT_PROBED, False,
                        NOT_PROBED, context, ids, tuple(verdicts))

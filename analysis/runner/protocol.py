@@ -33,7 +33,7 @@ from analysis.runner.arms import FIXED_HEADINGS, Arm, ResponseFormatStyle, respo
 from analysis.runner.fixture import Fixture
 from analysis.runner.graders import RECALL_SYSTEM_PROMPT, CheckResult, GradedCheck, grade_answer, recall_prompt
 from analysis.runner.sizing import MESSAGE_OVERHEAD_TOKENS, clip_to_tokens, estimate_tokens
-from analysis.runner.validity import Verdict, judge
+from analysis.runner.validity import RowValidity, judge
 from analysis.safeio import loads_json
 
 __all__ = [
@@ -207,7 +207,7 @@ class TrajectoryResult:
     """Whether the fixture's facts arrive in more than one fold."""
     rung: str = ""
     """The fixture's load-ladder rung (``""``: not a rung)."""
-    verdict: Verdict = field(init=False)
+    verdict: RowValidity = field(init=False)
 
     def __post_init__(self) -> None:
         verdict = judge(

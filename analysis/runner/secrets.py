@@ -78,7 +78,7 @@ def redact(obj: Any) -> Any:
     return obj
 
 
-def write_text(path: Any, text: str) -> None:
+def write_redacted_text(path: Any, text: str) -> None:
     """Write `text` (redacted) to `path` as UTF-8: the one way the runner writes a text file."""
     from analysis.safeio import write_text as door_write_text
 

@@ -32,7 +32,7 @@ def recall_by_arm(rows: pl.DataFrame) -> dict[str, tuple[float | None, int]]:
     return out
 
 
-def summary_lines(package: Path, manifest: Mapping[str, Any], elapsed_s: float) -> list[str]:
+def session_summary_lines(package: Path, manifest: Mapping[str, Any], elapsed_s: float) -> list[str]:
     """What a sweep session prints at its end (stdout), the package's path last."""
     rows = load_package(package).rows
     valid = int(rows.get_column("valid").sum() or 0)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-__all__ = ["ARM_BEHAVIOURS", "CATCHUP", "INFRASTRUCTURE", "Verdict", "judge", "valid_rows"]
+__all__ = ["ARM_BEHAVIOURS", "CATCHUP", "INFRASTRUCTURE", "RowValidity", "judge", "valid_rows"]
 
 INFRASTRUCTURE = "infrastructure"
 CATCHUP = "catchup"
@@ -34,7 +34,7 @@ ARM_BEHAVIOURS: tuple[str, ...] = ("parse_failure", "refusal", "empty_answer", "
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class RowValidity:
     """The validity verdict of one trajectory."""
 
     valid: bool
@@ -47,13 +47,13 @@ class Verdict:
     """Whether the row has graded checks (``checks_passed`` not empty)."""
 
 
-def judge(*, infrastructure_fault: str | None, catchup_folds: int, distributed: bool) -> Verdict:
+def judge(*, infrastructure_fault: str | None, catchup_folds: int, distributed: bool) -> RowValidity:
     """The one validity rule (see module note); arm behaviour is deliberately not an input."""
     if infrastructure_fault is not None:
-        return Verdict(valid=False, reason=INFRASTRUCTURE, retryable=True, has_outcome=False)
+        return RowValidity(valid=False, reason=INFRASTRUCTURE, retryable=True, has_outcome=False)
     if catchup_folds > 0 and distributed:
-        return Verdict(valid=False, reason=CATCHUP, retryable=False, has_outcome=True)
-    return Verdict(valid=True, reason=None, retryable=False, has_outcome=True)
+        return RowValidity(valid=False, reason=CATCHUP, retryable=False, has_outcome=True)
+    return RowValidity(valid=True, reason=None, retryable=False, has_outcome=True)
 
 
 def valid_rows(rows: pl.DataFrame) -> pl.DataFrame:

@@ -5,7 +5,7 @@ Methods note: every statistic is read from results.json (analysis.results.build_
 keys documented in docs/RESULTS_KEYS.md); only j fill, which results.json does not carry
 per configuration, comes from analysis.estimators.fill over the partition runs, and the paired
 effects of the out-of-window runs (not part of the panel, hence not in results.json) come from
-the panel's own estimator, analysis.estimators.paired.effects_frame, applied to those runs.
+the panel's own estimator, analysis.estimators.paired.paired_effects_frame, applied to those runs.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import polars as pl
 
 from analysis.estimators.common import Contrast, runs_frame
 from analysis.estimators.fill import fill_fractions
-from analysis.estimators.paired import effects_frame as paired_effects
+from analysis.estimators.paired import paired_effects_frame
 from analysis.tables.context import ReportContext, section, sparse_block
 from analysis.tables.spec import (
     TableSpec,
@@ -34,7 +34,7 @@ _EFFECT_SCHEMA = {"configuration": pl.String, "effect": pl.Float64, "pairs": pl.
                   "control_mean": pl.Float64, "treatment_mean": pl.Float64}
 
 
-def effects_frame(results: Any) -> pl.DataFrame:
+def panel_effects_from_results(results: Any) -> pl.DataFrame:
     """results.panel.effects as one row per configuration (sorted), nulls for undefined values."""
     effects = section(results, "panel", "effects") or {}
     rows = [{"configuration": k, **{c: v.get(c) for c in _EFFECT_SCHEMA if c != "configuration"}}
@@ -64,7 +64,7 @@ def table3(ctx: ReportContext) -> TableSpec:
     title = f"Primary panel: per-configuration paired effect {t}−{c} on {s.scenario}"
     cols = ["Model", f"{c} mean", f"{t} mean", "Complete pairs", f"Paired {t}-{c}",
             f"{c} rows", f"{t} rows", f"{c} fill"]
-    eff = effects_frame(ctx.results)
+    eff = panel_effects_from_results(ctx.results)
     if eff.height == 0:
         return empty_table("t3_panel", title, cols, "no configuration in the primary panel")
     frame = eff.join(panel_fills(ctx).select("configuration", "fill"), on="configuration", how="left")
@@ -100,7 +100,7 @@ def out_of_window(ctx: ReportContext) -> TableSpec:
     earliest = runs.get_column("published").min()
     if not isinstance(earliest, datetime.date):
         raise TypeError(f"runs.published holds dates, got {earliest!r}")
-    eff, _ = paired_effects(ctx.rows, runs, Contrast(c, t, s.scenario), earliest)
+    eff, _ = paired_effects_frame(ctx.rows, runs, Contrast(c, t, s.scenario), earliest)
     frame = (runs.select("configuration", "published")
              .join(eff.select("configuration", "pairs", "effect", "control_mean", "treatment_mean",
                               "control_rows", "treatment_rows"), on="configuration", how="left")
@@ -165,7 +165,7 @@ def sparse_cells(ctx: ReportContext) -> TableSpec:
     rows.append((f"at least {min_pairs} complete pairs", f"min_pairs_{min_pairs}", block))
     rows.append(("equal valid-arm counts", "equal_counts", sp.get("equal_counts") or {}))
     rows.append(("excluding single-pair configurations", "exclude_single_pair",
-                 _without_single_pair(effects_frame(ctx.results))))
+                 _without_single_pair(panel_effects_from_results(ctx.results))))
     data = pl.DataFrame(
         [{"population": key, "configurations": int(d.get("configurations") or 0),
           "mean": d.get("mean"), "median": d.get("median")} for _, key, d in rows],
