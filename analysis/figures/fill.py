@@ -34,7 +34,7 @@ def fill_vs_effect(ctx: ReportContext) -> FigureSpec:
         fig, (ax,) = new_figure(height=3.8)
         classes = [f"{s.control} ≥ {cut:g} (not failing)", f"{s.control} < {cut:g}, {s.treatment} rescues",
                    f"{s.control} < {cut:g}, {s.treatment} does not rescue"]
-        for cls, col, mk in zip(classes, colours, markers):
+        for cls, col, mk in zip(classes, colours, markers, strict=True):
             d = f.filter(pl.col("cls") == cls)
             if d.height:
                 ax.scatter(d["fill"], d["effect"], color=col, marker=mk, s=30, label=f"{cls} ({d.height})",
@@ -48,7 +48,7 @@ def fill_vs_effect(ctx: ReportContext) -> FigureSpec:
         ax.set_title(title)
         ax.grid(axis="both")
         handles, labels = ax.get_legend_handles_labels()
-        uniq = dict(zip(labels, handles))
+        uniq = dict(zip(labels, handles, strict=True))
         ax.legend(uniq.values(), uniq.keys(), loc="best")
     return FigureSpec("fill_effect", title, fig,
                       "Scatter of control-arm fill against the paired effect per configuration, coloured "

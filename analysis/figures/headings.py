@@ -39,7 +39,6 @@ def _slope(r: pl.DataFrame) -> float:
 
 def headings(ctx: ReportContext) -> FigureSpec:
     """Recall by headings carried (single-field arms) and the within-cell residual scatter."""
-    s = ctx.study
     title = "Recall and rendered headings (exploratory, post-treatment association)"
     with style():
         ha = ctx.estimates.headings
@@ -50,7 +49,7 @@ def headings(ctx: ReportContext) -> FigureSpec:
         fig, (ax1, ax2) = new_figure(2, height=3.4)
         have = levels.filter(pl.col("rows") > 0)
         ax1.bar(have["headings"], have["mean"], color=OKABE_ITO["blue"], width=0.7)
-        for h, m, n in zip(have["headings"], have["mean"], have["rows"]):
+        for h, m, n in zip(have["headings"], have["mean"], have["rows"], strict=True):
             ax1.annotate(f"n={n}", (h, m), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=7.5)
         ax1.set_xticks(levels["headings"].to_list())
         ax1.set_ylim(0, 1.12)

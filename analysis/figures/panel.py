@@ -46,7 +46,7 @@ def forest(ctx: ReportContext) -> FigureSpec:
                         solid_capstyle="butt", label="planned-repeat bounds" if i == 0 else None)
         ax.scatter(eff["effect"], y, s=14 + 6 * eff["pairs"].to_numpy(), color=OKABE_ITO["black"],
                    zorder=3, label="paired effect (marker area ∝ pairs)")
-        labels = [f"{c}  (pairs {k})" for c, k in zip(eff["configuration"], eff["pairs"])]
+        labels = [f"{c}  (pairs {k})" for c, k in zip(eff["configuration"], eff["pairs"], strict=True)]
         ax.set_yticks(y, labels)
         ax.set_xlabel(f"mean within-repeat difference in exact recall ({s.treatment} minus {s.control})")
         ax.set_title(title)
@@ -74,7 +74,7 @@ def ladder(ctx: ReportContext) -> FigureSpec:
             d = t.data.filter(t.data["configuration"] == conf)
             x = np.arange(d.height)
             ax.plot(x, d["mean"], marker="o", color=colours[k % len(colours)], label=conf)
-            for xi, m, nrow in zip(x, d["mean"], d["rows"]):
+            for xi, m, nrow in zip(x, d["mean"], d["rows"], strict=True):
                 ax.annotate(f"n={nrow}", (xi, m), textcoords="offset points", xytext=(6, -10), fontsize=7.5)
         arms = list(t.data.filter(t.data["configuration"] == confs[0])["arm"])
         ax.set_xticks(np.arange(len(arms)), arms)
@@ -113,7 +113,7 @@ def sensitivity(ctx: ReportContext) -> FigureSpec:
         loo = section(ctx.results, "sensitivity", "each_excluded") or {}
         fig, (ax1, ax2) = new_figure(2, width=8.6, height=max(3.4, 0.2 * len(loo) + 1.4))
         ys = np.arange(len(variants))[::-1]
-        for yv, (label, v) in zip(ys, variants):
+        for yv, (_label, v) in zip(ys, variants, strict=True):
             if v is None:
                 ax1.text(0, yv, "undefined", va="center", ha="center", color=OKABE_ITO["grey"], fontsize=8)
             else:

@@ -20,7 +20,7 @@ def recall_distribution(ctx: ReportContext) -> FigureSpec:
                               "No valid row with an outcome.", "no valid row with an outcome")
         k = int(rows["checks_total"].max())  # type: ignore[arg-type]
         counts = rows.group_by("checks_passed").len().sort("checks_passed")
-        full = dict(zip(counts["checks_passed"].to_list(), counts["len"].to_list()))
+        full = dict(zip(counts["checks_passed"].to_list(), counts["len"].to_list(), strict=True))
         xs = np.arange(k + 1)
         ys = np.array([full.get(i, 0) for i in xs])
         fig, (ax,) = new_figure(height=3.0)

@@ -258,7 +258,8 @@ def fill_examples(ctx: ReportContext) -> TableSpec:
         parts.append(joined.with_columns(pl.lit(arm).alias("arm")).select(
             "arm", "configuration", "fill_rows", "carried_mean", "fill", "rows", "mean"))
     if not parts:
-        return empty_table("t_fill_examples", title, cols, f"no valid {study.control} rows recording carried and declared characters")
+        return empty_table("t_fill_examples", title, cols,
+                           f"no valid {study.control} rows recording carried and declared characters")
     frame = pl.concat(parts).sort(["fill", "configuration"], descending=[True, False])
     out = [{"model": r["configuration"], "rows": str(r["fill_rows"]), "carried chars": fmt_int(r["carried_mean"]),
             "of the declared ceiling": fmt_pct(r["fill"]), "recall": fmt_mean_n(r["mean"], r["rows"])}

@@ -17,7 +17,6 @@ import polars as pl
 
 from analysis.results.inputs import ResultsInputs
 
-
 PILOT_KEY = "v2_pilot"
 """Name of the companion pilot package in ReportContext.extras."""
 

@@ -18,7 +18,6 @@ from analysis.tables.spec import TableSpec, counted, display_frame, empty_table,
 def headings(ctx: ReportContext) -> TableSpec:
     """Paper 4.8: recall by headings carried, single-field schema arms, plus within-cell fits."""
     ep = ctx.params
-    s = ctx.study
     title = f"Exploratory: recall by headings carried, single-field schema arms ({', '.join(ep.single_field_arms)})"
     cols = ["headings that arrived", "rows", "mean recall", f"rows ≥ {ep.threshold_partial:g}"]
     ha = ctx.estimates.headings

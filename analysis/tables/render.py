@@ -82,7 +82,8 @@ def column_weight(header: str, cells: list[str]) -> int:
 
 def _curly(text: str) -> str:
     """Typographic apostrophes and single quotes, as Pandoc's smart punctuation prints them in the prose
-    (``paper’s``, ``‘appeared at a later fold’``): after a letter a closing mark, elsewhere before one an opening mark."""
+    (``paper’s``, ``‘appeared at a later fold’``): after a letter a closing mark, elsewhere before one an
+    opening mark."""
     text = re.sub(r"(?<=\w)'", "’", text)
     return re.sub(r"'(?=\w)", "‘", text)
 

@@ -27,6 +27,7 @@ from analysis.tables.spec import (
     fmt_num,
 )
 
+
 @dataclass(frozen=True)
 class SurvivalSource:
     """The package the survival outputs show, with its timeline and survival."""
@@ -66,8 +67,9 @@ def level_text(params: Any) -> str:
     return f"{100 * (1 - params.alpha):g}%"
 
 
-CURVE_COLUMNS = ["evidence", "arm", "S(k) by folds since entry", "S at the last fold, {level} interval (rows as clusters)",
-                 "hazard per fold", "losses at clipped folds", "losses at parse failures"]
+CURVE_COLUMNS = ["evidence", "arm", "S(k) by folds since entry",
+                 "S at the last fold, {level} interval (rows as clusters)", "hazard per fold",
+                 "losses at clipped folds", "losses at parse failures"]
 """Column headers of t_fact_survival_curves; ``{level}`` is filled from the params (:func:`level_text`)."""
 
 
@@ -140,7 +142,8 @@ def fact_survival(ctx: ReportContext) -> TableSpec:
 
 def fact_survival_curves(ctx: ReportContext) -> TableSpec:
     """Per arm: Kaplan–Meier S(k), S at the last fold with its row-cluster interval, hazard, loss sites."""
-    title = "Survival of captured values across later folds: Kaplan–Meier curve, hazard and where losses happen, per arm"
+    title = ("Survival of captured values across later folds: Kaplan–Meier curve, hazard and where losses happen, "
+             "per arm")
     src = survival_source(ctx)
     cols = curve_columns(ctx.params)
     if isinstance(src, str):
