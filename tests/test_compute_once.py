@@ -151,3 +151,27 @@ def test_the_committed_fixtures_are_in_the_results_key(tmp_path: Path, monkeypat
     assert before is not None and after is not None
     assert before["verify"] == after["verify"]
     assert all(before[s] != after[s] for s in ("results", "tables", "figures", "report"))
+
+
+def test_the_panel_tables_and_figures_render_the_typed_estimates_not_the_results_mapping() -> None:
+    # The panel family (Table 3, panel summary, sparse cells, sensitivity; forest and sensitivity figures) reads
+    # ctx.estimates: handed an empty results mapping, they render exactly what they render beside results.json.
+
+    from analysis.figures import panel as panel_figures
+    from analysis.figures.common import png_bytes, style
+    from analysis.tables import panel as panel_tables
+    from analysis.tables.render import to_csv, to_markdown
+    from report_support import context, handmade
+
+    _, results = handmade()
+    with_results, without = context(results=results), context(results={})
+    for builder in (panel_tables.table3, panel_tables.panel_summary, panel_tables.sparse_cells,
+                    panel_tables.sensitivity):
+        a, b = builder(with_results), builder(without)
+        assert not a.is_empty, a.name
+        assert (to_csv(a), to_markdown(a)) == (to_csv(b), to_markdown(b)), a.name
+    with style():
+        for fig in (panel_figures.forest, panel_figures.sensitivity):
+            a, b = fig(with_results), fig(without)
+            assert not a.empty_reason, a.name
+            assert png_bytes(a.figure) == png_bytes(b.figure), a.name

@@ -67,11 +67,15 @@ def test_the_docs_index_is_generated_from_the_registry() -> None:
         assert f"| `{block.key}` |" in docs_index()
 
 
-_HELPERS = {"panel_effects_from_results": "panel", "sparse_block": "sparse"}
-"""Table helpers (analysis.tables.panel / context) that read one results block for their caller."""
+_HELPERS = {"sparse_block": "sparse"}
+"""Table helpers (analysis.tables.context) that read one results block for their caller."""
 _ESTIMATES = {"panel": "panel", "fill": "fill", "headings": "headings_detail", "carrier": "carrier_audit",
-              "failures": "failure_modes", "survival": "fact_survival", "pilot_inputs": "v2_pilot"}
+              "failures": "failure_modes", "survival": "fact_survival", "pilot_inputs": "v2_pilot",
+              "sparse_contract": "sparse", "equal_counts": "sparse", "bounds": "bounds", "families": "families",
+              "each_excluded": "sensitivity"}
 """``ctx.estimates.<attribute>`` (analysis.results.inputs.ResultsInputs) -> the block that serialises it."""
+_ESTIMATE_PARTS = {("bounds", "per_configuration"): "bounds_detail"}
+"""``ctx.estimates.<attribute>.<field>`` serialised by another block than the attribute's own."""
 
 
 def _blocks_read(module: str, name: str) -> set[str]:
@@ -87,8 +91,15 @@ def _blocks_read(module: str, name: str) -> set[str]:
         if fn in seen or fn not in functions:
             continue
         seen.add(fn)
+        parts: set[int] = set()  # ctx.estimates.<attribute> nodes read only for a field another block serialises
         for node in ast.walk(functions[fn]):
             if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+                    and isinstance(node.value.value, ast.Attribute) and node.value.value.attr == "estimates"
+                    and (node.value.attr, node.attr) in _ESTIMATE_PARTS):
+                keys.add(_ESTIMATE_PARTS[(node.value.attr, node.attr)])
+                parts.add(id(node.value))
+        for node in ast.walk(functions[fn]):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and id(node) not in parts
                     and node.value.attr == "estimates" and node.attr in _ESTIMATES):
                 keys.add(_ESTIMATES[node.attr])  # a typed estimate the block serialises
             if isinstance(node, ast.Attribute) and node.attr == "inference_row":  # rows of registered statistics

@@ -1,9 +1,10 @@
 """Panel figures: forest plot of per-configuration effects, the assigned-policy ladder, and the
 sparse-cell / leave-one-out sensitivity.
 
-Methods note: every plotted number is read from results.json (panel, bounds_detail, sparse,
-sensitivity, families) or from the table builders' full-precision frames; nothing is
-recomputed here.
+Methods note: every plotted number is read from the typed estimates the results stage computed once
+(``ctx.estimates``: the panel, its subsets, the bounds with their per-configuration rows, family weighting,
+each configuration left out), the objects results.json serialises (panel, bounds_detail, sparse,
+sensitivity, families), or from the table builders' full-precision frames; nothing is recomputed here.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
+from analysis.results.inputs import CONTRACT_SPARSE_K
 from analysis.style import OKABE_ITO
-from analysis.tables.context import ReportContext, section, sparse_block
-from analysis.tables.panel import panel_effects_from_results
+from analysis.tables.context import ReportContext
+from analysis.tables.panel import panel_effects_rows, summary_values
+from analysis.tables.spec import defined
 
 
 def forest(ctx: ReportContext) -> FigureSpec:
@@ -22,27 +25,29 @@ def forest(ctx: ReportContext) -> FigureSpec:
     s = ctx.study
     title = f"Paired effect {s.treatment}−{s.control} per configuration"
     with style():
-        eff = panel_effects_from_results(ctx.results).drop_nulls("effect").sort("effect")
+        eff = panel_effects_rows(ctx.estimates.panel).drop_nulls("effect").sort("effect")
         if eff.height == 0:
             return FigureSpec("forest", title, empty_figure(title, "no panel configuration"),
                               "No panel configuration in this evidence.", "no panel configuration")
-        p = section(ctx.results, "panel") or {}
-        per_bounds = section(ctx.results, "bounds_detail", "per_configuration") or {}
+        summary = ctx.estimates.panel.summary
+        per_bounds = {r["configuration"]: (defined(r["lo"]), defined(r["hi"]))
+                      for r in ctx.estimates.bounds.per_configuration.iter_rows(named=True)}
         n = eff.height
         height = max(2.4, 0.28 * n + 1.4)
         fig, (ax,) = new_figure(height=height)
         y = np.arange(n)
-        lo_d, hi_d = p.get("dispersion_lo"), p.get("dispersion_hi")
+        lo_d, hi_d = defined(summary.dispersion_lo), defined(summary.dispersion_hi)
         if lo_d is not None and hi_d is not None:
             ax.axvspan(lo_d, hi_d, color=OKABE_ITO["sky"], alpha=0.18, lw=0,
                        label="dispersion interval of the panel mean")
         ax.axvline(0, color=OKABE_ITO["grey"], lw=0.8)
-        if p.get("mean") is not None:
-            ax.axvline(p["mean"], color=OKABE_ITO["blue"], lw=1.4, label=f"panel mean {p['mean']:+.3f}")
+        mean = defined(summary.mean)
+        if mean is not None:
+            ax.axvline(mean, color=OKABE_ITO["blue"], lw=1.4, label=f"panel mean {mean:+.3f}")
         for i, conf in enumerate(eff["configuration"]):
-            b = per_bounds.get(conf) or {}
-            if b.get("lo") is not None and b.get("hi") is not None:
-                ax.plot([b["lo"], b["hi"]], [i, i], color=OKABE_ITO["orange"], lw=2.2, alpha=0.55,
+            lo_b, hi_b = per_bounds.get(conf, (None, None))
+            if lo_b is not None and hi_b is not None:
+                ax.plot([lo_b, hi_b], [i, i], color=OKABE_ITO["orange"], lw=2.2, alpha=0.55,
                         solid_capstyle="butt", label="planned-repeat bounds" if i == 0 else None)
         ax.scatter(eff["effect"], y, s=14 + 6 * eff["pairs"].to_numpy(), color=OKABE_ITO["black"],
                    zorder=3, label="paired effect (marker area ∝ pairs)")
@@ -93,24 +98,24 @@ def sensitivity(ctx: ReportContext) -> FigureSpec:
     """Panel mean under the sparse-cell populations, bounds and family weighting; leave-one-out means."""
     title = "Sensitivity of the panel mean"
     with style():
-        p = section(ctx.results, "panel") or {}
-        if not p.get("configurations"):
+        p = summary_values(ctx.estimates.panel.summary)
+        if not p["configurations"]:
             return FigureSpec("sensitivity", title, empty_figure(title, "no panel configuration"),
                               "No panel configuration in this evidence.", "no panel configuration")
-        sp = section(ctx.results, "sparse") or {}
-        min_pairs, kblock = sparse_block(ctx.results, ctx.params)
-        eff = panel_effects_from_results(ctx.results)
+        kblock = summary_values(ctx.estimates.sparse_contract.summary)
+        equal = summary_values(ctx.estimates.equal_counts.summary)
+        eff = panel_effects_rows(ctx.estimates.panel)
         multi = eff.filter(eff["pairs"] > 1)["effect"].drop_nulls()
         variants = [
-            (f"all ({p['configurations']})", p.get("mean")),
-            (f"≥ {min_pairs} pairs ({kblock.get('configurations', 0)})", kblock.get("mean")),
-            (f"equal counts ({(sp.get('equal_counts') or {}).get('configurations', 0)})",
-             (sp.get("equal_counts") or {}).get("mean")),
+            (f"all ({p['configurations']})", p["mean"]),
+            (f"≥ {CONTRACT_SPARSE_K} pairs ({kblock['configurations']})", kblock["mean"]),
+            (f"equal counts ({equal['configurations']})", equal["mean"]),
             (f"no single-pair ({multi.len()})", multi.mean() if multi.len() else None),
-            ("family-weighted", (section(ctx.results, "families") or {}).get("mean")),
+            ("family-weighted", defined(ctx.estimates.families.mean)),
         ]
-        b = section(ctx.results, "bounds") or {}
-        loo = section(ctx.results, "sensitivity", "each_excluded") or {}
+        b = {"lo": defined(ctx.estimates.bounds.lo), "hi": defined(ctx.estimates.bounds.hi)}
+        each = ctx.estimates.each_excluded
+        loo = {name: {"mean": defined(m)} for name, m in zip(each.configurations, each.mean, strict=True)}
         fig, (ax1, ax2) = new_figure(2, width=8.6, height=max(3.4, 0.2 * len(loo) + 1.4))
         ys = np.arange(len(variants))[::-1]
         for yv, (_label, v) in zip(ys, variants, strict=True):

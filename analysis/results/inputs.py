@@ -81,6 +81,11 @@ class ResultsInputs:
         return paired.equal_counts_subset(self.panel, self.params.alpha)
 
     @cached_property
+    def each_excluded(self) -> paired.EachExcluded:
+        """The panel mean and median with each configuration left out in turn (``sensitivity.each_excluded``)."""
+        return paired.each_excluded(self.panel)
+
+    @cached_property
     def bounds(self) -> bounds_mod.PlannedRepeatBounds:
         """Planned-repeat bounds of the panel."""
         return bounds_mod.planned_repeat_bounds(self.package.rows, self.panel)

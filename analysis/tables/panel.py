@@ -1,11 +1,13 @@
 """Builders of the panel tables (paper section 4.7): Table 3, panel summary, sparse-cell sensitivity,
 and the partition runs outside the recency window.
 
-Methods note: every statistic is read from results.json (analysis.results.build_results,
-keys documented in docs/RESULTS_KEYS.md); only j fill, which results.json does not carry
-per configuration, comes from analysis.estimators.fill over the partition runs, and the paired
-effects of the out-of-window runs (not part of the panel, hence not in results.json) come from
-the panel's own estimator, analysis.estimators.paired.paired_effects_frame, applied to those runs.
+Methods note: every statistic is read from the typed estimates the results stage computed once
+(``ctx.estimates``: the paired panel, its subsets, the bounds, family weighting), the objects results.json
+serialises (keys documented in docs/RESULTS_KEYS.md), with NaN shown as undefined exactly where results.json
+has null; only j fill, which results.json does not carry per configuration, comes from
+analysis.estimators.fill over the partition runs, and the paired effects of the out-of-window runs (not
+part of the panel, hence not in results.json) come from the panel's own estimator,
+analysis.estimators.paired.paired_effects_frame, applied to those runs.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ import polars as pl
 
 from analysis.estimators.common import Contrast, runs_frame
 from analysis.estimators.fill import fill_fractions
-from analysis.estimators.paired import paired_effects_frame
-from analysis.tables.context import ReportContext, section, sparse_block
+from analysis.estimators.paired import Panel, PanelSummary, paired_effects_frame
+from analysis.results.inputs import CONTRACT_SPARSE_K
+from analysis.tables.context import ReportContext
 from analysis.tables.spec import (
     TableSpec,
+    defined,
     display_frame,
     empty_table,
     fmt_int,
@@ -34,12 +38,20 @@ _EFFECT_SCHEMA = {"configuration": pl.String, "effect": pl.Float64, "pairs": pl.
                   "control_mean": pl.Float64, "treatment_mean": pl.Float64}
 
 
-def panel_effects_from_results(results: Any) -> pl.DataFrame:
-    """results.panel.effects as one row per configuration (sorted), nulls for undefined values."""
-    effects = section(results, "panel", "effects") or {}
-    rows = [{"configuration": k, **{c: v.get(c) for c in _EFFECT_SCHEMA if c != "configuration"}}
-            for k, v in sorted(effects.items())]
+def panel_effects_rows(panel: Panel) -> pl.DataFrame:
+    """The panel's per-configuration effects (``results.panel.effects``), one row per configuration, sorted;
+    null where an estimate is undefined (NaN)."""
+    rows = [{"configuration": e.configuration, "effect": defined(e.effect), "pairs": e.pairs,
+             "control_rows": e.control_rows, "treatment_rows": e.treatment_rows,
+             "control_mean": defined(e.control_mean), "treatment_mean": defined(e.treatment_mean)}
+            for e in sorted(panel.effects, key=lambda e: e.configuration)]
     return pl.DataFrame(rows, schema=_EFFECT_SCHEMA)
+
+
+def summary_values(summary: PanelSummary) -> dict[str, Any]:
+    """configurations, mean and median of a panel summary as results.json holds them (None: undefined)."""
+    return {"configurations": summary.configurations, "mean": defined(summary.mean),
+            "median": defined(summary.median)}
 
 
 def partition_runs_frame(study: Any) -> pl.DataFrame:
@@ -64,7 +76,7 @@ def table3(ctx: ReportContext) -> TableSpec:
     title = f"Primary panel: per-configuration paired effect {t}−{c} on {s.scenario}"
     cols = ["Model", f"{c} mean", f"{t} mean", "Complete pairs", f"Paired {t}-{c}",
             f"{c} rows", f"{t} rows", f"{c} fill"]
-    eff = panel_effects_from_results(ctx.results)
+    eff = panel_effects_rows(ctx.estimates.panel)
     if eff.height == 0:
         return empty_table("t3_panel", title, cols, "no configuration in the primary panel")
     frame = eff.join(panel_fills(ctx).select("configuration", "fill"), on="configuration", how="left")
@@ -121,9 +133,9 @@ def out_of_window(ctx: ReportContext) -> TableSpec:
 def panel_summary(ctx: ReportContext) -> TableSpec:
     """Equal-configuration summary of the panel: centre, spread, signs, leave-one-out, dispersion."""
     title = "Panel summary over configurations (each weighted equally)"
-    p = section(ctx.results, "panel")
+    summary = ctx.estimates.panel.summary
     cols = ["statistic", "value"]
-    if not p or not p.get("configurations"):
+    if not summary.configurations:
         return empty_table("t3_summary", title, cols, "no configuration in the primary panel")
     spec = [
         ("configurations", "configurations", fmt_int),
@@ -137,10 +149,10 @@ def panel_summary(ctx: ReportContext) -> TableSpec:
         ("dispersion_lo", "dispersion interval, low", fmt_signed),
         ("dispersion_hi", "dispersion interval, high", fmt_signed),
     ]
-    data = pl.DataFrame({"key": [k for k, _, _ in spec],
-                         "value": [None if p.get(k) is None else float(p[k]) for k, _, _ in spec]},
+    values = {k: defined(getattr(summary, k)) for k, _, _ in spec}
+    data = pl.DataFrame({"key": [k for k, _, _ in spec], "value": [values[k] for k, _, _ in spec]},
                         schema={"key": pl.String, "value": pl.Float64})
-    out = [{"statistic": label, "value": f(p.get(k))} for k, label, f in spec]
+    out = [{"statistic": label, "value": f(values[k])} for k, label, f in spec]
     return TableSpec("t3_summary", title, data, display_frame(out, cols),
                      note="The dispersion interval is mean ± t(0.975, n−1)·sd/√n over configurations, "
                           "conditional on this panel; it is not a confidence interval for recent models.")
@@ -156,16 +168,15 @@ def sparse_cells(ctx: ReportContext) -> TableSpec:
     """Paper sparse-cell table: panel mean and median under the sparse-cell restrictions."""
     title = "Sparse-cell sensitivity: equal-configuration paired mean by population"
     cols = ["population", "configurations", "equal-configuration paired mean", "median"]
-    p = section(ctx.results, "panel")
-    if not p or not p.get("configurations"):
+    if not ctx.estimates.panel.summary.configurations:
         return empty_table("t_sparse", title, cols, "no configuration in the primary panel")
-    min_pairs, block = sparse_block(ctx.results, ctx.params)
-    sp = section(ctx.results, "sparse") or {}
-    rows = [("at least one complete pair", "panel", p)]
-    rows.append((f"at least {min_pairs} complete pairs", f"min_pairs_{min_pairs}", block))
-    rows.append(("equal valid-arm counts", "equal_counts", sp.get("equal_counts") or {}))
+    k = CONTRACT_SPARSE_K  # the subset results.json's sparse block carries (docs/RESULTS_CONTRACT.md)
+    rows = [("at least one complete pair", "panel", summary_values(ctx.estimates.panel.summary))]
+    rows.append((f"at least {k} complete pairs", f"min_pairs_{k}",
+                 summary_values(ctx.estimates.sparse_contract.summary)))
+    rows.append(("equal valid-arm counts", "equal_counts", summary_values(ctx.estimates.equal_counts.summary)))
     rows.append(("excluding single-pair configurations", "exclude_single_pair",
-                 _without_single_pair(panel_effects_from_results(ctx.results))))
+                 _without_single_pair(panel_effects_rows(ctx.estimates.panel))))
     data = pl.DataFrame(
         [{"population": key, "configurations": int(d.get("configurations") or 0),
           "mean": d.get("mean"), "median": d.get("median")} for _, key, d in rows],
@@ -182,18 +193,17 @@ def sensitivity(ctx: ReportContext) -> TableSpec:
     """Planned-repeat bounds and family weighting (paper section 4.7)."""
     title = "Missingness bounds and family-weighted sensitivity"
     cols = ["analysis", "value"]
-    b = section(ctx.results, "bounds") or {}
-    f = section(ctx.results, "families") or {}
-    if not b and not f:
+    b, f = ctx.estimates.bounds, ctx.estimates.families
+    if not b.configurations:  # the bounds and the family weighting are of the panel's configurations
         return empty_table("t_sensitivity", title, cols, "no configuration in the primary panel")
-    spec = [("bounds.lo", "planned-repeat bound, worst case", b.get("lo"), fmt_signed),
-            ("bounds.hi", "planned-repeat bound, best case", b.get("hi"), fmt_signed),
-            ("families.families", "families with a panel configuration", f.get("families"), fmt_int),
-            ("families.mean", "family-weighted mean", f.get("mean"), fmt_signed),
-            ("families.lofo_min", "leave-one-family-out mean, lowest", f.get("lofo_min"), fmt_signed),
-            ("families.lofo_max", "leave-one-family-out mean, highest", f.get("lofo_max"), fmt_signed),
-            ("families.dispersion_lo", "family dispersion interval, low", f.get("dispersion_lo"), fmt_signed),
-            ("families.dispersion_hi", "family dispersion interval, high", f.get("dispersion_hi"), fmt_signed)]
+    spec = [("bounds.lo", "planned-repeat bound, worst case", defined(b.lo), fmt_signed),
+            ("bounds.hi", "planned-repeat bound, best case", defined(b.hi), fmt_signed),
+            ("families.families", "families with a panel configuration", f.families, fmt_int),
+            ("families.mean", "family-weighted mean", defined(f.mean), fmt_signed),
+            ("families.lofo_min", "leave-one-family-out mean, lowest", defined(f.lofo_min), fmt_signed),
+            ("families.lofo_max", "leave-one-family-out mean, highest", defined(f.lofo_max), fmt_signed),
+            ("families.dispersion_lo", "family dispersion interval, low", defined(f.dispersion_lo), fmt_signed),
+            ("families.dispersion_hi", "family dispersion interval, high", defined(f.dispersion_hi), fmt_signed)]
     data = pl.DataFrame({"key": [k for k, *_ in spec],
                          "value": [None if v is None else float(v) for _, _, v, _ in spec]},
                         schema={"key": pl.String, "value": pl.Float64})

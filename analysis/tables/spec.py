@@ -53,6 +53,14 @@ def _present(x: float | None) -> float | None:
     return None if x is None or is_missing(x) else float(x)
 
 
+def defined(x: float | None) -> float | None:
+    """An estimate as results.json holds it: a float, or None where the estimator left NaN (undefined).
+
+    Builders that render a typed estimate (``ctx.estimates``) pass its floats through here, so that their
+    frames, CSV files and figures see None exactly where results.json has null."""
+    return _present(x)
+
+
 def fmt_num(x: float | None, decimals: int = 3) -> str:
     """Fixed decimals; an undefined value prints as an em dash, never as 0."""
     v = _present(x)
