@@ -6,21 +6,25 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from analysis.evidence import load_package
 from analysis.figures.registry import FIGURE_ORDER
 from analysis.params import DEFAULT_PARAMS
-from analysis.results import build_results
-from analysis.results.block import Block
+from analysis.results import build_results, core
+from analysis.results.block import Block, RegistrationError, ResultsBlock, indexed_as
 from analysis.results.inputs import ResultsInputs
+from analysis.results.pilot import PilotAssemblyError
 from analysis.results.registry import (
     DOCS_PATH,
     REASONS_FROM,
     RESULTS_BLOCKS,
     ResultsRegistryError,
+    assemble,
     block_reasons,
     check_registry,
     collect_reasons,
@@ -165,23 +169,81 @@ def test_no_import_cycle_inside_results_counting_function_level_imports() -> Non
     assert [m for m in sorted(graph) if reaches(m, m, {m})] == []
 
 
-def _modules_declaring_a_registration() -> list[str]:
-    """Modules of analysis whose top level assigns ``REGISTRATION`` (read from the source, not imported)."""
-    found = []
+def _registrations_declared() -> dict[str, list[str]]:
+    """Module of analysis -> the top-level names its source assigns a ``ResultsBlock(...)`` call to (read with
+    ast, not imported: a module that only imports or references a registration does not declare it)."""
+    found: dict[str, list[str]] = {}
     for path in sorted((REPO / "analysis").rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        if any(isinstance(node, (ast.Assign, ast.AnnAssign)) and any(
-                isinstance(t, ast.Name) and t.id == "REGISTRATION"
-                for t in (node.targets if isinstance(node, ast.Assign) else [node.target])) for node in tree.body):
-            found.append(".".join(path.relative_to(REPO).with_suffix("").parts))
+        names = []
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                    and value.func.id == "ResultsBlock"):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+        if names:
+            found[".".join(path.relative_to(REPO).with_suffix("").parts)] = names
     return found
 
 
+def _declaring_modules(block: ResultsBlock, declared: dict[str, list[str]]) -> list[str]:
+    """The modules whose declared registration constant is ``block`` itself."""
+    return [module for module, names in declared.items()
+            if any(getattr(importlib.import_module(module), n, None) is block for n in names)]
+
+
+def _source_files(compute: Callable[..., Any]) -> set[str]:
+    """Where the code of a block's ``compute`` is: the function itself after any ``__wrapped__``, and the
+    function its name claims (an adapter renamed by ``indexed_as`` for the docs index's "computed by")."""
+    fn = inspect.unwrap(compute)
+    claimed = getattr(importlib.import_module(compute.__module__), compute.__qualname__, None)
+    assert callable(claimed), f"{compute.__module__}.{compute.__qualname__} (the docs index's name) does not exist"
+    return {str(Path(f.__code__.co_filename).resolve()) for f in (fn, inspect.unwrap(claimed))}
+
+
+def test_every_registration_is_declared_beside_the_function_that_computes_its_block() -> None:
+    """One registration per block, declared in the module that defines its compute function (and the adapter's
+    block function); only ``reasons`` is declared in the registry, which computes it (issue 21)."""
+    declared = _registrations_declared()
+    for block in RESULTS_BLOCKS:
+        modules = _declaring_modules(block, declared)
+        assert len(modules) == 1, f"{block.key}: declared in {modules or 'no module'}, want exactly one"
+        if block.key == "reasons":
+            assert modules == ["analysis.results.registry"]
+            continue
+        here = str(Path(inspect.getfile(importlib.import_module(modules[0]))).resolve())
+        assert _source_files(block.compute) == {here}, (
+            f"{block.key} is registered in {modules[0]} but computed in {sorted(_source_files(block.compute))}; "
+            "declare its ResultsBlock beside its block function and list that constant in RESULTS_BLOCKS")
+
+
+def test_an_adapter_indexed_as_another_modules_function_is_refused() -> None:
+    def adapter(_i: Any) -> Block:  # defined here, in tests, not beside core.evidence
+        return Block({})
+
+    with pytest.raises(RegistrationError, match=r"define it in analysis\.results\.core"):
+        indexed_as(core.evidence)(adapter)
+
+
 def test_every_registration_next_to_its_statistic_is_listed_once() -> None:
-    """A statistic's module declares REGISTRATION = ResultsBlock(...); the registry lists it, once."""
-    modules = _modules_declaring_a_registration()
-    assert "analysis.estimators.hodges_lehmann" in modules
-    for module in modules:
-        registration = importlib.import_module(module).REGISTRATION
-        assert sum(b is registration for b in RESULTS_BLOCKS) == 1, (
-            f"{module}.REGISTRATION is not in RESULTS_BLOCKS; list it in analysis/results/registry.py")
+    """Every ResultsBlock(...) a module of analysis declares is in RESULTS_BLOCKS, once."""
+    declared = _registrations_declared()
+    assert "REGISTRATION" in declared["analysis.estimators.hodges_lehmann"]
+    for module, names in declared.items():
+        for name in names:
+            registration = getattr(importlib.import_module(module), name)
+            assert sum(b is registration for b in RESULTS_BLOCKS) == 1, (
+                f"{module}.{name} is not in RESULTS_BLOCKS; list it in analysis/results/registry.py")
+
+
+def test_the_pilot_block_assembles_its_companion_only_through_the_registry(package) -> None:
+    """v2_pilot reaches the registry's assemble through ResultsInputs.assembler (it cannot import the registry
+    that lists it): outside assemble it is a named error, through assemble it carries the companion's blocks."""
+    inputs = ResultsInputs(package, DEFAULT_PARAMS, pilot=package, pilot_path=HANDMADE)
+    with pytest.raises(PilotAssemblyError, match=r"registry\.assemble"):
+        entry("v2_pilot").compute(inputs)
+    block = assemble(inputs, ("evidence", "build"))["v2_pilot"]
+    companion = inputs.pilot_inputs
+    assert companion is not None and companion.blocks["panel"] is not None
+    assert block["evidence"] == assemble(companion)["evidence"]

@@ -1,18 +1,28 @@
 """What a results block is: its value and its own null reasons (``Block``), and its registration
 (``ResultsBlock``: key, the function that computes it, JSON shape, documentation and readers).
 
-A statistic's registration lives where the statistic is defined, as a module constant
-``REGISTRATION = ResultsBlock(...)`` beside its block function (e.g. analysis.estimators.hodges_lehmann);
-analysis/results/registry.py collects the registrations by plain import into RESULTS_BLOCKS, in
-results.json order, and checks them (one key once). These types live with the estimators so that an
-estimator module can declare its own registration (the results layer is above the estimators)."""
+Every results block's registration lives where the block is computed, as a module constant beside its
+block function: ``REGISTRATION = ResultsBlock(...)`` in a module that registers one block (e.g.
+analysis.estimators.hodges_lehmann, analysis.results.pilot), ``<KEY>_REGISTRATION`` in one that registers
+several (analysis.results.core, analysis.results.extras, analysis.estimators.secondary_results). Only the
+``reasons`` placeholder is declared in analysis/results/registry.py, which computes it.
+analysis/results/registry.py lists the registrations by plain reference in RESULTS_BLOCKS, in results.json
+order, and checks them (one key once); tests/test_results_registry.py fails for a registration declared
+away from its block function. These types live with the estimators so that an estimator module can declare
+its own registration (the results layer is above the estimators)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
+
+_Compute = TypeVar("_Compute", bound=Callable[..., Any])
+
+
+class RegistrationError(ValueError):
+    """A results-block registration is declared away from its block function; move it beside that function."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,3 +88,21 @@ class ResultsBlock:
     inference_row: Callable[[Mapping[str, Any]], InferenceRow | None] | None = None
     """Its row of the panel-inference table t_beyond_inference, from the block's results.json value
     (None: it feeds no row)."""
+
+
+def indexed_as(fn: Callable[..., Any]) -> Callable[[_Compute], _Compute]:
+    """Decorator of a block's adapter ``compute(inputs)``: it serialises the block function ``fn`` of the same
+    module (from the shared estimates, not by calling ``fn``), and the docs index (docs/RESULTS_KEYS.md,
+    "computed by") names ``fn``. Renames the adapter after ``fn``; its code stays where it is defined, so
+    ``__code__.co_filename`` still says where (tests/test_results_registry.py reads it)."""
+
+    def rename(compute: _Compute) -> _Compute:
+        if compute.__module__ != fn.__module__:
+            raise RegistrationError(
+                f"the adapter {compute.__module__}.{compute.__qualname__} is indexed as "
+                f"{fn.__module__}.{fn.__qualname__}, another module's function; define it in {fn.__module__}")
+        compute.__name__ = compute.__qualname__ = fn.__name__
+        compute.__doc__ = fn.__doc__
+        return compute
+
+    return rename

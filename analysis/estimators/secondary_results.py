@@ -4,7 +4,12 @@ and the panel inference the paper does not report (bootstrap, sign flip, GEE, Wi
 `headings_block(package, params)` is the docs/RESULTS_CONTRACT.md `headings` block exactly; one function
 per further key (`fill_block`, `headings_detail_block`, `carrier_audit_block`,
 `failure_modes_block`, `beyond_paper_block`, the last labelled "ours, not the paper's"), each
-JSON-ready (NaN -> null, tuples -> lists). analysis.results.registry names them per key.
+JSON-ready (NaN -> null, tuples -> lists).
+
+Registration: beside each block function, its results.json registration ``<KEY>_REGISTRATION`` (compute,
+shape, docs row, readers) with the small adapter that serialises the shared estimates of an
+analysis.results.inputs.ResultsInputs (typed Any: the results layer is above this module) and is indexed
+under the block function's name; analysis/results/registry.py lists them in results.json order.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from analysis.estimators.common import OURS_LABEL, json_ready, json_ready_block,
 from analysis.estimators.correlation import Correlation
 from analysis.estimators.dependence import WithinRowDependence, within_row_dependence
 from analysis.estimators.gee import gee_arm_effect
+from analysis.estimators.registration import Block, ResultsBlock, indexed_as
 from analysis.params import Params
 
 
@@ -192,6 +198,19 @@ def fill_block(package: Any, params: Params, p: paired.Panel) -> dict[str, Any]:
     return fill_json(fill_estimate(package, params, p))
 
 
+@indexed_as(fill_block)
+def _fill_results(i: Any) -> Block:
+    return Block(fill_json(i.fill))
+
+
+FILL_REGISTRATION = ResultsBlock(
+    "fill", _fill_results,
+    "{definition, per_configuration, missing_fill, cutoff, borderline, correlations, rescue, ...}",
+    "control-arm fill per configuration against the paired effect: correlations, rescue, sweep, gains",
+    tables=("threshold_classes", "borderline"))
+"""results.json ``fill`` (analysis/results/registry.py lists it)."""
+
+
 def headings_detail_json(h: headings.HeadingsAnalysis, params: Params) -> dict[str, Any]:
     """results.json ``headings_detail`` of a computed headings analysis."""
     return json_ready_block(_headings_detail(h, params))
@@ -202,6 +221,19 @@ def headings_detail_block(package: Any, params: Params) -> dict[str, Any]:
     study = package.study
     return headings_detail_json(headings.headings_analysis(package.rows, study.scenario, study.control, params),
                                 params)
+
+
+@indexed_as(headings_detail_block)
+def _headings_detail_results(i: Any) -> Block:
+    return Block(headings_detail_json(i.headings, i.params))
+
+
+HEADINGS_DETAIL_REGISTRATION = ResultsBlock(
+    "headings_detail", _headings_detail_results,
+    "{threshold, table_all_arms, table_single_field_arms, pooled_reason, within_*}",
+    "headings tables and within-cell fits (all arms, single-field arms, control arm)",
+    tables=("headings", "headings_within"), figures=("headings",))
+"""results.json ``headings_detail``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +258,17 @@ def carrier_audit_block(package: Any) -> dict[str, Any]:
     return carrier_json(carrier_estimate(package), package.study.scenario)
 
 
+@indexed_as(carrier_audit_block)
+def _carrier_audit_results(i: Any) -> Block:
+    return Block(carrier_json(i.carrier, i.study.scenario))
+
+
+CARRIER_AUDIT_REGISTRATION = ResultsBlock(
+    "carrier_audit", _carrier_audit_results, "{scenario, audited_rows, agree_rows, ..., per_arm, ceiling_adherence}",
+    "carrier-vs-answer agreement and discrepancy directions, ceiling adherence", tables=("carrier",))
+"""results.json ``carrier_audit``."""
+
+
 def carrier_json(r: CarrierResult, scenario: str) -> dict[str, Any]:
     """results.json ``carrier_audit`` of a computed :class:`CarrierResult`."""
     audit, ceiling = r.audit, r.ceiling
@@ -244,6 +287,18 @@ def failure_modes_block(package: Any, params: Params) -> dict[str, Any]:
     return failures_json(failures.failure_modes(package.rows, package.checks, package.study.scenario, params))
 
 
+@indexed_as(failure_modes_block)
+def _failure_modes_results(i: Any) -> Block:
+    return Block(failures_json(i.failures))
+
+
+FAILURE_MODES_REGISTRATION = ResultsBlock(
+    "failure_modes", _failure_modes_results, "{parse_failures, invalid, fabrication, graders}",
+    "parse failures, invalid rows, fabrication versus abstention, grader agreement",
+    tables=("fabrication", "parse_failure_summary", "invalid_summary"))
+"""results.json ``failure_modes``."""
+
+
 def failures_json(fm: failures.FailureModes) -> dict[str, Any]:
     """results.json ``failure_modes`` of computed failure modes."""
     return json_ready_block(_failures_block(fm))
@@ -259,3 +314,15 @@ def beyond_paper_block(package: Any, params: Params, p: paired.Panel,
     ready = json_ready_block(block)
     ready["design_effect_intervals"]["cells"] = _frame(cells)  # large: converted vectorised
     return ready
+
+
+@indexed_as(beyond_paper_block)
+def _beyond_paper_results(i: Any) -> Block:
+    return Block(beyond_paper_block(i.package, i.params, i.panel, i.dependence))
+
+
+BEYOND_PAPER_REGISTRATION = ResultsBlock(
+    "beyond_paper", _beyond_paper_results, "{label, bootstrap, sign_flip, gee, design_effect_intervals}",
+    "ours, not the paper's: bootstrap, sign-flip test, GEE, design-effect-adjusted cell intervals",
+    tables=("panel_inference", "cell_intervals"))
+"""results.json ``beyond_paper`` (ours, not the paper's)."""

@@ -1,7 +1,8 @@
 """The core results blocks: the docs/RESULTS_CONTRACT.md contract keys and their documented details.
 
-Each function takes the shared ResultsInputs and returns a Block (value and its own null
-reasons); analysis.results.registry names them per key, in results.json order.
+Each function takes the shared ResultsInputs and returns a Block (value and its own null reasons);
+beside it, its registration ``<KEY>_REGISTRATION`` (key, shape, docs row, readers), which
+analysis/results/registry.py lists in results.json order.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from analysis.estimators import paired
 from analysis.estimators.common import runs_frame
 from analysis.estimators.secondary_results import headings_json
 from analysis.params import Params
-from analysis.results.block import Block
+from analysis.results.block import Block, ResultsBlock
 from analysis.results.inputs import CONTRACT_SPARSE_K, ResultsInputs
 
 RESULTS_VERSION = 1
@@ -50,6 +51,12 @@ def evidence(i: ResultsInputs) -> Block:
     return Block({"sha256": {name: digests[name] for name in sorted(digests)}})
 
 
+EVIDENCE_REGISTRATION = ResultsBlock(
+    "evidence", evidence, "{sha256: {file: hex}}", "SHA-256 of every file named in the provenance lock",
+    contract=True)
+"""results.json ``evidence``."""
+
+
 def panel(i: ResultsInputs) -> Block:
     """``panel``: the equal-configuration summary and per-configuration effects."""
     p = i.panel
@@ -67,6 +74,15 @@ def panel(i: ResultsInputs) -> Block:
     return Block(block, reasons)
 
 
+PANEL_REGISTRATION = ResultsBlock(
+    "panel", panel, "{configurations, mean, median, q1, q3, min, max, positive, negative, zero, "
+    "loo_min, loo_max, dispersion_lo, dispersion_hi, effects: {configuration: {...}}}",
+    "equal-configuration summary of the primary contrast over the panel, plus effects per configuration",
+    contract=True, tables=("table3", "panel_summary", "sparse_cells", "threshold_classes", "borderline"),
+    figures=("forest", "sensitivity"))
+"""results.json ``panel``."""
+
+
 def sparse(i: ResultsInputs) -> Block:
     """``sparse``: the contract's min_pairs_4 and equal_counts subsets (mean and median reasons)."""
     value: dict[str, Any] = {}
@@ -77,10 +93,23 @@ def sparse(i: ResultsInputs) -> Block:
     return Block(value, reasons)
 
 
+SPARSE_REGISTRATION = ResultsBlock(
+    "sparse", sparse, "{min_pairs_4: {configurations, mean, median}, equal_counts: {...}}",
+    "the panel restricted to configurations with >= 4 complete pairs, and to equal valid counts",
+    contract=True, tables=("sparse_cells",), figures=("sensitivity",))
+"""results.json ``sparse``."""
+
+
 def bounds(i: ResultsInputs) -> Block:
     """``bounds``: planned-repeat bounds lo, hi."""
     b = i.bounds
     return Block({"lo": b.lo, "hi": b.hi}, dict(b.reasons))
+
+
+BOUNDS_REGISTRATION = ResultsBlock(
+    "bounds", bounds, "{lo, hi}", "planned-repeat bounds (missing outcomes over [0, 1])",
+    contract=True, tables=("sensitivity",), figures=("sensitivity",))
+"""results.json ``bounds``."""
 
 
 def families(i: ResultsInputs) -> Block:
@@ -88,6 +117,13 @@ def families(i: ResultsInputs) -> Block:
     f = i.families
     return Block({"families": f.families, "mean": f.mean, "lofo_min": f.lofo_min, "lofo_max": f.lofo_max,
                   "dispersion_lo": f.dispersion_lo, "dispersion_hi": f.dispersion_hi}, dict(f.reasons))
+
+
+FAMILIES_REGISTRATION = ResultsBlock(
+    "families", families, "{families, mean, lofo_min, lofo_max, dispersion_lo, dispersion_hi}",
+    "family-weighted mean, leave-one-family-out range, dispersion interval over family means",
+    contract=True, tables=("sensitivity",), figures=("sensitivity",))
+"""results.json ``families``."""
 
 
 def dependence(i: ResultsInputs) -> Block:
@@ -98,9 +134,22 @@ def dependence(i: ResultsInputs) -> Block:
                  dict(d.reasons))
 
 
+DEPENDENCE_REGISTRATION = ResultsBlock(
+    "dependence", dependence, "{scenario, rows, checks_per_row, icc, design_effect, effective_per_row}",
+    "ICC(1) of the binary checks (rows as groups), design effect, effective observations per row",
+    contract=True)
+"""results.json ``dependence``."""
+
+
 def headings(i: ResultsInputs) -> Block:
     """``headings``: pooled r and within-cell fit of headings carried against recall."""
     return Block(dict(headings_json(i.headings.pooled, i.headings.within_all)))
+
+
+HEADINGS_REGISTRATION = ResultsBlock(
+    "headings", headings, "{pooled_r, rows, within_cell: {cells, rows, slope, r}}",
+    "pooled r and within-cell slope/r of headings carried against recall", contract=True)
+"""results.json ``headings``."""
 
 
 def provenance(params: Params) -> dict[str, Any]:
@@ -144,11 +193,23 @@ def provenance_block(i: ResultsInputs) -> Block:
     return Block(provenance(i.params))
 
 
+PROVENANCE_REGISTRATION = ResultsBlock(
+    "provenance", provenance_block, "{results_version, package, version, code_sha256, python, libraries, params}",
+    "what computed the results: package version, code digest, library versions, params")
+"""results.json ``provenance``."""
+
+
 def contrast(i: ResultsInputs) -> Block:
     """``contrast``: control, treatment, scenario, recency cutoff and checks per row."""
     s = i.study
     return Block({"control": s.control, "treatment": s.treatment, "scenario": s.scenario,
                   "recency_cutoff": s.recency_cutoff, "checks_total": i.panel.checks_total})
+
+
+CONTRAST_REGISTRATION = ResultsBlock(
+    "contrast", contrast, "{control, treatment, scenario, recency_cutoff, checks_total}",
+    "the primary contrast and the checks per row of its scenario")
+"""results.json ``contrast``."""
 
 
 def panel_detail(i: ResultsInputs) -> Block:
@@ -165,6 +226,12 @@ def panel_detail(i: ResultsInputs) -> Block:
                                 - set(in_window.get_column("configuration"))),
         "no_complete_pair": sorted(set(in_window.get_column("configuration")) - members),
     })
+
+
+PANEL_DETAIL_REGISTRATION = ResultsBlock(
+    "panel_detail", panel_detail, "{effects_exact, execution_groups, out_of_window, no_complete_pair}",
+    "exact rational effects, execution groups, configurations left out of the panel")
+"""results.json ``panel_detail``."""
 
 
 def sensitivity(i: ResultsInputs) -> Block:
@@ -184,6 +251,13 @@ def sensitivity(i: ResultsInputs) -> Block:
     return Block(sens)
 
 
+SENSITIVITY_REGISTRATION = ResultsBlock(
+    "sensitivity", sensitivity, "{min_pairs_<K>, equal_counts, excluded?, each_excluded: {configuration: {...}}}",
+    "full summaries of the Params subsets and of the panel without each configuration",
+    figures=("sensitivity",))
+"""results.json ``sensitivity``."""
+
+
 def bounds_detail(i: ResultsInputs) -> Block:
     """``bounds_detail``: the planned slots and missing outcomes behind the bounds."""
     b = i.bounds
@@ -196,15 +270,32 @@ def bounds_detail(i: ResultsInputs) -> Block:
     })
 
 
+BOUNDS_DETAIL_REGISTRATION = ResultsBlock(
+    "bounds_detail", bounds_detail, "{configurations, planned_repeats, missing_*, per_configuration: {...}}",
+    "the planned slots and missing outcomes behind the bounds", figures=("forest",))
+"""results.json ``bounds_detail``."""
+
+
 def families_detail(i: ResultsInputs) -> Block:
     """``families_detail``: configurations and mean effect per family."""
     return Block({r["family"]: {"configurations": r["configurations"], "mean": r["mean"]}
                   for r in i.families.family_means.iter_rows(named=True)})
 
 
+FAMILIES_DETAIL_REGISTRATION = ResultsBlock(
+    "families_detail", families_detail, "{family: {configurations, mean}}",
+    "configurations and mean effect per family")
+"""results.json ``families_detail``."""
+
+
 def dependence_detail(i: ResultsInputs) -> Block:
     """``dependence_detail``: the mean squares behind the ICC."""
     return Block({"msb": i.dependence.msb, "msw": i.dependence.msw})
+
+
+DEPENDENCE_DETAIL_REGISTRATION = ResultsBlock(
+    "dependence_detail", dependence_detail, "{msb, msw}", "the between- and within-row mean squares behind the ICC")
+"""results.json ``dependence_detail``."""
 
 
 def _thresholds(params: Params) -> tuple[tuple[str, float], ...]:
@@ -218,6 +309,12 @@ def mcnemar(i: ResultsInputs) -> Block:
     return Block({tag: exact_mod.paired_mcnemar(rows, s.control, s.treatment, scenario=s.scenario,
                                                 threshold=thr, runs=runs)
                   for tag, thr in _thresholds(i.params)})
+
+
+MCNEMAR_REGISTRATION = ResultsBlock(
+    "mcnemar", mcnemar, "{partial: {...}, full: {...}}",
+    "exact paired McNemar of control against treatment within the panel's runs")
+"""results.json ``mcnemar``."""
 
 
 def _pairing(i: ResultsInputs, threshold: float) -> Block:
@@ -236,9 +333,22 @@ def mcnemar_pairing(i: ResultsInputs) -> Block:
     return _pairing(i, i.params.threshold_partial)
 
 
+MCNEMAR_PAIRING_REGISTRATION = ResultsBlock(
+    "mcnemar_pairing", mcnemar_pairing, "{runs, pairs, shipped, sorted, reversed, random_*, p_lo, p_hi, draws, reason}",
+    "the pooled partial McNemar when rows are re-paired inside each run (ours: the range over pairings)")
+"""results.json ``mcnemar_pairing``."""
+
+
 def mcnemar_pairing_full(i: ResultsInputs) -> Block:
     """``mcnemar_pairing_full``: the pooled full-recall McNemar (``mcnemar.full``) under the same re-pairings (ours)."""
     return _pairing(i, i.params.threshold_full)
+
+
+MCNEMAR_PAIRING_FULL_REGISTRATION = ResultsBlock(
+    "mcnemar_pairing_full", mcnemar_pairing_full,
+    "{runs, pairs, shipped, sorted, reversed, random_*, p_lo, p_hi, draws, reason}",
+    "the pooled full-recall McNemar when rows are re-paired inside each run (ours: the range over pairings)")
+"""results.json ``mcnemar_pairing_full``."""
 
 
 def mcnemar_secondary(i: ResultsInputs) -> Block:
@@ -254,8 +364,20 @@ def mcnemar_secondary(i: ResultsInputs) -> Block:
     return Block(out)
 
 
+MCNEMAR_SECONDARY_REGISTRATION = ResultsBlock(
+    "mcnemar_secondary", mcnemar_secondary, "{<first>_vs_<second>: {runs, partial, full}}",
+    "exact paired McNemar of each Params.secondary_pairs comparison over runs planning both arms")
+"""results.json ``mcnemar_secondary``."""
+
+
 def cells(i: ResultsInputs) -> Block:
     """``cells``: per-cell recall summaries of valid rows with an outcome."""
     table = cells_mod.cell_summary(i.package.rows, i.params).table
     return Block({"by": list(cells_mod.WITH_GROUP), "threshold_partial": i.params.threshold_partial,
                   "rows": table})
+
+
+CELLS_REGISTRATION = ResultsBlock(
+    "cells", cells, "{by, threshold_partial, rows: [{...}]}",
+    "recall summaries per (scenario, configuration, execution_group, arm) cell")
+"""results.json ``cells``."""

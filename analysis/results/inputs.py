@@ -10,7 +10,7 @@ render the same objects (``ReportContext.estimates``), and nothing re-estimates 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,6 +57,10 @@ class ResultsInputs:
         """OUT/design.json as the build read it (a declared input of its stage key), or None."""
         self.blocks: dict[str, Any] = {}
         """Computed results blocks by key (analysis.results.registry.assemble fills it: each block once)."""
+        self.assembler: Callable[[ResultsInputs], dict[str, Any]] | None = None
+        """The function that assembles results blocks (analysis.results.registry.assemble sets itself here
+        before it computes a block): the ``v2_pilot`` block (analysis.results.pilot) assembles the companion's
+        own blocks with it, since it cannot import the registry that lists it. None: not being assembled."""
 
     @property
     def study(self) -> Any:

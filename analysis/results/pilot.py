@@ -1,9 +1,13 @@
 """The ``v2_pilot`` block of results.json: a companion package through the same estimators.
 
 Methods note: paired effect, planned-repeat bounds and exact McNemar come from the results blocks
-of the companion package (analysis.results.registry.assemble of its own ResultsInputs); the per-arm cells from
+of the companion package (analysis.results.registry.assemble of its own ResultsInputs, reached through
+``ResultsInputs.assembler``: the registry lists this module's REGISTRATION, so this module cannot import it);
+the per-arm cells from
 analysis.estimators.arm_cells.pilot_arms (the t_v2_pilot table's data); the endpoint
 provenance from the [runner] table of its (locked) study.toml.
+
+Registration: REGISTRATION (below) is the ``v2_pilot`` block of results.json (build only).
 """
 
 from __future__ import annotations
@@ -14,7 +18,12 @@ from typing import Any
 from analysis.estimators.common import json_ready
 from analysis.evidence.describe import display_path, runner_table
 from analysis.evidence.schema import extra_column
+from analysis.results.block import Block, ResultsBlock, indexed_as
 from analysis.results.inputs import ResultsInputs
+
+
+class PilotAssemblyError(RuntimeError):
+    """The v2_pilot block was computed outside analysis.results.registry.assemble; assemble it from there."""
 
 
 def pilot_block(pilot: ResultsInputs, path: Path, res: dict[str, Any]) -> dict[str, Any]:
@@ -42,3 +51,22 @@ def pilot_block(pilot: ResultsInputs, path: Path, res: dict[str, Any]) -> dict[s
             "audited_checks": int(arms.get_column("audited_checks").sum()),
             "served_models": served, "runner": json_ready(runner_table(pkg.root)),
             "fact_survival": res.get("fact_survival"), "dose_response": res.get("dose_response")}
+
+
+@indexed_as(pilot_block)
+def _v2_pilot(i: ResultsInputs) -> Block | None:
+    """``v2_pilot``: the companion pilot through the same estimators, when one is named."""
+    if i.pilot_inputs is None or i.pilot_path is None:
+        return None
+    if i.assembler is None:
+        raise PilotAssemblyError("the v2_pilot block needs ResultsInputs.assembler; compute it through "
+                                 "analysis.results.registry.assemble, which sets it")
+    return Block(pilot_block(i.pilot_inputs, i.pilot_path, i.assembler(i.pilot_inputs)))
+
+
+REGISTRATION = ResultsBlock(
+    "v2_pilot", _v2_pilot, "{path, study_name, evidence, contrast, panel, bounds, mcnemar, arms, ...}",
+    "a companion pilot through the same estimators (--companion)", source="build",
+    tables=("fact_survival", "fact_survival_curves", "fact_survival_cuts", "v2_pilot_folds",
+            "dose_response", "v2_pilot"), figures=("dose_response",))
+"""results.json ``v2_pilot`` (analysis/results/registry.py lists it)."""

@@ -1,13 +1,21 @@
-"""The one registry of results.json blocks: key, computing function, JSON shape, documentation row,
-and the tables and figures that read each block. Results assembly, the null-reason lookup, the
-generated index of docs/RESULTS_KEYS.md and its test all read :data:`RESULTS_BLOCKS`.
+"""The one registry of results.json blocks: which blocks results.json has, in its key order. Results
+assembly, the null-reason lookup, the generated index of docs/RESULTS_KEYS.md and its test all read
+:data:`RESULTS_BLOCKS`.
+
+Every block is registered where it is computed: a module constant ``ResultsBlock(...)`` (key, compute
+function, JSON shape, docs row, the tables and figures that read it, its report ``sentence`` and, for an
+inference on the panel effect, its ``inference_row``) beside its block function, ``REGISTRATION`` in a
+module that registers one block (analysis.estimators.hodges_lehmann, analysis.results.pilot),
+``<KEY>_REGISTRATION`` in one that registers several (analysis.results.core, analysis.results.extras,
+analysis.estimators.secondary_results). :data:`RESULTS_BLOCKS` lists them by plain reference, in results.json
+order; tests/test_results_registry.py fails for a registration declared away from its block function. The one
+registration declared here is :data:`REASONS_REGISTRATION`, the top-level ``reasons`` key, which
+:func:`assemble` itself computes from the blocks before it.
 
 Adding a statistic (docs/ADDING_A_STATISTIC.md): write the pure estimator, its block function and its
-registration ``REGISTRATION = ResultsBlock(...)`` in the estimator's module (compute function, JSON shape,
-docs row, the tables and figures that read it, its report ``sentence`` and, for an inference on the panel
-effect, its ``inference_row``), and its test; list ``<module>.REGISTRATION`` here (a plain import), in the
-place its key takes in results.json; then ``python generate.py regenerate`` (docs index, outputs, golden
-tables). The blocks of the paper's contract and the build's extras are registered here directly.
+registration ``REGISTRATION = ResultsBlock(...)`` in the estimator's module, and its test; list
+``<module>.REGISTRATION`` in :data:`RESULTS_BLOCKS` (a plain import), in the place its key takes in
+results.json; then ``python generate.py regenerate`` (docs index, outputs, golden tables).
 
 Methods note: blocks are computed in registry order, which is results.json's key order (docs/RESULTS_CONTRACT.md
 fixes the contract keys; the extras follow). Every block carries its own null reasons (Block.reasons);
@@ -25,10 +33,9 @@ from typing import Any
 from analysis.estimators import hodges_lehmann
 from analysis.estimators import secondary_results as secondary
 from analysis.estimators.common import json_ready
-from analysis.results import core, extras
+from analysis.results import core, extras, pilot
 from analysis.results.block import Block, ResultsBlock
 from analysis.results.inputs import ResultsInputs
-from analysis.results.pilot import pilot_block
 
 REASONS_FROM: tuple[str, ...] = ("panel", "bounds", "families", "dependence", "sparse")
 """Blocks whose null reasons results.json lists under the top-level ``reasons`` key, in its order."""
@@ -51,141 +58,49 @@ def collect_reasons(computed: Mapping[str, Block]) -> dict[str, str]:
     return out
 
 
-def _named(fn: Any, compute: Any) -> Any:
-    """``compute`` under the name of the block function ``fn`` it serialises (the docs index names it)."""
-    compute.__name__ = compute.__qualname__ = fn.__name__
-    compute.__module__, compute.__doc__ = fn.__module__, fn.__doc__
-    return compute
-
-
-def _fill(i: ResultsInputs) -> Block:
-    return Block(secondary.fill_json(i.fill))
-
-
-def _headings_detail(i: ResultsInputs) -> Block:
-    return Block(secondary.headings_detail_json(i.headings, i.params))
-
-
-def _carrier_audit(i: ResultsInputs) -> Block:
-    return Block(secondary.carrier_json(i.carrier, i.study.scenario))
-
-
-def _failure_modes(i: ResultsInputs) -> Block:
-    return Block(secondary.failures_json(i.failures))
-
-
-def _beyond_paper(i: ResultsInputs) -> Block:
-    return Block(secondary.beyond_paper_block(i.package, i.params, i.panel, i.dependence))
-
-
-def _v2_pilot(i: ResultsInputs) -> Block | None:
-    """``v2_pilot``: the companion pilot through the same estimators, when one is named."""
-    if i.pilot_inputs is None or i.pilot_path is None:
-        return None
-    return Block(pilot_block(i.pilot_inputs, i.pilot_path, assemble(i.pilot_inputs)))
-
-
 def _reasons_placeholder(_i: ResultsInputs) -> Block:  # filled by assemble() from the blocks before it
     return Block({})
 
 
+REASONS_REGISTRATION = ResultsBlock(
+    "reasons", _reasons_placeholder, "{\"<key>.<field>\": why}",
+    "why each null statistic of panel, bounds, families, dependence and sparse is null")
+"""The top-level ``reasons`` key: the one registration declared here, since :func:`assemble` computes it
+(:func:`collect_reasons` of the blocks before it); its compute is a placeholder never called."""
+
 RESULTS_BLOCKS: tuple[ResultsBlock, ...] = (
-    ResultsBlock("evidence", core.evidence, "{sha256: {file: hex}}",
-                 "SHA-256 of every file named in the provenance lock", contract=True),
-    ResultsBlock("panel", core.panel, "{configurations, mean, median, q1, q3, min, max, positive, negative, zero, "
-                 "loo_min, loo_max, dispersion_lo, dispersion_hi, effects: {configuration: {...}}}",
-                 "equal-configuration summary of the primary contrast over the panel, plus effects per configuration",
-                 contract=True, tables=("table3", "panel_summary", "sparse_cells", "threshold_classes", "borderline"),
-                 figures=("forest", "sensitivity")),
-    ResultsBlock("sparse", core.sparse, "{min_pairs_4: {configurations, mean, median}, equal_counts: {...}}",
-                 "the panel restricted to configurations with >= 4 complete pairs, and to equal valid counts",
-                 contract=True, tables=("sparse_cells",), figures=("sensitivity",)),
-    ResultsBlock("bounds", core.bounds, "{lo, hi}", "planned-repeat bounds (missing outcomes over [0, 1])",
-                 contract=True, tables=("sensitivity",), figures=("sensitivity",)),
-    ResultsBlock("families", core.families, "{families, mean, lofo_min, lofo_max, dispersion_lo, dispersion_hi}",
-                 "family-weighted mean, leave-one-family-out range, dispersion interval over family means",
-                 contract=True, tables=("sensitivity",), figures=("sensitivity",)),
-    ResultsBlock("dependence", core.dependence,
-                 "{scenario, rows, checks_per_row, icc, design_effect, effective_per_row}",
-                 "ICC(1) of the binary checks (rows as groups), design effect, effective observations per row",
-                 contract=True),
-    ResultsBlock("headings", core.headings, "{pooled_r, rows, within_cell: {cells, rows, slope, r}}",
-                 "pooled r and within-cell slope/r of headings carried against recall", contract=True),
-    ResultsBlock("provenance", core.provenance_block,
-                 "{results_version, package, version, code_sha256, python, libraries, params}",
-                 "what computed the results: package version, code digest, library versions, params"),
-    ResultsBlock("contrast", core.contrast, "{control, treatment, scenario, recency_cutoff, checks_total}",
-                 "the primary contrast and the checks per row of its scenario"),
-    ResultsBlock("panel_detail", core.panel_detail,
-                 "{effects_exact, execution_groups, out_of_window, no_complete_pair}",
-                 "exact rational effects, execution groups, configurations left out of the panel"),
-    ResultsBlock("sensitivity", core.sensitivity,
-                 "{min_pairs_<K>, equal_counts, excluded?, each_excluded: {configuration: {...}}}",
-                 "full summaries of the Params subsets and of the panel without each configuration",
-                 figures=("sensitivity",)),
-    ResultsBlock("bounds_detail", core.bounds_detail,
-                 "{configurations, planned_repeats, missing_*, per_configuration: {...}}",
-                 "the planned slots and missing outcomes behind the bounds", figures=("forest",)),
-    ResultsBlock("families_detail", core.families_detail, "{family: {configurations, mean}}",
-                 "configurations and mean effect per family"),
-    ResultsBlock("dependence_detail", core.dependence_detail, "{msb, msw}",
-                 "the between- and within-row mean squares behind the ICC"),
-    ResultsBlock("mcnemar", core.mcnemar, "{partial: {...}, full: {...}}",
-                 "exact paired McNemar of control against treatment within the panel's runs"),
-    ResultsBlock("mcnemar_pairing", core.mcnemar_pairing,
-                 "{runs, pairs, shipped, sorted, reversed, random_*, p_lo, p_hi, draws, reason}",
-                 "the pooled partial McNemar when rows are re-paired inside each run (ours: the range over pairings)"),
-    ResultsBlock("mcnemar_pairing_full", core.mcnemar_pairing_full,
-                 "{runs, pairs, shipped, sorted, reversed, random_*, p_lo, p_hi, draws, reason}",
-                 "the pooled full-recall McNemar when rows are re-paired inside each run (ours: the range over "
-                 "pairings)"),
-    ResultsBlock("mcnemar_secondary", core.mcnemar_secondary, "{<first>_vs_<second>: {runs, partial, full}}",
-                 "exact paired McNemar of each Params.secondary_pairs comparison over runs planning both arms"),
-    ResultsBlock("cells", core.cells, "{by, threshold_partial, rows: [{...}]}",
-                 "recall summaries per (scenario, configuration, execution_group, arm) cell"),
-    ResultsBlock("reasons", _reasons_placeholder, "{\"<key>.<field>\": why}",
-                 "why each null statistic of panel, bounds, families, dependence and sparse is null"),
-    ResultsBlock("fill", _named(secondary.fill_block, _fill),
-                 "{definition, per_configuration, missing_fill, cutoff, borderline, correlations, rescue, ...}",
-                 "control-arm fill per configuration against the paired effect: correlations, rescue, sweep, gains",
-                 tables=("threshold_classes", "borderline")),
-    ResultsBlock("headings_detail", _named(secondary.headings_detail_block, _headings_detail),
-                 "{threshold, table_all_arms, table_single_field_arms, pooled_reason, within_*}",
-                 "headings tables and within-cell fits (all arms, single-field arms, control arm)",
-                 tables=("headings", "headings_within"), figures=("headings",)),
-    ResultsBlock("carrier_audit", _named(secondary.carrier_audit_block, _carrier_audit),
-                 "{scenario, audited_rows, agree_rows, ..., per_arm, ceiling_adherence}",
-                 "carrier-vs-answer agreement and discrepancy directions, ceiling adherence", tables=("carrier",)),
-    ResultsBlock("failure_modes", _named(secondary.failure_modes_block, _failure_modes),
-                 "{parse_failures, invalid, fabrication, graders}",
-                 "parse failures, invalid rows, fabrication versus abstention, grader agreement",
-                 tables=("fabrication", "parse_failure_summary", "invalid_summary")),
-    ResultsBlock("beyond_paper", _named(secondary.beyond_paper_block, _beyond_paper),
-                 "{label, bootstrap, sign_flip, gee, design_effect_intervals}",
-                 "ours, not the paper's: bootstrap, sign-flip test, GEE, design-effect-adjusted cell intervals",
-                 tables=("panel_inference", "cell_intervals")),
+    core.EVIDENCE_REGISTRATION,
+    core.PANEL_REGISTRATION,
+    core.SPARSE_REGISTRATION,
+    core.BOUNDS_REGISTRATION,
+    core.FAMILIES_REGISTRATION,
+    core.DEPENDENCE_REGISTRATION,
+    core.HEADINGS_REGISTRATION,
+    core.PROVENANCE_REGISTRATION,
+    core.CONTRAST_REGISTRATION,
+    core.PANEL_DETAIL_REGISTRATION,
+    core.SENSITIVITY_REGISTRATION,
+    core.BOUNDS_DETAIL_REGISTRATION,
+    core.FAMILIES_DETAIL_REGISTRATION,
+    core.DEPENDENCE_DETAIL_REGISTRATION,
+    core.MCNEMAR_REGISTRATION,
+    core.MCNEMAR_PAIRING_REGISTRATION,
+    core.MCNEMAR_PAIRING_FULL_REGISTRATION,
+    core.MCNEMAR_SECONDARY_REGISTRATION,
+    core.CELLS_REGISTRATION,
+    REASONS_REGISTRATION,
+    secondary.FILL_REGISTRATION,
+    secondary.HEADINGS_DETAIL_REGISTRATION,
+    secondary.CARRIER_AUDIT_REGISTRATION,
+    secondary.FAILURE_MODES_REGISTRATION,
+    secondary.BEYOND_PAPER_REGISTRATION,
     hodges_lehmann.REGISTRATION,
-    ResultsBlock("fact_survival", extras.fact_survival, "{available, reason?, label, ...}",
-                 "fold-by-fold capture and survival of graded values (ours, not the paper's)",
-                 tables=("fact_survival", "fact_survival_curves", "fact_survival_cuts")),
-    ResultsBlock("dose_response", extras.dose_response,
-                 "{available, reason?, label, interval, control, treatment, min_pairs, rungs: [{rung, order, "
-                 "scenario, graded_per_chunk, distractors, chunk_tokens, folds, axis, arms, paired, survival}], "
-                 "missing, reasons}",
-                 "recall with interval, paired treatment − control and fact survival per load-ladder rung (ours)",
-                 tables=("dose_response",), figures=("dose_response",)),
-    ResultsBlock("claims_audit", extras.claims_audit,
-                 "{headline, derived, reproduced, printed_cells, row_level, status_counts, claims, ...}",
-                 "the claims audit's headline (the v1 reconstruction only)", source="build"),
-    ResultsBlock("v2_pilot", _named(pilot_block, _v2_pilot),
-                 "{path, study_name, evidence, contrast, panel, bounds, mcnemar, arms, ...}",
-                 "a companion pilot through the same estimators (--companion)", source="build",
-                 tables=("fact_survival", "fact_survival_curves", "fact_survival_cuts", "v2_pilot_folds",
-                         "dose_response", "v2_pilot"), figures=("dose_response",)),
-    ResultsBlock("preregistration", extras.preregistration, "{present, intact, statement, limits, deviations, ...}",
-                 "the sealed plan, its seal and every deviation from it", source="build"),
-    ResultsBlock("design", extras.design, "design.json", "OUT/design.json, when the build's OUT holds one",
-                 source="build"),
+    extras.FACT_SURVIVAL_REGISTRATION,
+    extras.DOSE_RESPONSE_REGISTRATION,
+    extras.CLAIMS_AUDIT_REGISTRATION,
+    pilot.REGISTRATION,
+    extras.PREREGISTRATION_REGISTRATION,
+    extras.DESIGN_REGISTRATION,
 )
 """Every top-level key of results.json, in its order."""
 
@@ -204,6 +119,7 @@ def assemble(inputs: ResultsInputs, sources: Iterable[str] = ("evidence",)) -> d
     Each block is computed once per ``inputs`` (kept in ``inputs.blocks``): assembling the evidence
     blocks for the audit and then every block for results.json computes the evidence blocks once."""
     wanted = set(sources)
+    inputs.assembler = assemble  # the v2_pilot block assembles its companion's blocks with it
     computed: dict[str, Block] = {}
     out: dict[str, Any] = {}
     for spec in RESULTS_BLOCKS:
