@@ -32,6 +32,7 @@ from analysis.estimators import (
     fill,
     gee,
     headings,
+    paired,
     pairing,
     randomization,
     survival_results,
@@ -61,6 +62,8 @@ PER_PACKAGE: dict[Callable[..., Any], int] = {
     randomization.sign_flip_test: 1,
     gee.gee_arm_effect: 1,
     pairing.pairing_range: 2,  # partial and full threshold: two estimates
+    paired.panel: 2,  # the recall panel, and fact survival's paired contrast of survival per row (another estimate)
+    paired.each_excluded: 1,  # results.json's sensitivity block and the sensitivity figure
 }
 """Estimators (and the loader) -> calls per analysed package in one build."""
 

@@ -244,7 +244,7 @@ def sensitivity(i: ResultsInputs) -> Block:
     sens["equal_counts"] = _subset(i.equal_counts, full=True)
     if params.excluded_configurations:
         sens["excluded"] = _subset(paired.excluded_subset(p, params.excluded_configurations, alpha), full=True)
-    each = paired.each_excluded(p)
+    each = i.each_excluded
     sens["each_excluded"] = {
         name: {"configurations": each.remaining, "mean": float(m), "median": float(md)}
         for name, m, md in zip(each.configurations, each.mean, each.median, strict=True)}
