@@ -90,3 +90,26 @@ def test_no_shell_probe_leaves_a_running_ipython_alone(monkeypatch):
     with no_shell_probe(), pytest.raises(ImportError):
         import IPython  # noqa: F401
     assert "IPython" not in sys.modules
+
+
+def test_saving_a_figure_draws_it_once_per_file_and_lays_it_out_once(tmp_path, monkeypatch):
+    # One Agg draw makes the PNG (savefig would draw again to encode it) and one draw makes the SVG; the
+    # constrained layout runs in the first draw only. Counted on the figure's own draw and layout calls.
+    from matplotlib.figure import Figure
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    from analysis.figures.common import FigureSpec, new_figure, save, style
+
+    draws, layouts = [], []
+    real_draw, real_execute = Figure.draw, ConstrainedLayoutEngine.execute
+    monkeypatch.setattr(Figure, "draw", lambda self, renderer: (draws.append(type(renderer).__name__),
+                                                                real_draw(self, renderer))[1])
+    monkeypatch.setattr(ConstrainedLayoutEngine, "execute",
+                        lambda self, fig: (layouts.append(1), real_execute(self, fig))[1])
+    with style():
+        fig, (ax,) = new_figure()
+        ax.plot([0, 1], [1, 0], label="line")
+        ax.legend()
+    save(FigureSpec("probe", "probe", fig, "a line"), tmp_path)
+    assert draws == ["RendererAgg", "MixedModeRenderer"]  # the SVG backend draws through a MixedModeRenderer
+    assert len(layouts) == 1

@@ -87,16 +87,27 @@ def png_bytes(figure: Figure, dpi: int = PNG_DPI) -> bytes:
     return buf.getvalue()
 
 
+def _keep_layout(figure: Figure) -> None:
+    """Detach the layout engine, so the next save draws the positions the last draw fixed, once.
+
+    A placeholder engine (``set_layout_engine("none")``) still makes ``savefig`` run a layout draw before
+    the real one (a second pass over every artist and text); no engine at all makes it draw once. Under the
+    style file, None would mean "constrained" again, hence the rc switch for the call."""
+    with matplotlib.rc_context({"figure.constrained_layout.use": False, "figure.autolayout": False}):
+        figure.set_layout_engine(None)
+
+
 def save(spec: FigureSpec, directory: Path) -> list[Path]:
     """Write ``<name>.png`` and ``<name>.svg`` with deterministic bytes; returns both paths.
 
     The constrained layout runs once, in the PNG's draw; the SVG is drawn with the positions it fixed
-    (a second layout pass would cost as much as the drawing). The figure is left with no layout engine."""
+    (a second layout pass would cost as much as the drawing). The figure is left with no layout engine,
+    so the SVG is drawn once."""
     directory.mkdir(parents=True, exist_ok=True)
     png, svg = directory / f"{spec.name}.png", directory / f"{spec.name}.svg"
     with style():  # drawn to memory, written through the door (atomic, never through a link)
         write_bytes(png, png_bytes(spec.figure))
-        spec.figure.set_layout_engine("none")  # laid out once, by the PNG's draw: the SVG keeps it
+        _keep_layout(spec.figure)
         buf = io.BytesIO()
         spec.figure.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
         write_bytes(svg, buf.getvalue())
