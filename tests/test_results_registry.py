@@ -71,12 +71,12 @@ def test_the_docs_index_is_generated_from_the_registry() -> None:
         assert f"| `{block.key}` |" in docs_index()
 
 
-_HELPERS = {"sparse_block": "sparse"}
-"""Table helpers (analysis.tables.context) that read one results block for their caller."""
+_HELPERS = {"sparse_block": "sparse", "pilot_dose_block": "v2_pilot"}
+"""Table helpers (analysis.tables.context, .dose_response) that read one block for their caller."""
 _ESTIMATES = {"panel": "panel", "fill": "fill", "headings": "headings_detail", "carrier": "carrier_audit",
               "failures": "failure_modes", "survival": "fact_survival", "pilot_inputs": "v2_pilot",
               "sparse_contract": "sparse", "equal_counts": "sparse", "bounds": "bounds", "families": "families",
-              "each_excluded": "sensitivity"}
+              "each_excluded": "sensitivity", "dose_block": "dose_response"}
 """``ctx.estimates.<attribute>`` (analysis.results.inputs.ResultsInputs) -> the block that serialises it."""
 _ESTIMATE_PARTS = {("bounds", "per_configuration"): "bounds_detail"}
 """``ctx.estimates.<attribute>.<field>`` serialised by another block than the attribute's own."""

@@ -2,8 +2,8 @@
 
 One panel per load factor that the rungs vary (graded values per chunk, distractors, tokens per
 chunk, folds); the base rung sits on every axis at its own level. The numbers are the
-``dose_response`` block of results.json (the evidence's, else the companion pilot's), read through
-analysis.tables.dose_response.dose_source; nothing is recomputed.
+``dose_response`` block the results stage computed once (the evidence's, else the companion pilot's),
+read through analysis.tables.dose_response.dose_source; nothing is recomputed.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 
 from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
 from analysis.style import OKABE_ITO
-from analysis.tables.context import ReportContext, section
-from analysis.tables.dose_response import FACTOR_NAMES, dose_source
+from analysis.tables.context import ReportContext
+from analysis.tables.dose_response import FACTOR_NAMES, dose_source, pilot_dose_block
 from analysis.tables.labels import arm_label
 
 TITLE = "Recall against load on the load ladder, per arm, with 95% intervals"
@@ -35,8 +35,7 @@ def _panels(rungs: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]
 def dose_response(ctx: ReportContext) -> FigureSpec:
     """Mean exact recall per rung and arm with its interval, one panel per load factor."""
     with style():
-        src = dose_source(section(ctx.results, "dose_response"),
-                          section(ctx.results, "v2_pilot", "dose_response"))
+        src = dose_source(ctx.estimates.dose_block, pilot_dose_block(ctx))
         if isinstance(src, str):
             return FigureSpec("dose_response", TITLE, empty_figure(TITLE, src), f"Not in this evidence: {src}", src)
         label, block = src

@@ -25,9 +25,7 @@ FACT_SURVIVAL_REGISTRATION = ResultsBlock(
 def dose_response(i: ResultsInputs) -> Block:
     """``dose_response``: recall, paired effect and fact survival per load-ladder rung
     (analysis.estimators.dose_response)."""
-    from analysis.estimators.dose_response import dose_block
-
-    return Block(dose_block(i.package, i.params, i.survival))
+    return Block(i.dose_block)
 
 
 DOSE_RESPONSE_REGISTRATION = ResultsBlock(

@@ -132,6 +132,14 @@ class ResultsInputs:
         return package_survival(self.package, self.params, self.fixtures)
 
     @cached_property
+    def dose_block(self) -> dict[str, Any]:
+        """The dose-response over the load ladder as its JSON-ready block (``dose_response``, the dose-response
+        table and figure); ``available: false`` without a ladder."""
+        from analysis.estimators.dose_response import dose_block
+
+        return dose_block(self.package, self.params, self.survival)
+
+    @cached_property
     def pilot_inputs(self) -> ResultsInputs | None:
         """The companion pilot's own estimates (same params and fixtures), or None without a pilot."""
         if self.pilot is None:

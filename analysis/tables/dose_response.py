@@ -1,8 +1,9 @@
 """Dose-response over the load ladder: one table of recall, paired effect and fact survival per rung.
 
-Methods note: the numbers are the ``dose_response`` block of results.json
-(analysis.estimators.dose_response) of the evidence when it has a load ladder, else of the
-companion pilot beside it (``v2_pilot.dose_response``); nothing is recomputed here. The figure
+Methods note: the numbers are the ``dose_response`` block (analysis.estimators.dose_response.dose_block),
+computed once by the results stage and handed over as ``ctx.estimates.dose_block``, of the evidence when it
+has a load ladder, else of the companion pilot beside it (its own estimates: results.json's
+``v2_pilot.dose_response``); nothing is recomputed here and results.json is not read. The figure
 (analysis.figures.dose_response) reads the same block through :func:`dose_source`.
 """
 
@@ -13,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from analysis.tables.context import ReportContext, section
+from analysis.tables.context import ReportContext
 from analysis.tables.labels import arm_label
 from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_count_of, fmt_num, fmt_signed
 
@@ -22,6 +23,13 @@ FACTOR_NAMES = {"graded_per_chunk": "graded values per chunk", "distractors": "d
                 "chunk_tokens": "tokens per chunk", "folds": "folds", "base": "base rung",
                 "several": "several factors"}
 NO_LADDER = "neither this evidence nor a companion pilot was run on the load ladder"
+
+
+def pilot_dose_block(ctx: ReportContext) -> Mapping[str, Any] | None:
+    """The companion pilot's ``dose_response`` block (``v2_pilot.dose_response``), computed once with its
+    estimates; None without a pilot."""
+    pilot = ctx.estimates.pilot_inputs
+    return None if pilot is None else pilot.dose_block
 
 
 def dose_source(own: Any, pilot: Any) -> tuple[str, Mapping[str, Any]] | str:
@@ -59,7 +67,7 @@ def _survival(s: Mapping[str, Any] | None) -> str:
 
 def dose_response(ctx: ReportContext) -> TableSpec:
     """Per rung and arm: recall with interval and capture → survival; per rung treatment − control."""
-    src = dose_source(section(ctx.results, "dose_response"), section(ctx.results, "v2_pilot", "dose_response"))
+    src = dose_source(ctx.estimates.dose_block, pilot_dose_block(ctx))
     base_cols = ["evidence", "rung", "varies", "arm"]
     if isinstance(src, str):
         return empty_table("t_dose_response", TITLE, base_cols, src)
