@@ -157,19 +157,22 @@ def test_the_committed_fixtures_are_in_the_results_key(tmp_path: Path, monkeypat
 
 
 def test_the_panel_tables_and_figures_render_the_typed_estimates_not_the_results_mapping() -> None:
-    # The panel family (Table 3, panel summary, sparse cells, sensitivity; forest and sensitivity figures) reads
+    # The panel family (Table 3, panel summary, sparse cells, sensitivity, panel inference with the registered
+    # inference rows, design-effect cell intervals; forest and sensitivity figures) reads
     # ctx.estimates: handed an empty results mapping, they render exactly what they render beside results.json.
 
     from analysis.figures import panel as panel_figures
     from analysis.figures.common import png_bytes, style
+    from analysis.tables import cells as cell_tables
     from analysis.tables import panel as panel_tables
+    from analysis.tables import panel_inference
     from analysis.tables.render import to_csv, to_markdown
     from report_support import context, handmade
 
     _, results = handmade()
     with_results, without = context(results=results), context(results={})
     for builder in (panel_tables.table3, panel_tables.panel_summary, panel_tables.sparse_cells,
-                    panel_tables.sensitivity):
+                    panel_tables.sensitivity, panel_inference.panel_inference, cell_tables.cell_intervals):
         a, b = builder(with_results), builder(without)
         assert not a.is_empty, a.name
         assert (to_csv(a), to_markdown(a)) == (to_csv(b), to_markdown(b)), a.name
@@ -195,3 +198,17 @@ def test_the_dose_response_table_and_figure_render_the_computed_block_not_the_re
     block = ctx.estimates.dose_block
     assert sorted(set(table.data["rung"])) == sorted(r["rung"] for r in block["rungs"])
     assert not dose_figure.dose_response(ctx).empty_reason
+
+
+def test_no_table_or_figure_builder_reads_the_results_mapping() -> None:
+    # Builders render ctx.estimates; a read of ctx.results (or a section(...) of it) is a second path to the same
+    # numbers that can drift from the objects. Found by reading the source of every builder module.
+    import re
+
+    offenders = []
+    for folder in ("tables", "figures"):
+        for path in sorted((REPO / "analysis" / folder).glob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            offenders += [f"{folder}/{path.name}:{text.count(chr(10), 0, m.start()) + 1}"
+                          for m in re.finditer(r"\bctx\.results\b|section\(ctx\b", text)]
+    assert offenders == []

@@ -76,7 +76,7 @@ _HELPERS = {"sparse_block": "sparse", "pilot_dose_block": "v2_pilot"}
 _ESTIMATES = {"panel": "panel", "fill": "fill", "headings": "headings_detail", "carrier": "carrier_audit",
               "failures": "failure_modes", "survival": "fact_survival", "pilot_inputs": "v2_pilot",
               "sparse_contract": "sparse", "equal_counts": "sparse", "bounds": "bounds", "families": "families",
-              "each_excluded": "sensitivity", "dose_block": "dose_response"}
+              "each_excluded": "sensitivity", "dose_block": "dose_response", "beyond_paper": "beyond_paper"}
 """``ctx.estimates.<attribute>`` (analysis.results.inputs.ResultsInputs) -> the block that serialises it."""
 _ESTIMATE_PARTS = {("bounds", "per_configuration"): "bounds_detail"}
 """``ctx.estimates.<attribute>.<field>`` serialised by another block than the attribute's own."""

@@ -318,7 +318,7 @@ def beyond_paper_block(package: Any, params: Params, p: paired.Panel,
 
 @indexed_as(beyond_paper_block)
 def _beyond_paper_results(i: Any) -> Block:
-    return Block(beyond_paper_block(i.package, i.params, i.panel, i.dependence))
+    return Block(i.beyond_paper)
 
 
 BEYOND_PAPER_REGISTRATION = ResultsBlock(

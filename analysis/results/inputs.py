@@ -23,7 +23,7 @@ from analysis.estimators import families as families_mod
 from analysis.estimators import headings as headings_mod
 from analysis.estimators import paired
 from analysis.estimators import secondary_results as secondary
-from analysis.estimators.common import contrast_of, runs_frame
+from analysis.estimators.common import contrast_of, json_ready, runs_frame
 from analysis.estimators.failures import FailureModes, failure_modes
 from analysis.estimators.survival_results import PackageSurvival, package_survival
 from analysis.params import Params
@@ -130,6 +130,21 @@ class ResultsInputs:
     def survival(self) -> PackageSurvival:
         """Fact timeline and survival (``fact_survival``, ``dose_response``, the survival tables and figure)."""
         return package_survival(self.package, self.params, self.fixtures)
+
+    @cached_property
+    def beyond_paper(self) -> dict[str, Any]:
+        """Inference beyond the paper as its block (``beyond_paper``: bootstrap, sign flip, GEE, design-effect
+        intervals; the panel-inference and cell-interval tables)."""
+        return secondary.beyond_paper_block(self.package, self.params, self.panel, self.dependence)
+
+    def block_value(self, block: Any) -> Any:
+        """The JSON-ready value of registered block ``block`` (an analysis.estimators.registration.ResultsBlock)
+        for this package: the block results.json was assembled from when it was (``blocks``), else computed
+        now from the cached estimates and kept; None when the block is left out."""
+        if block.key not in self.blocks:
+            self.blocks[block.key] = block.compute(self)
+        computed = self.blocks[block.key]
+        return None if computed is None else json_ready(computed.value)
 
     @cached_property
     def dose_block(self) -> dict[str, Any]:

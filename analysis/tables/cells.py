@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from analysis.tables.context import ReportContext, cell_stats, scored_rows, section
+from analysis.estimators.common import json_ready
+from analysis.tables.context import ReportContext, cell_stats, scored_rows
 from analysis.tables.panel import partition_runs_frame
 from analysis.tables.spec import (
     TableSpec,
@@ -103,10 +104,10 @@ def cell_intervals(ctx: ReportContext) -> TableSpec:
     title = (f"Beyond the paper: {s.control} and {s.treatment} cell means with design-effect-aware "
              "intervals (ours)")
     cols = ["configuration", "execution group", "arm", "recall", "effective n", "interval"]
-    d = section(ctx.results, "beyond_paper", "design_effect_intervals") or {}
+    d = json_ready(ctx.estimates.beyond_paper).get("design_effect_intervals") or {}
     cells = [c for c in d.get("cells") or [] if c.get("arm") in (s.control, s.treatment)]
     if not cells:
-        return empty_table("t_beyond_cells", title, cols, "no design-effect intervals in results.json")
+        return empty_table("t_beyond_cells", title, cols, "no control or treatment cell with a valid row")
     data = pl.DataFrame(cells).sort("configuration", "execution_group", "arm")
     out = [{"configuration": r["configuration"], "execution group": r["execution_group"], "arm": r["arm"],
             "recall": fmt_mean_n(r["mean"], r["rows"]), "effective n": fmt_num(r["effective_n"], 1),

@@ -2,9 +2,10 @@
 
 Methods note: builders are pure functions of a ``ReportContext``; descriptive cells (means
 with their row counts) are computed here from valid rows with an outcome, the single
-validity rule of the evidence format. Inferential statistics come from ``results``
-(analysis.results.build_results) or from ``estimates``, the typed estimator results the
-results stage computed once (analysis.results.inputs.ResultsInputs): never recomputed here.
+validity rule of the evidence format. Inferential statistics come from ``estimates``, the
+estimator results the results stage computed once (analysis.results.inputs.ResultsInputs), the
+same objects results.json serialises: never recomputed here, and no builder reads ``results``
+(tests/test_compute_once.py checks both).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ class ReportContext:
     package: Any
     """The loaded EvidencePackage (analysis.evidence.load_package)."""
     results: Mapping[str, Any]
-    """The results.json mapping (analysis.results.build_results), JSON-ready."""
+    """The results.json mapping (analysis.results.build_results), JSON-ready: for the report and other callers;
+    the table and figure builders read ``estimates`` instead."""
     params: Any
     """The analysis Params passed down to every estimator."""
     audit: Any = None

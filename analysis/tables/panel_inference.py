@@ -1,15 +1,17 @@
 """Builder of the panel-inference table (ours, not the paper's): configuration bootstrap and
 sign-flip randomisation test of the paired effect, and the row-level GEE, labelled as the unpaired,
-row-weighted contrast it is, read from results.json ``beyond_paper``; then one row per registered
-statistic that declares an ``inference_row`` (analysis.results.registry, e.g. ``hodges_lehmann``)."""
+row-weighted contrast it is, from the ``beyond_paper`` block the results stage computed once
+(``ctx.estimates.beyond_paper``, as results.json holds it); then one row per registered statistic that declares an
+``inference_row`` (analysis.results.registry, e.g. ``hodges_lehmann``), from that block's computed value."""
 
 from __future__ import annotations
 
 import polars as pl
 
+from analysis.estimators.common import json_ready
 from analysis.results.block import InferenceRow
 from analysis.results.registry import RESULTS_BLOCKS
-from analysis.tables.context import ReportContext, section
+from analysis.tables.context import ReportContext
 from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_int, fmt_num, fmt_signed
 
 
@@ -17,10 +19,10 @@ def panel_inference(ctx: ReportContext) -> TableSpec:
     """Bootstrap interval, sign-flip p and row-level GEE for the panel effect."""
     title = "Beyond the paper: inference on the paired effect, and the unpaired row-level GEE contrast (ours)"
     cols = ["method", "estimate", "interval", "p-value", "units"]
-    b = section(ctx.results, "beyond_paper") or {}
+    b = json_ready(ctx.estimates.beyond_paper)
     boot, flip, gee = b.get("bootstrap") or {}, b.get("sign_flip") or {}, b.get("gee") or {}
-    if not (boot or flip or gee):
-        return empty_table("t_beyond_inference", title, cols, "results.json has no beyond_paper block")
+    if not (boot.get("n") or flip.get("n") or gee.get("clusters")):
+        return empty_table("t_beyond_inference", title, cols, "no configuration in the primary panel")
     rows = [
         InferenceRow("bootstrap", f"configuration bootstrap ({boot.get('method', '—')}, "
                      f"{fmt_int(boot.get('resamples'))} resamples)", boot.get("estimate"), boot.get("lo"),
@@ -31,7 +33,7 @@ def panel_inference(ctx: ReportContext) -> TableSpec:
                      gee.get("coefficient"), gee.get("lo"), gee.get("hi"), gee.get("p_value"), gee.get("clusters"),
                      "clusters")]
     for block in RESULTS_BLOCKS:  # the registered statistics that feed this table, in results.json order
-        value = section(ctx.results, block.key)
+        value = ctx.estimates.block_value(block) if block.inference_row is not None else None
         row = block.inference_row(value) if block.inference_row is not None and isinstance(value, dict) else None
         if row is not None:
             rows.append(row)
