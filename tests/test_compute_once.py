@@ -176,6 +176,16 @@ def test_the_panel_tables_and_figures_render_the_typed_estimates_not_the_results
         a, b = builder(with_results), builder(without)
         assert not a.is_empty, a.name
         assert (to_csv(a), to_markdown(a)) == (to_csv(b), to_markdown(b)), a.name
+    # Oracle: results.json's own values (json_ready: NaN and inf are null), key by key.
+    summary = dict(panel_tables.panel_summary(without).data.iter_rows())
+    assert summary == {k: None if results["panel"][k] is None else float(results["panel"][k]) for k in summary}
+    sens = dict(panel_tables.sensitivity(without).data.iter_rows())
+    assert sens == {k: None if results[b][f] is None else float(results[b][f])
+                    for k in sens for b, f in [k.split(".")]}
+    effects = {r["configuration"]: r for r in panel_tables.table3(without).data.iter_rows(named=True)}
+    assert set(effects) == set(results["panel"]["effects"])
+    for conf, want in results["panel"]["effects"].items():
+        assert {k: effects[conf][k] for k in want} == want, conf
     with style():
         for fig in (panel_figures.forest, panel_figures.sensitivity):
             a, b = fig(with_results), fig(without)
@@ -212,3 +222,16 @@ def test_no_table_or_figure_builder_reads_the_results_mapping() -> None:
             offenders += [f"{folder}/{path.name}:{text.count(chr(10), 0, m.start()) + 1}"
                           for m in re.finditer(r"\bctx\.results\b|section\(ctx\b", text)]
     assert offenders == []
+
+
+def test_block_value_computes_evidence_blocks_once_and_refuses_the_ones_only_assembly_makes() -> None:
+    from analysis.results.inputs import BlockValueError, ResultsInputs
+
+    inputs = ResultsInputs(package.load_package(HANDMADE), DEFAULT_PARAMS)
+    hl = registry.entry("hodges_lehmann")
+    first = inputs.block_value(hl)
+    assert first == inputs.block_value(hl) and inputs.blocks["hodges_lehmann"] is not None
+    assert registry.assemble(inputs)["hodges_lehmann"] == first  # assembly reuses the block computed for a table
+    for key in ("reasons", "claims_audit", "v2_pilot", "design"):
+        with pytest.raises(BlockValueError, match="assembled"):
+            inputs.block_value(registry.entry(key))

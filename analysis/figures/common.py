@@ -77,10 +77,14 @@ def png_bytes(figure: Figure, dpi: int = PNG_DPI) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
 
+    before = figure.get_dpi()
     figure.set_dpi(dpi)
-    canvas = FigureCanvasAgg(figure)
-    canvas.draw()
-    rgba = np.asarray(canvas.buffer_rgba())
+    try:
+        canvas = FigureCanvasAgg(figure)
+        canvas.draw()
+        rgba = np.asarray(canvas.buffer_rgba()).copy()
+    finally:
+        figure.set_dpi(before)  # as savefig leaves it
     image = Image.fromarray(rgba[..., :3] if bool((rgba[..., 3] == 255).all()) else rgba)
     buf = io.BytesIO()
     image.save(buf, format="png", dpi=(dpi, dpi))  # no text chunks: no date, no software

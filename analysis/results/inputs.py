@@ -35,6 +35,10 @@ CONTRACT_SPARSE_K = 4
 """docs/RESULTS_CONTRACT.md names the subset ``min_pairs_4``, whatever ``Params.min_pairs`` is."""
 
 
+class BlockValueError(ValueError):
+    """A results block that only assembly can compute was asked for on its own; the message says where to read it."""
+
+
 class ResultsInputs:
     """One package's inputs to the results blocks, with the shared estimates cached."""
 
@@ -56,7 +60,8 @@ class ResultsInputs:
         self.design = design
         """OUT/design.json as the build read it (a declared input of its stage key), or None."""
         self.blocks: dict[str, Any] = {}
-        """Computed results blocks by key (analysis.results.registry.assemble fills it: each block once)."""
+        """Computed results blocks by key, each computed once: analysis.results.registry.assemble fills it, and
+        :meth:`block_value` adds an evidence block a table reads before (or without) assembly."""
         self.assembler: Callable[[ResultsInputs], dict[str, Any]] | None = None
         """The function that assembles results blocks (analysis.results.registry.assemble sets itself here
         before it computes a block): the ``v2_pilot`` block (analysis.results.pilot) assembles the companion's
@@ -140,7 +145,12 @@ class ResultsInputs:
     def block_value(self, block: Any) -> Any:
         """The JSON-ready value of registered block ``block`` (an analysis.estimators.registration.ResultsBlock)
         for this package: the block results.json was assembled from when it was (``blocks``), else computed
-        now from the cached estimates and kept; None when the block is left out."""
+        now from the cached estimates and kept; None when the block is left out. Evidence blocks only: the
+        ``reasons`` block is made by assembly from the others, and a build block needs what only the build hands
+        in (the audit, the companion's assembly), so computing one here early would keep a wrong value."""
+        if block.source != "evidence" or block.key == "reasons":
+            raise BlockValueError(f"{block.key!r} is assembled by analysis.results.registry.assemble, not computed "
+                                  "on its own; read it from the assembled results")
         if block.key not in self.blocks:
             self.blocks[block.key] = block.compute(self)
         computed = self.blocks[block.key]

@@ -57,8 +57,10 @@ def defined(x: float | None) -> float | None:
     """An estimate as results.json holds it: a float, or None where the estimator left NaN (undefined).
 
     Builders that render a typed estimate (``ctx.estimates``) pass its floats through here, so that their
-    frames, CSV files and figures see None exactly where results.json has null."""
-    return _present(x)
+    frames, CSV files and figures see None exactly where results.json has null (json_ready turns NaN and
+    ±inf into null)."""
+    v = _present(x)
+    return v if v is None or math.isfinite(v) else None
 
 
 def fmt_num(x: float | None, decimals: int = 3) -> str:
