@@ -52,7 +52,7 @@ def registered_builders() -> set[tuple[str, str]]:
     from analysis.tables.registry import TABLE_ORDER
 
     functions = (*TABLE_ORDER, *FIGURE_ORDER, *(block.compute for block in RESULTS_BLOCKS))
-    return {(f.__module__, f.__name__) for f in functions}
+    return {(f.__module__, f.__code__.co_name) for f in functions}  # co_name: an indexed_as adapter keeps its own
 
 
 def unexplained_repeats(definitions: dict[str, set[str]], registered: set[tuple[str, str]],
