@@ -27,9 +27,9 @@ NO_LADDER = "neither this evidence nor a companion pilot was run on the load lad
 
 def pilot_dose_block(ctx: ReportContext) -> Mapping[str, Any] | None:
     """The companion pilot's ``dose_response`` block (``v2_pilot.dose_response``), computed once with its
-    estimates; None without a pilot."""
+    estimates; None when results.json has no ``v2_pilot`` block (no pilot, or none named by its path)."""
     pilot = ctx.estimates.pilot_inputs
-    return None if pilot is None else pilot.dose_block
+    return None if pilot is None or ctx.estimates.pilot_path is None else pilot.dose_block
 
 
 def dose_source(own: Any, pilot: Any) -> tuple[str, Mapping[str, Any]] | str:
