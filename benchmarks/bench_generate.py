@@ -13,7 +13,6 @@ A benchmark, not a timed test: it prints numbers and never fails on them.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import subprocess
@@ -23,6 +22,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's package, whatever else is installed
+
+from analysis.safeio import write_json  # noqa: E402
+
 BARE = "import polars, scipy.stats, statsmodels.api, matplotlib.pyplot, jinja2"
 
 
@@ -68,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"full rebuild    {r['full_rebuild_s']:7.2f} s   ratio {r['full_ratio']:.2f} (target <= 3.0)")
     print(f"no-op rebuild   {r['noop_rebuild_s']:7.2f} s   ratio {r['noop_ratio']:.2f} (target <= 1.3)")
     if args.json:
-        args.json.write_text(json.dumps(r, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, r, sort_keys=False)
     return 0
 
 

@@ -46,6 +46,7 @@ ARMS = ["f", "n", "j", "p", "q", "k", "o", "m", "t", "u", "l", "g"]
 def build_package(root: Path, n_rows: int, seed: int = 7) -> None:
     """Write a valid synthetic package with ``n_rows`` rows and 14 checks each."""
     from analysis.evidence import write_lock
+    from analysis.safeio import write_text
 
     rng = np.random.default_rng(seed)
     n_conf, repeats = 50, 4
@@ -70,7 +71,7 @@ def build_package(root: Path, n_rows: int, seed: int = 7) -> None:
         "answer": ['the port is 41873, "quoted"\nand a second line' if k % 97 == 0 else "half"
                    for k in range(n_rows)],
     })
-    rows.write_csv(root / "rows.csv")
+    write_text(root / "rows.csv", rows.write_csv())
     rid = np.repeat(rows.get_column("row_id").to_numpy(), 14)
     k = np.tile(np.arange(14), n_rows)
     checks = pl.DataFrame({
@@ -80,25 +81,27 @@ def build_package(root: Path, n_rows: int, seed: int = 7) -> None:
         "passed": np.where(k < np.repeat(passed, 14), "true", "false"),
         "in_carrier": np.where(k % 3 == 0, "", np.where(k % 2 == 0, "true", "false")),
     })
-    checks.write_csv(root / "checks.csv")
+    write_text(root / "checks.csv", checks.write_csv())
     confs = "\n".join(
         f'[configurations."fam{c % 10}/model-{c}"]\nfamily = "fam{c % 10}"\npublished = 2026-03-01\n'
         for c in range(n_conf))
     runs = "\n".join(
         f'[[partition_runs]]\nconfiguration = "fam{c % 10}/model-{c}"\nexecution_group = "group-0"\n'
         f"planned_repeats = {repeats}\n" for c in range(n_conf))
-    (root / "study.toml").write_text(
+    write_text(
+        root / "study.toml",
         '[study]\nname = "synthetic benchmark"\nrecency_cutoff = 2026-01-28\ncontrol = "j"\n'
-        f'treatment = "q"\nscenario = "S5"\n\n{confs}\n{runs}', encoding="utf-8")
+        f'treatment = "q"\nscenario = "S5"\n\n{confs}\n{runs}')
     write_lock(root)
 
 
 CHILD = """
 import json, resource, sys, time
 def peak_mib():  # this process's own peak: VmHWM restarts at exec, ru_maxrss keeps the parent's
+    from analysis.safeio import read_text
     try:
-        with open("/proc/self/status") as f:
-            return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) / 1024
+        return next(int(l.split()[1]) for l in read_text("/proc/self/status").splitlines()
+                    if l.startswith("VmHWM:")) / 1024
     except (OSError, StopIteration):
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 t0 = time.perf_counter()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import statistics
 import sys
 import time
@@ -27,6 +26,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 from analysis.runner.arms import load_arms  # noqa: E402
 from analysis.runner.fixture import DEFAULT_SPECS, build_fixture  # noqa: E402
 from analysis.runner.protocol import RunSettings, run_trajectory  # noqa: E402
+from analysis.safeio import write_json  # noqa: E402
 from support.scripted_server import InProcessBackend, MemorizingModel, OpenAIBackend, ScriptedServer  # noqa: E402
 
 
@@ -99,7 +99,7 @@ def main() -> int:
               f"median {r['overhead_ms_median']:.2f} ms, p95 {r['overhead_ms_p95']:.2f} ms (target < 5 ms); "
               f"backend wait median {r['wait_ms_median']:.2f} ms; wall {r['wall_s']:.2f} s")
     if args.json:
-        args.json.write_text(json.dumps(out, indent=2) + "\n")
+        write_json(args.json, out, sort_keys=False)
     ok = out["fixture_generation_s_max"] < 1.0 and all(r["overhead_ms_median"] < 5.0 for r in out["runs"])
     return 0 if ok else 1
 
