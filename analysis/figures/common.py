@@ -2,7 +2,8 @@
 
 Methods note: figures are plain ``matplotlib.figure.Figure`` objects (no pyplot state, no global
 backend switch). Saving fixes every source of byte drift: the SVG hash salt (style file), no
-date or software metadata, a fixed dpi, text rendered as paths.
+date or software metadata, a fixed dpi, SVG text kept as text in the
+style's font (generic sans-serif after it).
 """
 
 from __future__ import annotations
