@@ -27,9 +27,11 @@ class AuditContext:
     """build_results(package, params)."""
     params: Params
     """Analysis parameters."""
-    cells: dict[tuple[str, tuple[str, ...], str, str], dict] = field(default_factory=dict, compare=False, repr=False)
-    """Memo of :meth:`cell` for this one audit (the same pooled cell is read by many claims): the summary is a
-    pure function of the package, params and these arguments, so it is computed once per audit."""
+    cells: dict[tuple[str, tuple[str, ...], str], dict[str, dict]] = field(default_factory=dict, compare=False,
+                                                                          repr=False)
+    """Memo of :meth:`cell` for this one audit, (configuration, groups, scenario) -> arm -> summary: the same
+    pooled cell is read by many claims, and one grouped summary gives every arm of it (218 reads of 20 pooled
+    cells in the v1 audit). The summary is a pure function of the package, params and these arguments."""
 
     @property
     def rows(self) -> pl.DataFrame:
@@ -37,15 +39,15 @@ class AuditContext:
 
     def cell(self, config: str, groups: Sequence[str], arm: str, scenario: str = "S5") -> dict:
         """Pooled summary (cells.cell_summary without groups) of one arm over the listed execution groups
-        (computed once per audit; each call returns its own copy)."""
-        key = (config, tuple(groups), arm, scenario)
+        (computed once per audit for every arm of the cell; each call returns its own copy)."""
+        key = (config, tuple(groups), scenario)
         if key not in self.cells:
             sub = self.rows.filter(pl.col("configuration") == config, pl.col("execution_group").is_in(list(groups)))
-            t = cells_mod.cell_summary(sub, self.params, by_execution_group=False, arms=[arm], scenario=scenario).table
-            if t.height != 1:
-                raise NotDeterminable(f"no valid {arm} rows of {config} in {', '.join(groups)}")
-            self.cells[key] = t.row(0, named=True)
-        return dict(self.cells[key])
+            t = cells_mod.cell_summary(sub, self.params, by_execution_group=False, scenario=scenario).table
+            self.cells[key] = {r["arm"]: r for r in t.iter_rows(named=True)}
+        if arm not in self.cells[key]:
+            raise NotDeterminable(f"no valid {arm} rows of {config} in {', '.join(groups)}")
+        return dict(self.cells[key][arm])
 
     def all_rows(self, config: str, groups: Sequence[str], arm: str, scenario: str = "S5") -> pl.DataFrame:
         """Every row (valid or not) of one arm over the listed groups."""
