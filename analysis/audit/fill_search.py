@@ -168,7 +168,7 @@ def search_fills(configs: Sequence[str], fills: Sequence[float], effects: Sequen
     def spearman(x: np.ndarray, y: np.ndarray, pop: str, x_ranks: np.ndarray | None = None) -> float:
         # average ranks for remaining ties; pearson_r is np.corrcoef bit for bit; `x_ranks`: rankdata(x[i]) known
         i = pops[pop]
-        return float(np.corrcoef(rankdata(x[i]), rankdata(y[i]))[0, 1])
+        return pearson_r(rankdata(x[i]) if x_ranks is None else x_ranks, rankdata(y[i]))
 
     effect_readings: list[tuple[tuple[int, ...], ...]] = sorted(
         (tuple(p for p in choice if p) for choice in itertools.product(
@@ -194,7 +194,7 @@ def search_fills(configs: Sequence[str], fills: Sequence[float], effects: Sequen
             for p in reading:
                 for r, i in enumerate(p):
                     y[i] += r * 1e-9  # distinct effects of 14-check means differ by far more
-            if all(_close(spearman(x0, y, pop), v, d) for pop, _, v, d in spear.values()):
+            if all(_close(spearman(x0, y, pop, x0_ranks[pop]), v, d) for pop, _, v, d in spear.values()):
                 chosen = (reading, y)
                 break
         if chosen is None:
