@@ -17,9 +17,10 @@ equal effects by their last bit; the note then names the order, which is a secon
 order of the equal fills is tried in a fixed order; for each, the effect readings are tried from average ranks
 (no choice) to the most broken ties, and the first whose ranks give every Spearman target is kept; then
 ``scipy.optimize.least_squares`` (trust-region reflective, bounded to the box, started at the printed fills
-spread by 0.002 in that order, with the analytic Jacobian ``fit_problem`` derives) fits the three Pearson values and the margin, with a penalty that keeps the
-order. The first fill order whose solution meets every target is returned. When none does, the result says so
-(``found`` False, ``reason``): the printed values are then not jointly reachable under any choice tried.
+spread by 0.002 in that order, with the analytic Jacobian ``fit_problem`` derives) fits the three Pearson values
+and the margin, with a penalty that keeps the order. The first fill order whose solution meets every target is
+returned. When none does, the result says so (``found`` False, ``reason``): the printed values are then not
+jointly reachable under any choice tried.
 """
 from __future__ import annotations
 
