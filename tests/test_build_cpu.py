@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from audit_support import published_claims
 from scipy import stats
 
 from analysis.audit import context as audit_context
@@ -36,6 +37,48 @@ def test_pearson_r_is_numpy_corrcoef_bit_for_bit():
             assert got == pytest.approx(float(stats.pearsonr(a, b).statistic), abs=1e-12)
     a = np.array([0.62, 0.995, 0.949])
     assert pearson_r(a, a * 3.2203159751636727) == 1.0  # 1 + 1 ulp before numpy's clip to [-1, 1]
+
+
+def test_fill_search_jacobian_is_the_numerical_derivative_of_its_residuals(monkeypatch):
+    # Oracle: scipy's central-difference approx_derivative of the very residuals the search hands least_squares,
+    # on the real audit problem (Table 3's printed fills and effects, the three populations, the margin, the
+    # kept order), at random points inside the box; the analytic rows are derived in fill_problem's docstring.
+    from scipy.optimize import _numdiff
+
+    from analysis.audit import fill_search
+    from analysis.audit.printed import PrintedCells
+    from analysis.audit.printed_fills import printed_fill_search
+    seen = []
+    real = fill_search.least_squares
+
+    def spy(fun, x0, jac, bounds, **kw):
+        calls = []
+
+        def counted(x):
+            calls.append(1)
+            return fun(x)
+        sol = real(counted, x0, jac=jac, bounds=bounds, **kw)
+        seen.append((fun, jac, bounds, len(calls), sol.nfev))
+        return sol
+
+    monkeypatch.setattr(fill_search, "least_squares", spy)
+    assert printed_fill_search(PrintedCells(published_claims(), DEFAULT_PARAMS)).result.found
+    assert seen
+    rng = np.random.default_rng(2121)
+    for fun, jac, (lo, hi), calls, nfev in seen:
+        assert callable(jac) and calls == nfev  # one residual evaluation per step, none for the Jacobian
+        order_rows = len(fun(lo)) - 4  # 3 Pearson targets and the margin, then one row per kept order
+        assert order_rows > 0
+        checked = active = 0
+        while checked < 40:
+            x = lo + rng.random(lo.shape[0]) * (hi - lo)
+            pen = np.asarray(fun(x))[4:]
+            if np.any((pen > 0) & (pen < 1e-3)):  # within 1e-6 of an order penalty's kink: its slope jumps there
+                continue
+            num = _numdiff.approx_derivative(lambda z, f=fun: np.asarray(f(z)), x, method="3-point", rel_step=1e-7)
+            np.testing.assert_allclose(jac(x), num, rtol=1e-6, atol=1e-6 * np.abs(num).max())
+            checked, active = checked + 1, active + int(np.any(pen > 0))
+        assert 0 < active < checked  # both sides of the order penalties were checked
 
 
 @pytest.fixture(scope="module")

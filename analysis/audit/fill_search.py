@@ -17,14 +17,15 @@ equal effects by their last bit; the note then names the order, which is a secon
 order of the equal fills is tried in a fixed order; for each, the effect readings are tried from average ranks
 (no choice) to the most broken ties, and the first whose ranks give every Spearman target is kept; then
 ``scipy.optimize.least_squares`` (trust-region reflective, bounded to the box, started at the printed fills
-spread by 0.002 in that order) fits the three Pearson values and the margin, with a penalty that keeps the
-order. The first fill order whose solution meets every target is returned. When none does, the result says so
-(``found`` False, ``reason``): the printed values are then not jointly reachable under any choice tried.
+spread by 0.002 in that order, with the analytic Jacobian ``fit_problem`` derives) fits the three Pearson values
+and the margin, with a penalty that keeps the order. The first fill order whose solution meets every target is
+returned. When none does, the result says so (``found`` False, ``reason``): the printed values are then not
+jointly reachable under any choice tried.
 """
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -82,6 +83,53 @@ def pearson_r(a: np.ndarray, b: np.ndarray) -> float:
     return float(c[0, 1])
 
 
+def fit_problem(effects: np.ndarray, populations: Mapping[str, np.ndarray],
+                pearson_targets: Sequence[tuple[str, float]], margin: tuple[int, int, float],
+                order: Sequence[tuple[int, int]]) -> tuple[Callable[[np.ndarray], list[float]],
+                                                           Callable[[np.ndarray], np.ndarray]]:
+    """The least-squares fit's residuals of the fills x, and their analytic Jacobian.
+
+    Rows: (Pearson r over each target's population - printed) * 100; (x[lowest gainer] - x[highest rest] -
+    printed margin) * 100; for each (a, b) of the kept order, max(0, x_a - x_b + 2e-4) * 1000.
+
+    Jacobian, derived by hand. Over a population (indices I, n of them), with xc = x - xbar, yc = y - ybar,
+    Sxx = sum xc^2, Syy = sum yc^2, Sxy = sum xc yc, r = Sxy / sqrt(Sxx Syy). Since sum yc = 0,
+    dSxy/dx_i = yc_i; since sum xc = 0, dSxx/dx_i = 2 xc_i; Syy does not depend on x. So
+    dr/dx_i = yc_i / sqrt(Sxx Syy) - Sxy / sqrt(Syy) * (1/2) Sxx^(-3/2) * 2 xc_i
+            = yc_i / sqrt(Sxx Syy) - r xc_i / Sxx   for i in I, 0 elsewhere; the row is that * 100.
+    The margin row is +100 at the lowest gainer, -100 at the highest rest. An order row is +1000 at a and -1000
+    at b where its penalty is active (x_a - x_b + 2e-4 > 0), else 0 (the kink's one-sided derivative at 0).
+    The 2-point numerical Jacobian this replaces called the residuals n + 1 times per Jacobian (issue 21).
+    """
+    e = np.asarray(effects, dtype=float)
+    pops = [(np.asarray(populations[pop], dtype=int), v) for pop, v in pearson_targets]
+    centred = [(i, e[i] - e[i].mean()) for i, _ in pops]
+    syy = [float(np.dot(yc, yc)) for _, yc in centred]
+    lowest_gainer, highest_rest, printed_margin = margin
+
+    def residuals(x: np.ndarray) -> list[float]:
+        r = [(pearson_r(x[i], e[i]) - v) * 100 for i, v in pops]
+        r.append((x[lowest_gainer] - x[highest_rest] - printed_margin) * 100)
+        r += [max(0.0, x[a] - x[b] + 2e-4) * 1000 for a, b in order]
+        return r
+
+    def jacobian(x: np.ndarray) -> np.ndarray:
+        jac = np.zeros((len(pops) + 1 + len(order), x.shape[0]))
+        for row, ((i, yc), yy) in enumerate(zip(centred, syy, strict=True)):
+            xc = x[i] - x[i].mean()
+            xx = float(np.dot(xc, xc))
+            root = np.sqrt(xx * yy)
+            jac[row, i] = (yc / root - (float(np.dot(xc, yc)) / root) * xc / xx) * 100
+        jac[len(pops), lowest_gainer] += 100.0
+        jac[len(pops), highest_rest] -= 100.0
+        for row, (a, b) in enumerate(order, start=len(pops) + 1):
+            if x[a] - x[b] + 2e-4 > 0:
+                jac[row, a], jac[row, b] = 1000.0, -1000.0
+        return jac
+
+    return residuals, jacobian
+
+
 def _tie_groups(values: np.ndarray) -> list[list[int]]:
     groups: dict[float, list[int]] = {}
     for i, v in enumerate(values):
@@ -118,9 +166,10 @@ def search_fills(configs: Sequence[str], fills: Sequence[float], effects: Sequen
         i = pops[pop]
         return pearson_r(x[i], e[i])
 
-    def spearman(x: np.ndarray, y: np.ndarray, pop: str) -> float:
+    def spearman(x: np.ndarray, y: np.ndarray, pop: str, x_ranks: np.ndarray | None = None) -> float:
+        # average ranks for remaining ties; pearson_r is np.corrcoef bit for bit; `x_ranks`: rankdata(x[i]) known
         i = pops[pop]
-        return float(np.corrcoef(rankdata(x[i]), rankdata(y[i]))[0, 1])  # average ranks for remaining ties
+        return pearson_r(rankdata(x[i]) if x_ranks is None else x_ranks, rankdata(y[i]))
 
     effect_readings: list[tuple[tuple[int, ...], ...]] = sorted(
         (tuple(p for p in choice if p) for choice in itertools.product(
@@ -139,26 +188,23 @@ def search_fills(configs: Sequence[str], fills: Sequence[float], effects: Sequen
             tried += len(effect_readings)
             continue
         chosen = None
+        x0_ranks = {pop: rankdata(x0[pops[pop]]) for pop, _, _, _ in spear.values()}  # the same for every reading
         for reading in effect_readings:
             tried += 1
             y = e.copy()
             for p in reading:
                 for r, i in enumerate(p):
                     y[i] += r * 1e-9  # distinct effects of 14-check means differ by far more
-            if all(_close(spearman(x0, y, pop), v, d) for pop, _, v, d in spear.values()):
+            if all(_close(spearman(x0, y, pop, x0_ranks[pop]), v, d) for pop, _, v, d in spear.values()):
                 chosen = (reading, y)
                 break
         if chosen is None:
             continue
         spearman_orders += 1
 
-        def residuals(x: np.ndarray, order: list[tuple[int, int]] = order) -> list[float]:
-            r = [(pearson(x, pop) - v) * 100 for pop, _, v, _ in pear.values()]
-            r.append((x[margin[0]] - x[margin[1]] - margin[2]) * 100)
-            r += [max(0.0, x[a] - x[b] + 2e-4) * 1000 for a, b in order]
-            return r
-
-        sol = least_squares(residuals, x0, bounds=(lo, hi), xtol=1e-14, ftol=1e-14, gtol=1e-14)
+        residuals, jacobian = fit_problem(e, pops, [(pop, v) for pop, _, v, _ in pear.values()],
+                                          margin[:3], order)
+        sol = least_squares(residuals, x0, jac=jacobian, bounds=(lo, hi), xtol=1e-14, ftol=1e-14, gtol=1e-14)
         x = sol.x
         got = {n: (pearson(x, pop) if kind == "pearson" else spearman(x, chosen[1], pop))
                for n, (pop, kind, _, _) in targets.items()}
