@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -247,3 +248,26 @@ def test_the_pilot_block_assembles_its_companion_only_through_the_registry(packa
     companion = inputs.pilot_inputs
     assert companion is not None and companion.blocks["panel"] is not None
     assert block["evidence"] == assemble(companion)["evidence"]
+
+
+def test_the_pilot_block_assembles_only_the_companion_blocks_it_reads(package) -> None:
+    """The companion's blocks are assembled for the v2_pilot block alone, so only the ones pilot_block reads
+    (PILOT_READS) are computed; the block is the same as from every block of the companion."""
+    from analysis.results.pilot import PILOT_READS, pilot_block
+
+    inputs = ResultsInputs(package, DEFAULT_PARAMS, pilot=package, pilot_path=HANDMADE)
+    block = assemble(inputs, ("evidence", "build"))["v2_pilot"]
+    companion = inputs.pilot_inputs
+    assert companion is not None
+    assert set(companion.blocks) == set(PILOT_READS)
+
+    seen: set[str] = set()
+
+    class Reads(dict):
+        def get(self, key, default=None):  # type: ignore[override]
+            seen.add(key)
+            return super().get(key, default)
+
+    full = Reads(assemble(ResultsInputs(package, DEFAULT_PARAMS)))
+    assert json.loads(json.dumps(pilot_block(companion, HANDMADE, full))) == json.loads(json.dumps(block))
+    assert seen == set(PILOT_READS)

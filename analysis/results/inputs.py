@@ -62,7 +62,7 @@ class ResultsInputs:
         self.blocks: dict[str, Any] = {}
         """Computed results blocks by key, each computed once: analysis.results.registry.assemble fills it, and
         :meth:`block_value` adds an evidence block a table reads before (or without) assembly."""
-        self.assembler: Callable[[ResultsInputs], dict[str, Any]] | None = None
+        self.assembler: Callable[..., dict[str, Any]] | None = None
         """The function that assembles results blocks (analysis.results.registry.assemble sets itself here
         before it computes a block): the ``v2_pilot`` block (analysis.results.pilot) assembles the companion's
         own blocks with it, since it cannot import the registry that lists it. None: not being assembled."""

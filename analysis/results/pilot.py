@@ -26,6 +26,10 @@ class PilotAssemblyError(RuntimeError):
     """The v2_pilot block was computed outside analysis.results.registry.assemble; assemble it from there."""
 
 
+PILOT_READS = ("evidence", "contrast", "panel", "bounds", "mcnemar", "fact_survival", "dose_response")
+"""The companion's results.json blocks :func:`pilot_block` reads (the only ones assembled for it)."""
+
+
 def pilot_block(pilot: ResultsInputs, path: Path, res: dict[str, Any]) -> dict[str, Any]:
     """The ``v2_pilot`` block of the companion pilot found at ``path``: its own estimates ``pilot`` and
     its results.json blocks ``res`` (analysis.results.registry.assemble of ``pilot``)."""
@@ -61,7 +65,7 @@ def _v2_pilot(i: ResultsInputs) -> Block | None:
     if i.assembler is None:
         raise PilotAssemblyError("the v2_pilot block needs ResultsInputs.assembler; compute it through "
                                  "analysis.results.registry.assemble, which sets it")
-    return Block(pilot_block(i.pilot_inputs, i.pilot_path, i.assembler(i.pilot_inputs)))
+    return Block(pilot_block(i.pilot_inputs, i.pilot_path, i.assembler(i.pilot_inputs, keys=PILOT_READS)))
 
 
 REGISTRATION = ResultsBlock(

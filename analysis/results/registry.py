@@ -26,7 +26,7 @@ per-configuration fields). Other blocks keep a sibling ``reason`` field inside t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -113,8 +113,10 @@ def entry(key: str) -> ResultsBlock:
     raise ResultsRegistryError(f"no results block {key!r}; add it to analysis/results/registry.py")
 
 
-def assemble(inputs: ResultsInputs, sources: Iterable[str] = ("evidence",)) -> dict[str, Any]:
-    """results.json as a dict: every block of ``sources`` in registry order, JSON-ready.
+def assemble(inputs: ResultsInputs, sources: Iterable[str] = ("evidence",),
+             keys: Collection[str] | None = None) -> dict[str, Any]:
+    """results.json as a dict: every block of ``sources`` in registry order, JSON-ready; only the blocks named
+    in ``keys`` when given (a reader of a few blocks, such as v2_pilot, computes no others).
 
     Each block is computed once per ``inputs`` (kept in ``inputs.blocks``): assembling the evidence
     blocks for the audit and then every block for results.json computes the evidence blocks once."""
@@ -123,7 +125,7 @@ def assemble(inputs: ResultsInputs, sources: Iterable[str] = ("evidence",)) -> d
     computed: dict[str, Block] = {}
     out: dict[str, Any] = {}
     for spec in RESULTS_BLOCKS:
-        if spec.source not in wanted:
+        if spec.source not in wanted or (keys is not None and spec.key not in keys):
             continue
         if spec.key in inputs.blocks:
             block = inputs.blocks[spec.key]
