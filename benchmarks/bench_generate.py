@@ -29,9 +29,10 @@ from analysis.safeio import write_json  # noqa: E402
 BARE = "import polars, scipy.stats, statsmodels.api, matplotlib.pyplot, jinja2"
 
 
-def run_checked(cmd: list[str]) -> None:
-    """Run ``cmd`` in the repository root; a non-zero exit stops the benchmark with its stderr."""
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+def run_checked(cmd: list[str], env: dict[str, str] | None = None) -> None:
+    """Run ``cmd`` in the repository root (under ``env`` when given); a non-zero exit stops the benchmark with
+    its stderr."""
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
 
