@@ -173,6 +173,52 @@ def test_a_dangling_reference_fails_the_render(tmp_path: Path) -> None:
         render_html("---\ntitle: t\n---\n\n## A\n\nSee @tbl-nowhere.\n", tmp_path, tmp_path)
 
 
+ALIGNED_TABLE = ("| left | right | centre | default |\n|:-----|------:|:------:|---------|\n"
+                 "| a | 1 | c | d |\n| b | 2 | e | f |\n")
+
+
+@pytest.mark.parametrize("crossref", [True, False], ids=["crossref", "alignment-only"])
+def test_column_alignment_is_a_class_not_a_style(tmp_path: Path, crossref: bool) -> None:
+    """templates/table_alignment.lua, alone or inside crossref.lua (within a tbl- float there): a
+    right-aligned column's cells, header included, carry class "r"; every other cell no attribute."""
+    body = f"::: {{#tbl-x}}\n{ALIGNED_TABLE}\nCaption.\n:::\n\nSee @tbl-x.\n" if crossref else ALIGNED_TABLE
+    html = render_html(body, tmp_path, tmp_path, crossref=crossref).html
+    assert "text-align" not in html.split("</style>")[-1]
+    cells = re.findall(r"<(t[hd])( [^>]*)?>([^<]*)</t[hd]>", html)
+    assert cells == [("th", "", "left"), ("th", ' class="r"', "right"), ("th", "", "centre"), ("th", "", "default"),
+                     ("td", "", "a"), ("td", ' class="r"', "1"), ("td", "", "c"), ("td", "", "d"),
+                     ("td", "", "b"), ("td", ' class="r"', "2"), ("td", "", "e"), ("td", "", "f")]
+
+
+def test_the_claims_page_is_the_same_without_the_crossref_filter(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The claims page has no figure, float or @reference, so it runs only the alignment filter
+    (one Lua walk less): its bytes are those the full cross-reference filter gives."""
+    import analysis.report.pandoc_render as pr
+    from analysis.report.render import CLAIMS_PAGE, claims_page
+
+    real, calls = pr.render_html, []
+
+    def both(qmd: str, report_dir: Path, root: Path, **kw):
+        calls.append(kw)
+        page = real(qmd, report_dir, root, **kw)
+        assert page.html == real(qmd, report_dir, root, **{**kw, "crossref": True}).html
+        return page
+
+    monkeypatch.setattr(pr, "render_html", both)
+    page = claims_page(out, json.loads((out / "results.json").read_text(encoding="utf-8")))
+    if page is None:
+        assert not (out / "report" / CLAIMS_PAGE).exists()
+        pytest.skip("no claims audit in this package")
+    assert calls == [{"toc": False, "crossref": False}]
+    assert page == (out / "report" / CLAIMS_PAGE).read_text(encoding="utf-8")
+
+
+def test_a_citation_fails_a_page_rendered_without_cross_references(tmp_path: Path) -> None:
+    with pytest.raises(ReportRenderError, match="cites @tbl-nowhere but is rendered without cross-references"):
+        render_html("---\ntitle: t\n---\n\nSee @tbl-nowhere.\n", tmp_path, tmp_path, crossref=False)
+    assert "a@b.org" in render_html("Write to a@b.org.\n", tmp_path, tmp_path, crossref=False).html
+
+
 # ------------------------------------------------------------------ what `quarto render report/` does
 
 QUARTO_1_10_IGNORES = ("/.quarto/", "**/*.quarto_ipynb")
