@@ -21,8 +21,10 @@ from analysis.build import check
 from analysis.params import DEFAULT_PARAMS
 from analysis.report.numbers import numeric_tokens
 from analysis.report.pandoc_render import (
+    LEAN_READER,
     ReportRenderError,
     expand_includes,
+    reader_option,
     render_html,
 )
 from analysis.report.render import float_id
@@ -171,6 +173,33 @@ def test_includes_stay_inside_out_and_stray_shortcodes_fail(tmp_path: Path) -> N
 def test_a_dangling_reference_fails_the_render(tmp_path: Path) -> None:
     with pytest.raises(ReportRenderError, match="@tbl-nowhere has no target"):
         render_html("---\ntitle: t\n---\n\n## A\n\nSee @tbl-nowhere.\n", tmp_path, tmp_path)
+
+
+def test_the_lean_reader_gives_the_same_page(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report holds no TeX syntax, so Pandoc reads it without tex_math_dollars and raw_tex (issue
+    21, the build's CPU); the page is byte for byte the one of the full Markdown reader."""
+    import analysis.report.pandoc_render as pr
+
+    run, readers = pr.subprocess.run, []
+
+    def spy(args: list[str], **kw):
+        readers.extend(a for a in args if a.startswith("--from="))
+        return run(args, **kw)
+
+    monkeypatch.setattr(pr.subprocess, "run", spy)
+    lean = _render(out)
+    assert readers == [LEAN_READER], "a $ or a TeX command in the manuscript: see TEX_SYNTAX"
+    monkeypatch.setattr(pr, "LEAN_READER", "--from=markdown")
+    assert _render(out).html == lean.html
+    assert readers == [LEAN_READER, "--from=markdown"]
+
+
+def test_tex_syntax_keeps_the_full_reader(tmp_path: Path) -> None:
+    assert reader_option("costs \\$5, \\_x\\_ and \\{y\\}") == "--from=markdown"  # conservative: even escaped
+    assert reader_option("a \\béta command") == "--from=markdown"
+    assert reader_option("plain \\_text\\_, \\* and \\\\ only") == LEAN_READER
+    html = render_html("The mean $\\bar x$ is shown.\n", tmp_path, tmp_path, crossref=False).html
+    assert '<span class="math inline">' in html
 
 
 ALIGNED_TABLE = ("| left | right | centre | default |\n|:-----|------:|:------:|---------|\n"
