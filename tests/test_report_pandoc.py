@@ -176,8 +176,9 @@ def test_a_dangling_reference_fails_the_render(tmp_path: Path) -> None:
 
 
 def test_the_lean_reader_gives_the_same_page(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The report holds no TeX syntax, so Pandoc reads it without tex_math_dollars and raw_tex (issue
-    21, the build's CPU); the page is byte for byte the one of the full Markdown reader."""
+    """The report holds no TeX syntax, so Pandoc reads it without tex_math_dollars and raw_tex (and
+    raw_html where no unescaped < is left; issue 21, the build's CPU); the page is byte for byte the one
+    of the full Markdown reader."""
     import analysis.report.pandoc_render as pr
 
     run, readers = pr.subprocess.run, []
@@ -188,18 +189,22 @@ def test_the_lean_reader_gives_the_same_page(out: Path, monkeypatch: pytest.Monk
 
     monkeypatch.setattr(pr.subprocess, "run", spy)
     lean = _render(out)
-    assert readers == [LEAN_READER], "a $ or a TeX command in the manuscript: see TEX_SYNTAX"
-    monkeypatch.setattr(pr, "LEAN_READER", "--from=markdown")
+    assert readers == [reader_option(lean.markdown)]
+    assert readers[0].startswith("--from=markdown-raw_tex-tex_math_dollars"), "TeX syntax in the manuscript?"
+    monkeypatch.setattr(pr, "UNUSED_EXTENSIONS", ())
     assert _render(out).html == lean.html
-    assert readers == [LEAN_READER, "--from=markdown"]
+    assert readers[1] == "--from=markdown"
 
 
-def test_tex_syntax_keeps_the_full_reader(tmp_path: Path) -> None:
-    assert reader_option("costs \\$5, \\_x\\_ and \\{y\\}") == "--from=markdown"  # conservative: even escaped
-    assert reader_option("a \\béta command") == "--from=markdown"
-    assert reader_option("plain \\_text\\_, \\* and \\\\ only") == LEAN_READER
-    html = render_html("The mean $\\bar x$ is shown.\n", tmp_path, tmp_path, crossref=False).html
-    assert '<span class="math inline">' in html
+def test_tex_or_html_syntax_keeps_its_extension(tmp_path: Path) -> None:
+    lean = LEAN_READER.replace("--from=markdown", "")
+    assert reader_option("plain \\_text\\_, \\* and \\\\ only, j \\< 0.5") == LEAN_READER
+    assert reader_option("costs \\$5") == "--from=markdown" + lean.replace("-tex_math_dollars", "")  # even escaped
+    assert reader_option("a \\béta command") == "--from=markdown" + lean.replace("-raw_tex", "")
+    for html in ("a <b>", "a \\\\<b>", "`x <y>` code", "<!-- c -->"):
+        assert reader_option(html) == "--from=markdown-raw_tex-tex_math_dollars", html
+    html = render_html("The mean $\\bar x$ is <b>shown</b>.\n", tmp_path, tmp_path, crossref=False).html
+    assert '<span class="math inline">' in html and "<b>shown</b>" in html
 
 
 ALIGNED_TABLE = ("| left | right | centre | default |\n|:-----|------:|:------:|---------|\n"
@@ -221,7 +226,8 @@ def test_column_alignment_is_a_class_not_a_style(tmp_path: Path, crossref: bool)
 
 def test_the_claims_page_is_the_same_without_the_crossref_filter(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The claims page has no figure, float or @reference, so it runs only the alignment filter
-    (one Lua walk less): its bytes are those the full cross-reference filter gives."""
+    (one Lua walk less): its bytes are those the full cross-reference filter gives, and those of the
+    full Markdown reader."""
     import analysis.report.pandoc_render as pr
     from analysis.report.render import CLAIMS_PAGE, claims_page
 
@@ -231,6 +237,9 @@ def test_the_claims_page_is_the_same_without_the_crossref_filter(out: Path, monk
         calls.append(kw)
         page = real(qmd, report_dir, root, **kw)
         assert page.html == real(qmd, report_dir, root, **{**kw, "crossref": True}).html
+        with pytest.MonkeyPatch.context() as full_reader:
+            full_reader.setattr(pr, "UNUSED_EXTENSIONS", ())
+            assert page.html == real(qmd, report_dir, root, **kw).html
         return page
 
     monkeypatch.setattr(pr, "render_html", both)
