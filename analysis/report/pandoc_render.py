@@ -8,7 +8,9 @@ here, each resolved inside OUT (a path leaving OUT is refused), and (2) the Lua 
 ``@fig-``/``@tbl-`` into a link, failing on a reference without a target (a page without
 cross-references, the claims page, runs only ``templates/table_alignment.lua``, the part of it
 that turns column alignment into classes: the same bytes for one walk less). Pandoc runs with
-``--fail-if-warnings``; its stderr is returned so tests can assert it is empty. The binary is
+``--fail-if-warnings``; its stderr is returned so tests can assert it is empty. It reads the
+Markdown without the extensions (raw TeX, $math$, raw HTML) whose syntax the text does not hold,
+which gives the same document for less CPU (UNUSED_EXTENSIONS). The binary is
 the one shipped by the ``pypandoc-binary`` wheel (Pandoc 3.x), so no system install is needed.
 """
 

@@ -5,7 +5,7 @@ right-aligned column's cells carry class "r", instead of Pandoc's per-cell
 style="text-align: ..." (which would add some 70 KB to the offline page).
 
 Run on its own (the claims page, which has no cross-reference) or loaded by crossref.lua, which
-applies it in its own pass over the document. Cells read from Markdown carry no alignment of their
+applies it in its numbering pass over the document. Cells read from Markdown carry no alignment of their
 own (every Markdown table reader gives AlignDefault cells; a column's alignment lives in the
 table's colspecs), so a cell is touched only to add the class: reading or writing each cell's
 alignment through Lua cost more than the rest of the filter.
