@@ -38,6 +38,7 @@ def test_checkout_root_is_none_outside_a_checkout(tmp_path: Path, monkeypatch) -
 
 @pytest.mark.parametrize("parts", [
     ("report", "templates", "index.qmd.j2"), ("report", "templates", "crossref.lua"),
+    ("report", "templates", "table_alignment.lua"),
     ("report", "templates", "offline.css"), ("style", "matplotlibrc"), ("viewer", "trajectories.html"),
     ("runner", "arms.toml"),
 ])

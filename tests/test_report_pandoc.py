@@ -21,8 +21,10 @@ from analysis.build import check
 from analysis.params import DEFAULT_PARAMS
 from analysis.report.numbers import numeric_tokens
 from analysis.report.pandoc_render import (
+    LEAN_READER,
     ReportRenderError,
     expand_includes,
+    reader_option,
     render_html,
 )
 from analysis.report.render import float_id
@@ -171,6 +173,88 @@ def test_includes_stay_inside_out_and_stray_shortcodes_fail(tmp_path: Path) -> N
 def test_a_dangling_reference_fails_the_render(tmp_path: Path) -> None:
     with pytest.raises(ReportRenderError, match="@tbl-nowhere has no target"):
         render_html("---\ntitle: t\n---\n\n## A\n\nSee @tbl-nowhere.\n", tmp_path, tmp_path)
+
+
+def test_the_lean_reader_gives_the_same_page(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report holds no TeX syntax, so Pandoc reads it without tex_math_dollars and raw_tex (and
+    raw_html where no unescaped < is left; issue 21, the build's CPU); the page is byte for byte the one
+    of the full Markdown reader."""
+    import analysis.report.pandoc_render as pr
+
+    run, readers = pr.subprocess.run, []
+
+    def spy(args: list[str], **kw):
+        readers.extend(a for a in args if a.startswith("--from="))
+        return run(args, **kw)
+
+    monkeypatch.setattr(pr.subprocess, "run", spy)
+    lean = _render(out)
+    assert readers == [reader_option(lean.markdown)]
+    assert readers[0].startswith("--from=markdown-raw_tex-tex_math_dollars"), "TeX syntax in the manuscript?"
+    monkeypatch.setattr(pr, "UNUSED_EXTENSIONS", ())
+    assert _render(out).html == lean.html
+    assert readers[1] == "--from=markdown"
+
+
+def test_tex_or_html_syntax_keeps_its_extension(tmp_path: Path) -> None:
+    lean = LEAN_READER.replace("--from=markdown", "")
+    assert reader_option("plain \\_text\\_, \\* and \\\\ only, j \\< 0.5") == LEAN_READER
+    assert reader_option("costs \\$5") == "--from=markdown" + lean.replace("-tex_math_dollars", "")  # even escaped
+    assert reader_option("a \\béta command") == "--from=markdown" + lean.replace("-raw_tex", "")
+    for html in ("a <b>", "a \\\\<b>", "`x <y>` code", "<!-- c -->"):
+        assert reader_option(html) == "--from=markdown-raw_tex-tex_math_dollars", html
+    html = render_html("The mean $\\bar x$ is <b>shown</b>.\n", tmp_path, tmp_path, crossref=False).html
+    assert '<span class="math inline">' in html and "<b>shown</b>" in html
+
+
+ALIGNED_TABLE = ("| left | right | centre | default |\n|:-----|------:|:------:|---------|\n"
+                 "| a | 1 | c | d |\n| b | 2 | e | f |\n")
+
+
+@pytest.mark.parametrize("crossref", [True, False], ids=["crossref", "alignment-only"])
+def test_column_alignment_is_a_class_not_a_style(tmp_path: Path, crossref: bool) -> None:
+    """templates/table_alignment.lua, alone or inside crossref.lua (within a tbl- float there): a
+    right-aligned column's cells, header included, carry class "r"; every other cell no attribute."""
+    body = f"::: {{#tbl-x}}\n{ALIGNED_TABLE}\nCaption.\n:::\n\nSee @tbl-x.\n" if crossref else ALIGNED_TABLE
+    html = render_html(body, tmp_path, tmp_path, crossref=crossref).html
+    assert "text-align" not in html.split("</style>")[-1]
+    cells = re.findall(r"<(t[hd])( [^>]*)?>([^<]*)</t[hd]>", html)
+    assert cells == [("th", "", "left"), ("th", ' class="r"', "right"), ("th", "", "centre"), ("th", "", "default"),
+                     ("td", "", "a"), ("td", ' class="r"', "1"), ("td", "", "c"), ("td", "", "d"),
+                     ("td", "", "b"), ("td", ' class="r"', "2"), ("td", "", "e"), ("td", "", "f")]
+
+
+def test_the_claims_page_is_the_same_without_the_crossref_filter(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The claims page has no figure, float or @reference, so it runs only the alignment filter
+    (one Lua walk less): its bytes are those the full cross-reference filter gives, and those of the
+    full Markdown reader."""
+    import analysis.report.pandoc_render as pr
+    from analysis.report.render import CLAIMS_PAGE, claims_page
+
+    real, calls = pr.render_html, []
+
+    def both(qmd: str, report_dir: Path, root: Path, **kw):
+        calls.append(kw)
+        page = real(qmd, report_dir, root, **kw)
+        assert page.html == real(qmd, report_dir, root, **{**kw, "crossref": True}).html
+        with pytest.MonkeyPatch.context() as full_reader:
+            full_reader.setattr(pr, "UNUSED_EXTENSIONS", ())
+            assert page.html == real(qmd, report_dir, root, **kw).html
+        return page
+
+    monkeypatch.setattr(pr, "render_html", both)
+    page = claims_page(out, json.loads((out / "results.json").read_text(encoding="utf-8")))
+    if page is None:
+        assert not (out / "report" / CLAIMS_PAGE).exists()
+        pytest.skip("no claims audit in this package")
+    assert calls == [{"toc": False, "crossref": False}]
+    assert page == (out / "report" / CLAIMS_PAGE).read_text(encoding="utf-8")
+
+
+def test_a_citation_fails_a_page_rendered_without_cross_references(tmp_path: Path) -> None:
+    with pytest.raises(ReportRenderError, match="cites @tbl-nowhere but is rendered without cross-references"):
+        render_html("---\ntitle: t\n---\n\nSee @tbl-nowhere.\n", tmp_path, tmp_path, crossref=False)
+    assert "a@b.org" in render_html("Write to a@b.org.\n", tmp_path, tmp_path, crossref=False).html
 
 
 # ------------------------------------------------------------------ what `quarto render report/` does

@@ -5,8 +5,12 @@ only one shortcode (``{{< include PATH >}}`` on a line of its own) and Quarto's 
 cross-references, so Pandoc renders the very same index.qmd once (1) the includes are expanded
 here, each resolved inside OUT (a path leaving OUT is refused), and (2) the Lua filter
 ``templates/crossref.lua`` numbers figures and tables as Quarto does and turns every
-``@fig-``/``@tbl-`` into a link, failing on a reference without a target. Pandoc runs with
-``--fail-if-warnings``; its stderr is returned so tests can assert it is empty. The binary is
+``@fig-``/``@tbl-`` into a link, failing on a reference without a target (a page without
+cross-references, the claims page, runs only ``templates/table_alignment.lua``, the part of it
+that turns column alignment into classes: the same bytes for one walk less). Pandoc runs with
+``--fail-if-warnings``; its stderr is returned so tests can assert it is empty. It reads the
+Markdown without the extensions (raw TeX, $math$, raw HTML) whose syntax the text does not hold,
+which gives the same document for less CPU (UNUSED_EXTENSIONS). The binary is
 the one shipped by the ``pypandoc-binary`` wheel (Pandoc 3.x), so no system install is needed.
 """
 
@@ -24,15 +28,33 @@ from analysis.safeio import read_text
 
 TEMPLATES = package_path("report", "templates")
 CROSSREF_FILTER = TEMPLATES / "crossref.lua"
+ALIGNMENT_FILTER = TEMPLATES / "table_alignment.lua"
+"""The table part of CROSSREF_FILTER on its own (crossref.lua loads it from the same folder)."""
 PAGE_CSS = TEMPLATES / "offline.css"
 INCLUDE_LINE = re.compile(r"^\{\{< include (?P<path>\S+) >\}\}$", re.M)
 SHORTCODE = re.compile(r"\{\{<")
+CITATION = re.compile(r'<span class="citation" data-cites="(?P<ids>[^"]*)"')
+"""How Pandoc writes a citation no filter resolved (with --wrap=none, so on one line)."""
 TOC_DEPTH = 2
 """Table-of-contents depth of both renders (this one and Quarto's toc-depth in _quarto.yml): sections only."""
 PANDOC_ARGS: tuple[str, ...] = (
     "--from=markdown", "--to=html5", "--standalone", "--embed-resources", "--toc", f"--toc-depth={TOC_DEPTH}",
     "--number-sections", "--fail-if-warnings", "--wrap=none")
 """Pandoc options of the render (what ``quarto render`` does for this report's _quarto.yml)."""
+UNUSED_EXTENSIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("raw_tex", re.compile(r"\\[^\W\d_]")),
+    ("tex_math_dollars", re.compile(r"\$")),
+    ("raw_html", re.compile(r"(?<!\\)(?:\\\\)*<")),
+)
+"""Pandoc Markdown extensions that act only on some text, with a pattern matching every such text:
+TeX commands and environments need a backslash before a letter (``\\alpha``, ``\\begin``, ConTeXt's
+``\\start``), math a ``$`` (an escaped ``\\$`` too), raw HTML a ``<`` that no backslash escapes (one
+in a code span too). The test is conservative: an extension is switched off only where its pattern
+is absent, and then the document is the same by construction."""
+LEAN_READER = "--from=markdown" + "".join(f"-{name}" for name, _ in UNUSED_EXTENSIONS)
+"""The reader of a manuscript without any of that syntax. Those extensions cost even where they never
+fire: measured on the v1 build's pages, some 10% of Pandoc's CPU for the first two, a few % more for
+raw_html."""
 
 
 class ReportRenderError(BuildError):
@@ -89,15 +111,25 @@ def expand_includes(qmd: str, report_dir: Path, root: Path) -> str:
     return text
 
 
-def render_html(qmd: str, report_dir: Path, root: Path, *, timeout: float = 120, toc: bool = True) -> PandocRender:
+def reader_option(markdown: str) -> str:
+    """Pandoc's ``--from`` for ``markdown``: without every UNUSED_EXTENSIONS the text gives no work to."""
+    return "--from=markdown" + "".join(f"-{name}" for name, used in UNUSED_EXTENSIONS if not used.search(markdown))
+
+
+def render_html(qmd: str, report_dir: Path, root: Path, *, timeout: float = 120, toc: bool = True,
+                crossref: bool = True) -> PandocRender:
     """Render ``qmd`` (index.qmd text) to one standalone HTML page with Pandoc.
 
     ``report_dir`` is where index.qmd lives (relative paths resolve from it); ``root`` is OUT.
+    ``crossref=False`` is for a page without figures, ``tbl-`` floats or ``@`` references: only
+    the table-alignment filter runs, which saves a walk of the document through Lua; a ``@word``
+    on such a page is still an error, found in the HTML instead of by the filter.
     Raises ReportRenderError when Pandoc fails or warns (``--fail-if-warnings``).
     """
     markdown = expand_includes(qmd, report_dir, root)
     options = PANDOC_ARGS if toc else tuple(a for a in PANDOC_ARGS if not a.startswith(("--toc", "--number")))
-    args = [pandoc_path(), *options, f"--lua-filter={CROSSREF_FILTER}",
+    options = tuple(reader_option(markdown) if a == "--from=markdown" else a for a in options)
+    args = [pandoc_path(), *options, f"--lua-filter={CROSSREF_FILTER if crossref else ALIGNMENT_FILTER}",
             f"--css={PAGE_CSS}", f"--resource-path={Path(report_dir).resolve()}"]
     t0 = time.perf_counter()
     try:
@@ -109,4 +141,9 @@ def render_html(qmd: str, report_dir: Path, root: Path, *, timeout: float = 120,
     stderr = done.stderr.decode("utf-8", "replace")
     if done.returncode != 0:
         raise ReportRenderError(f"Pandoc failed (exit {done.returncode}): {stderr.strip()[-2000:]}")
-    return PandocRender(done.stdout.decode("utf-8"), stderr, seconds, markdown)
+    html = done.stdout.decode("utf-8")
+    stray = None if crossref else CITATION.search(html)
+    if stray:
+        raise ReportRenderError(f"the page cites @{stray['ids']} but is rendered without cross-references "
+                                "(crossref=False): escape the @ as \\@, or render it with crossref=True")
+    return PandocRender(html, stderr, seconds, markdown)

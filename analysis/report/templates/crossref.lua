@@ -7,7 +7,8 @@ Quarto's HTML output does, so the offline page reads like the Quarto rendering:
 - a Div whose identifier starts with "tbl-" and holds one Table, followed by its caption as the
   div's last paragraph (Quarto's syntax for a captioned table from an include), becomes
   "Table N": the caption moves onto the table (rendered above it, like Quarto's default);
-- every citation @fig-x / @tbl-x becomes a link "Figure N" / "Table N" to its target.
+- every citation @fig-x / @tbl-x becomes a link "Figure N" / "Table N" to its target;
+- every table's column alignment becomes classes (table_alignment.lua, loaded from this folder).
 
 Anything that would leave a broken reference is an error (Pandoc exits non-zero): a reference
 without a target, a "tbl-" div without a table or a caption, a duplicated identifier, or any
@@ -95,36 +96,13 @@ local function resolve(cite)
   return out
 end
 
--- Column alignment as classes: a left (or default) column prints no attribute (offline.css aligns
--- text left) and a right-aligned column's cells carry class "r", instead of Pandoc's per-cell
--- style="text-align: ..." (which would add some 70 KB to the offline page).
-local function compact_alignment(tbl)
-  local right = {}
-  for i, spec in ipairs(tbl.colspecs) do
-    right[i] = spec[1] == "AlignRight"
-    tbl.colspecs[i] = { "AlignDefault", spec[2] }
-  end
-  local function mark(rows)
-    for _, row in ipairs(rows) do
-      for i, cell in ipairs(row.cells) do
-        cell.alignment = "AlignDefault"
-        if right[i] then
-          cell.attr.classes:insert("r")
-        end
-      end
-    end
-  end
-  mark(tbl.head.rows)
-  for _, body in ipairs(tbl.bodies) do
-    mark(body.head)
-    mark(body.body)
-  end
-  mark(tbl.foot.rows)
-  return tbl
-end
+-- Tables get their alignment classes (table_alignment.lua) in the numbering pass: one walk over
+-- the document for figures, "tbl-" divs and tables, one more for citations (which may point
+-- forward, so every label must be known first). Each walk costs a full round trip of the
+-- document through Lua; the filter used to make three.
+local alignment = dofile(pandoc.path.join({ pandoc.path.directory(PANDOC_SCRIPT_FILE), "table_alignment.lua" }))
 
 function Pandoc(doc)
-  doc = doc:walk({ traverse = "topdown", Figure = number_figure, Div = number_table })
-  doc = doc:walk({ Table = compact_alignment })
+  doc = doc:walk({ traverse = "topdown", Figure = number_figure, Div = number_table, Table = alignment.Table })
   return doc:walk({ Cite = resolve })
 end
