@@ -13,7 +13,7 @@ from audit_support import published_claims
 from scipy import stats
 
 from analysis.audit import context as audit_context
-from analysis.audit.context import AuditContext
+from analysis.audit.context import AuditContext, NotDeterminable
 from analysis.audit.fill_search import pearson_r
 from analysis.estimators import cells as cells_mod
 from analysis.evidence import load_package
@@ -105,8 +105,14 @@ def test_audit_cell_is_computed_once_per_audit_and_handed_out_as_copies(package,
     sub = package.rows.filter(pl.col("configuration") == GLM, pl.col("execution_group").is_in(["partition-20"]))
     direct = real(sub, DEFAULT_PARAMS, by_execution_group=False, arms=["j"], scenario="S5").table.row(0, named=True)
     assert second == direct
-    ctx.cell(GLM, ["partition-20"], "q")
-    assert len(calls) == 2  # another arm is another cell
+    other = ctx.cell(GLM, ["partition-20"], "q")
+    assert len(calls) == 1  # one grouped summary holds every arm of the pooled cell
+    assert other == real(sub, DEFAULT_PARAMS, by_execution_group=False, arms=["q"],
+                         scenario="S5").table.row(0, named=True)
+    with pytest.raises(NotDeterminable, match="no valid zz rows"):
+        ctx.cell(GLM, ["partition-20"], "zz")
+    ctx.cell(GLM, ["partition-20", "no-such-group"], "j")
+    assert len(calls) == 2  # other groups are another cell
     assert AuditContext(package=package, results={}, params=DEFAULT_PARAMS).cells == {}  # no state across audits
 
 
