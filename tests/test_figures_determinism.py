@@ -133,3 +133,25 @@ def test_svg_keeps_every_label_as_text_with_a_generic_font_fallback(rendered: li
         styles = [el.get("style", "") for el in root.iter() if el.tag.endswith("}text")]
         assert all("font-family: 'DejaVu Sans', sans-serif" in s for s in styles), p.name
         assert not any(el.get("id", "").startswith("DejaVuSans") for el in root.iter()), p.name  # no glyph defs
+
+
+def test_png_is_deflated_at_the_fast_zlib_level(rendered: list[Path]) -> None:
+    """Every PNG's image data is zlib at PNG_ZLIB_LEVEL (3, 'fast'), which the zlib header records in FLEVEL
+    (RFC 1950 section 2.2: 0 fastest = level 0-1, 1 fast = 2-5, 2 default = 6, 3 maximum = 7-9)."""
+    import struct
+
+    from analysis.figures.common import PNG_ZLIB_LEVEL
+
+    flevel = 0 if PNG_ZLIB_LEVEL <= 1 else 1 if PNG_ZLIB_LEVEL <= 5 else 2 if PNG_ZLIB_LEVEL == 6 else 3
+    assert flevel == 1  # the level the measurement chose (module note of PNG_ZLIB_LEVEL)
+    for p in rendered:
+        if p.suffix != ".png":
+            continue
+        data, pos = p.read_bytes(), 8
+        while True:
+            (length,), kind = struct.unpack(">I", data[pos:pos + 4]), data[pos + 4:pos + 8]
+            if kind == b"IDAT":
+                flg = data[pos + 9]
+                assert flg >> 6 == flevel, (p.name, flg >> 6)
+                break
+            pos += 12 + length
