@@ -271,3 +271,15 @@ def test_the_pilot_block_assembles_only_the_companion_blocks_it_reads(package) -
     full = Reads(assemble(ResultsInputs(package, DEFAULT_PARAMS)))
     assert json.loads(json.dumps(pilot_block(companion, HANDMADE, full))) == json.loads(json.dumps(block))
     assert seen == set(PILOT_READS)
+
+
+@pytest.mark.parametrize("keys", [("panel", "reasons"), ("panel", "no_such_block")])
+def test_assemble_refuses_keys_it_cannot_compute_alone(package, keys) -> None:
+    """``reasons`` gathers every block before it, so it cannot be assembled from a subset (a partial one would
+    be cached for the full results.json); a key the registry lacks is a typo, never silently skipped."""
+    from analysis.results.registry import ResultsRegistryError
+
+    inputs = ResultsInputs(package, DEFAULT_PARAMS)
+    with pytest.raises(ResultsRegistryError, match=r"assemble\(keys=\.\.\.\)"):
+        assemble(inputs, keys=keys)
+    assert "reasons" not in inputs.blocks

@@ -116,11 +116,17 @@ def entry(key: str) -> ResultsBlock:
 def assemble(inputs: ResultsInputs, sources: Iterable[str] = ("evidence",),
              keys: Collection[str] | None = None) -> dict[str, Any]:
     """results.json as a dict: every block of ``sources`` in registry order, JSON-ready; only the blocks named
-    in ``keys`` when given (a reader of a few blocks, such as v2_pilot, computes no others).
+    in ``keys`` when given (a reader of a few blocks, such as v2_pilot, computes no others; ``reasons``, which
+    gathers every block's, and keys the registry lacks are refused with ResultsRegistryError).
 
     Each block is computed once per ``inputs`` (kept in ``inputs.blocks``): assembling the evidence
     blocks for the audit and then every block for results.json computes the evidence blocks once."""
     wanted = set(sources)
+    if keys is not None:
+        bad = sorted(set(keys) - {b.key for b in RESULTS_BLOCKS if b.key != "reasons"})
+        if bad:
+            raise ResultsRegistryError(f"assemble(keys=...) names {', '.join(map(repr, bad))}: name results blocks "
+                                       "other than 'reasons' (which needs every block before it)")
     inputs.assembler = assemble  # the v2_pilot block assembles its companion's blocks with it
     computed: dict[str, Block] = {}
     out: dict[str, Any] = {}
