@@ -42,7 +42,7 @@ def test_pearson_r_is_numpy_corrcoef_bit_for_bit():
 def test_fill_search_jacobian_is_the_numerical_derivative_of_its_residuals(monkeypatch):
     # Oracle: scipy's central-difference approx_derivative of the very residuals the search hands least_squares,
     # on the real audit problem (Table 3's printed fills and effects, the three populations, the margin, the
-    # kept order), at random points inside the box; the analytic rows are derived in fill_problem's docstring.
+    # kept order), at random points inside the box; the analytic rows are derived in fit_problem's docstring.
     from scipy.optimize import _numdiff
 
     from analysis.audit import fill_search

@@ -116,7 +116,7 @@ def test_png_keeps_transparency_when_a_pixel_is_not_opaque() -> None:
 def test_svg_keeps_every_label_as_text_with_a_generic_font_fallback(rendered: list[Path]) -> None:
     """Each SVG's title and axis labels are <text> a reader can search, select and have read aloud, in the
     style's font with the generic sans-serif after it; no glyph outlines stand in for text (issue 21: outlines
-    also cost 40 % more CPU to write)."""
+    also took about 1.7x the CPU to write)."""
     import xml.etree.ElementTree as ET
 
     specs = {s.name: s for s in build_figures(context())}

@@ -123,7 +123,9 @@ def render_html(qmd: str, report_dir: Path, root: Path, *, timeout: float = 120,
     ``report_dir`` is where index.qmd lives (relative paths resolve from it); ``root`` is OUT.
     ``crossref=False`` is for a page without figures, ``tbl-`` floats or ``@`` references: only
     the table-alignment filter runs, which saves a walk of the document through Lua; a ``@word``
-    on such a page is still an error, found in the HTML instead of by the filter.
+    on such a page is still an error, found in the HTML instead of by the filter (one inside an image's alt
+    text leaves no citation span and is not caught: evidence text reaches Markdown with ``@``, ``!`` and ``[``
+    escaped, so it cannot write one).
     Raises ReportRenderError when Pandoc fails or warns (``--fail-if-warnings``).
     """
     markdown = expand_includes(qmd, report_dir, root)
