@@ -51,10 +51,6 @@ TeX commands and environments need a backslash before a letter (``\\alpha``, ``\
 ``\\start``), math a ``$`` (an escaped ``\\$`` too), raw HTML a ``<`` that no backslash escapes (one
 in a code span too). The test is conservative: an extension is switched off only where its pattern
 is absent, and then the document is the same by construction."""
-LEAN_READER = "--from=markdown" + "".join(f"-{name}" for name, _ in UNUSED_EXTENSIONS)
-"""The reader of a manuscript without any of that syntax. Those extensions cost even where they never
-fire: measured on the v1 build's pages, some 10% of Pandoc's CPU for the first two, a few % more for
-raw_html."""
 
 
 class ReportRenderError(BuildError):
@@ -114,6 +110,12 @@ def expand_includes(qmd: str, report_dir: Path, root: Path) -> str:
 def reader_option(markdown: str) -> str:
     """Pandoc's ``--from`` for ``markdown``: without every UNUSED_EXTENSIONS the text gives no work to."""
     return "--from=markdown" + "".join(f"-{name}" for name, used in UNUSED_EXTENSIONS if not used.search(markdown))
+
+
+LEAN_READER = reader_option("")
+"""The reader of a manuscript without any of that syntax. Those extensions cost even where they never
+fire: measured on the v1 build's pages, some 10% of Pandoc's CPU for the first two, a few % more for
+raw_html."""
 
 
 def render_html(qmd: str, report_dir: Path, root: Path, *, timeout: float = 120, toc: bool = True,
