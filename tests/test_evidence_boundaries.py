@@ -1,0 +1,80 @@
+"""Boundaries of the evidence readers that a one-character change would move (issue 32).
+
+Each test names the fault it catches in a comment ("Plant: ..."); each was checked to fail with
+that fault planted by hand and to pass on the code as it is.
+"""
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+from analysis.evidence.depth import MAX_DEPTH
+from analysis.evidence.errors import Problem
+from analysis.evidence.files import UnsafeFileError, safe_path
+from analysis.evidence.folds import FOLD_FIELDS, parse_folds
+from analysis.evidence.schema import MAX_COUNT
+from analysis.evidence.study import parse_study
+from evidence_support import copy_handmade
+
+
+# ------------------------------------------------------------------------------- locked names
+@pytest.mark.parametrize("name", ["sub/../rows.csv", "sub/./../rows.csv"])
+def test_a_name_with_dot_dot_is_refused_even_when_it_resolves_inside_the_package(
+        tmp_path: Path, name: str) -> None:
+    # Plant: drop "..", from files._bad_relative -> `sub/../rows.csv` resolves to the package's own
+    # rows.csv, passes the containment check, and the same file is read under two names.
+    root = copy_handmade(tmp_path / "p")
+    (root / "sub").mkdir()
+    assert (root / name).resolve() == (root / "rows.csv").resolve()  # really inside the package
+    with pytest.raises(UnsafeFileError, match="plain relative path"):
+        safe_path(root, name)
+
+
+# ------------------------------------------------------------------------------- study.toml depth
+def _nested_study(depth: int) -> bytes:
+    # A valid study.toml of the hand-made package with one extra key nested `depth` arrays deep.
+    base = (Path(__file__).parent / "fixtures" / "handmade" / "study.toml").read_bytes()
+    return b"deep = " + b"[" * depth + b"]" * depth + b"\n" + base
+
+
+def test_study_toml_depth_limit_is_exact_at_its_boundary() -> None:
+    # Plant: `depth >= MAX_DEPTH` in study._parse -> a file nested exactly MAX_DEPTH deep is refused;
+    # `depth > MAX_DEPTH + 1` -> one level more reaches the TOML parser.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the extra key draws an "unknown key" warning
+        at_limit = parse_study(_nested_study(MAX_DEPTH))
+    assert at_limit.study is not None
+    assert not any("nested deeper" in p.message for p in at_limit.problems)
+    beyond = parse_study(_nested_study(MAX_DEPTH + 1))
+    assert beyond.study is None
+    assert [p.line for p in beyond.problems if "nested deeper" in p.message] == [1]
+
+
+# ------------------------------------------------------------------------------- folds.jsonl ints
+def _fold_line(**override: object) -> bytes:
+    doc: dict[str, object] = {"row_id": "r1", "fold": 0, "chunks": [0], "carrier": "c",
+                              "parse_ok": None, "clipped": False}
+    doc.update(override)
+    return json.dumps(doc).encode() + b"\n"
+
+
+@pytest.mark.parametrize("key, at_limit, beyond", [
+    ("fold", 0, MAX_COUNT + 1),
+    ("chunks", [MAX_COUNT], [0, MAX_COUNT + 1]),
+])
+def test_folds_integer_fields_have_an_upper_bound(key: str, at_limit: object, beyond: object) -> None:
+    # Plant: drop `<= MAX_COUNT` from folds._type_ok (int or int_list) -> a fold index or chunk of
+    # 10**6 + 1 (or 10**30, past int64) is accepted and reaches the Int64 frame.
+    kinds = {f.name: f.kind for f in FOLD_FIELDS}
+    assert kinds["fold"] == "int" and kinds["chunks"] == "int_list"
+    ok: list[Problem] = []
+    frame = parse_folds(_fold_line(**{key: at_limit}) if key == "chunks" else _fold_line(), {"r1"}, ok)
+    assert ok == [] and frame is not None and frame.height == 1
+    for value in (beyond, 10**30 if key == "fold" else [10**30]):
+        problems: list[Problem] = []
+        assert parse_folds(_fold_line(**{key: value}), {"r1"}, problems) is None
+        assert [(p.line, p.column) for p in problems] == [(1, key)]
+        assert f"0..{MAX_COUNT}" in problems[0].message
