@@ -462,11 +462,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.after_probe = None
     args.window = None
     # SIGTERM behaves like Ctrl-C so context managers stop the embedded server
-    previous = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    previous = signal.signal(signal.SIGTERM, _sigterm_as_sigint)
     try:
         return _dispatch(args, argv)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _sigterm_as_sigint(_signum: int, frame: Any) -> None:
+    """Handle SIGTERM exactly as Ctrl-C: whoever handles SIGINT now handles it.
+
+    Inside a sweep that is asyncio.run's handler, which cancels the sweep's main task (every
+    worker stops at an await, the event loop winds down, then KeyboardInterrupt), so no task or
+    thread is left raising into a closed loop; elsewhere it raises KeyboardInterrupt.
+    """
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    else:
+        raise KeyboardInterrupt
 
 
 def _targets(args: argparse.Namespace) -> list[Target]:

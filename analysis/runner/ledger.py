@@ -320,7 +320,10 @@ class Ledger:
                 else:
                     fut.set_exception(LedgerError(f"cannot write ledger {self.path}: {err}"))
 
-            loop.call_soon_threadsafe(settle)
+            try:
+                loop.call_soon_threadsafe(settle)
+            except RuntimeError:  # the loop closed (the sweep was interrupted): nobody awaits this record
+                return
 
         self._submit(record, done)
         await fut
