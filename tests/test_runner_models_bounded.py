@@ -102,3 +102,14 @@ def test_models_reply_without_end_stops_at_the_reply_limit(mode: str) -> None:
 def test_models_well_formed_still_lists_and_reads_the_context_length() -> None:
     (ids, ctx, verdict), _ = _probe_models("ok")
     assert ids == ("m",) and ctx == 4096 and verdict.verdict == "models_listed"
+
+
+def test_embedded_readiness_check_reads_the_status_only() -> None:
+    from analysis.runner.embedded import EmbeddedServer
+
+    with ModelsServer("endless") as srv:
+        server = object.__new__(EmbeddedServer)  # no llama.cpp needed: only the readiness check
+        server.port = int(srv.base_url.rsplit(":", 1)[1].split("/")[0])
+        t0 = time.monotonic()
+        assert server.answers(timeout=5)  # before: httpx.get read the endless body into memory
+        assert time.monotonic() - t0 < 5

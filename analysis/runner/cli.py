@@ -438,10 +438,7 @@ def cmd_embedded(args: argparse.Namespace) -> dict:
     with server:
         def restart_if_dead() -> None:
             # llama.cpp may drop its worker on a schema it cannot compile (probe step max_length)
-            import httpx
-            try:
-                httpx.get(server.base_url + "/models", timeout=5).raise_for_status()
-            except httpx.HTTPError:
+            if not server.answers():
                 port = server.port
                 server.stop()
                 server.start(port)

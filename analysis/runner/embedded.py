@@ -136,15 +136,20 @@ class EmbeddedServer:
             if self.proc.poll() is not None:
                 raise EmbeddedServerFailed(f"llama.cpp server exited with code {self.proc.returncode} at startup; "
                                            f"see its log {self.log_path}:\n{self._log_tail()}")
-            try:
-                if httpx.get(self.base_url + "/models", timeout=2).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
+            if self.answers(timeout=2):
+                return self
             time.sleep(0.3)
         self.stop()
         raise EmbeddedServerFailed(f"llama.cpp server did not answer within {self.startup_timeout_s:.0f}s; "
                                    f"see {self.log_path}")
+
+    def answers(self, timeout: float = 5.0) -> bool:
+        """Whether GET /models answers HTTP 200 (the status only: the body is never read)."""
+        try:
+            with httpx.stream("GET", self.base_url + "/models", timeout=timeout) as r:
+                return r.status_code == 200
+        except httpx.HTTPError:
+            return False
 
     def _log_tail(self, n: int = 2000) -> str:
         try:
