@@ -183,23 +183,23 @@ def test_arm_behaviour_is_never_retried(tmp_path: Path) -> None:
     assert sorted(r["row_id"] for r in rows) == sorted(s.slot_id for s in spec.slots)
 
 
-def test_torn_ledger_tail_is_dropped_and_appends_stay_parseable(tmp_path: Path) -> None:
+def test_torn_ledger_tail_is_set_aside_and_appends_stay_parseable(tmp_path: Path) -> None:
     path = tmp_path / "ledger.jsonl"
     with Ledger(path) as led:
         led.append_sync({"kind": "a", "i": 1})
     with path.open("ab") as fh:
         fh.write(b'{"kind": "b", "i"')  # killed mid-write
-    with Ledger(path) as led:
+    with Ledger(path, say=lambda _m: None) as led:
         assert [r["i"] for r in led.records] == [1]
         led.append_sync({"kind": "c", "i": 3})
     assert [r["i"] for r in read_records(path)] == [1, 3]
     raw = path.read_bytes()
     assert raw.endswith(b"\n")
     lines = raw.splitlines()
-    # the torn fragment stays on disk (append-only), terminated and named by a torn_tail record
-    assert lines[1] == b'{"kind": "b", "i"'
-    assert json.loads(lines[2]) == {"kind": "torn_tail", "line": 2, "v": LEDGER_VERSION}  # every record: its version
-    assert [json.loads(x)["i"] for x in (lines[0], lines[3])] == [1, 3]
+    # the torn fragment is cut off the ledger and kept beside it, never read again
+    assert (tmp_path / "ledger.torn-1").read_bytes() == b'{"kind": "b", "i"'
+    assert json.loads(lines[0])["i"] == 1 and json.loads(lines[1]) == {"kind": "c", "i": 3, "v": LEDGER_VERSION}
+    assert len(lines) == 2
     with Ledger(path) as led:  # and it reopens cleanly again
         assert [r["i"] for r in led.records] == [1, 3]
 

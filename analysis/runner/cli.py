@@ -438,10 +438,7 @@ def cmd_embedded(args: argparse.Namespace) -> dict:
     with server:
         def restart_if_dead() -> None:
             # llama.cpp may drop its worker on a schema it cannot compile (probe step max_length)
-            import httpx
-            try:
-                httpx.get(server.base_url + "/models", timeout=5).raise_for_status()
-            except httpx.HTTPError:
+            if not server.answers():
                 port = server.port
                 server.stop()
                 server.start(port)
@@ -462,11 +459,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.after_probe = None
     args.window = None
     # SIGTERM behaves like Ctrl-C so context managers stop the embedded server
-    previous = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    previous = signal.signal(signal.SIGTERM, _sigterm_as_sigint)
     try:
         return _dispatch(args, argv)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _sigterm_as_sigint(_signum: int, frame: Any) -> None:
+    """Handle SIGTERM exactly as Ctrl-C: whoever handles SIGINT now handles it.
+
+    Inside a sweep that is asyncio.run's handler, which cancels the sweep's main task (every
+    worker stops at an await, the event loop winds down, then KeyboardInterrupt), so no task or
+    thread is left raising into a closed loop; elsewhere it raises KeyboardInterrupt.
+    """
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    else:
+        raise KeyboardInterrupt
 
 
 def _targets(args: argparse.Namespace) -> list[Target]:

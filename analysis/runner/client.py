@@ -336,38 +336,48 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def _string_field(value: Any, name: str) -> str | None:
+    """``value`` when it is a string or absent (None); any other JSON type is a malformed reply."""
+    if value is None or isinstance(value, str):
+        return value
+    raise InfraFault("truncated", f"reply {name} is a JSON {_json_type(value)}, not a string")
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+    return next((n for t, n in names.items() if isinstance(value, t)), "object")
+
+
 def _to_result(resp: Any, *, seed_sent: bool, latency: float) -> CallResult:
+    """The CallResult of a parsed reply; every field it reads is type-checked first (an unexpected
+    type is an InfraFault naming the field: the attempt ends invalid with that reason)."""
     choices = getattr(resp, "choices", None)
     if not choices or not isinstance(choices, list):
         raise InfraFault("truncated", "reply carries no choices")
     choice = choices[0]
     if isinstance(choice, _SCALARS) or choice is None:
-        raise InfraFault("truncated", f"reply choice is a JSON {type(choice).__name__}, not an object")
+        raise InfraFault("truncated", f"reply choice is a JSON {_json_type(choice)}, not an object")
     msg = getattr(choice, "message", None)
     if isinstance(msg, _SCALARS):
-        raise InfraFault("truncated", f"reply message is a JSON {type(msg).__name__}, not an object")
-    text = msg.content if msg is not None and msg.content is not None else ""
-    if not isinstance(text, str):  # the reply's shape, checked before anything reads it
-        raise InfraFault("truncated", f"reply content is a JSON {type(text).__name__}, not a string")
-    if choice.finish_reason is not None and not isinstance(choice.finish_reason, str):
-        raise InfraFault("truncated", f"reply finish_reason is a {type(choice.finish_reason).__name__}, not a string")
-    served = getattr(resp, "model", None)
-    if served is not None and not isinstance(served, str):
-        raise InfraFault("truncated", f"reply model is a {type(served).__name__}, not a string")
+        raise InfraFault("truncated", f"reply message is a JSON {_json_type(msg)}, not an object")
+    text = _string_field(getattr(msg, "content", None) if msg is not None else None, "content") or ""
+    refusal = _string_field(getattr(msg, "refusal", None) if msg is not None else None, "refusal")
+    finish = _string_field(getattr(choice, "finish_reason", None), "finish_reason")
+    served = _string_field(getattr(resp, "model", None), "model")
     extra_msg = (getattr(msg, "model_extra", None) or {}) if msg is not None else {}
     reasoning = extra_msg.get("reasoning") or extra_msg.get("reasoning_content") or ""
     extra = getattr(resp, "model_extra", None) or {}
-    provider = extra.get("provider")
+    provider = _string_field(extra.get("provider"), "provider")
     usage = getattr(resp, "usage", None)
     return CallResult(
         text=text,
-        finish_reason=choice.finish_reason,
+        finish_reason=finish,
         served_model=served,
-        served_provider=str(provider) if provider is not None else None,
+        served_provider=provider,
         prompt_tokens=_count(getattr(usage, "prompt_tokens", None)) if usage else None,
         completion_tokens=_count(getattr(usage, "completion_tokens", None)) if usage else None,
         seed_sent=seed_sent,
         latency_s=latency,
         reasoning_chars=len(reasoning) if isinstance(reasoning, str) else 0,
-        refusal=getattr(msg, "refusal", None) if msg is not None else None,
+        refusal=refusal,
     )

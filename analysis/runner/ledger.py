@@ -3,9 +3,12 @@
 Methods note: one JSON object per line, written by a single writer thread.  A record is durable
 (written, flushed and fsync'ed) before `append` returns; records that arrive while an fsync is in
 progress share the next one (group commit), so durability per record does not serialise a
-concurrent sweep on the disk.  Nothing is ever rewritten.  A SIGKILL can leave a half-written last
-line; opening the ledger drops that fragment (it was never acknowledged, so no caller relied on
-it) by appending a newline terminator and ignoring the unparsable line, never by truncating.
+concurrent sweep on the disk.  No acknowledged record is ever rewritten.  A SIGKILL can leave a
+torn tail: a last line without its newline (possibly a whole record but its newline), or a partial
+record.  It was never acknowledged, so no caller relied on it: opening the ledger for writing moves
+it to a side file (``ledger.torn-<n>``, never read again), cuts it off, and says so in one line;
+reading skips it.  Ledgers from older runners, which terminated the fragment in place and named
+it in a ``torn_tail`` record, read the same way (the named line is skipped even if it parses).
 
 Resume rule (see `LedgerState`): a slot is finished when an attempt ended valid, or ended invalid
 for a reason that is not retryable (arm behaviour), or used up its infrastructure attempts.  An
@@ -16,16 +19,26 @@ invalid infrastructure attempt (`interrupted`) and does not count against the re
 from __future__ import annotations
 
 import asyncio
-import collections
 import queue
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from analysis.escape import emit
 from analysis.runner.secrets import redact, write_redacted_text
-from analysis.safeio import AppendFile, SafeIOError, dumps_json, iter_lines, loads_json, read_text
+from analysis.safeio import (
+    AppendFile,
+    SafeIOError,
+    dumps_json,
+    iter_lines,
+    loads_json,
+    read_tail,
+    read_text,
+    write_bytes,
+)
 
 LEDGER_VERSION = 1
 """Version of the record format: every record carries it as ``v``; resume refuses another one (a
@@ -46,7 +59,8 @@ def _encode(record: dict[str, Any], path: Path | str = "ledger.jsonl") -> bytes:
 
 
 TORN = "torn_tail"
-"""Kind of the record a reopening writer appends after terminating a torn fragment (names its line)."""
+"""Kind of the record older runners appended after terminating a torn fragment in place (names its
+line); still read, so such ledgers resume, but no longer written."""
 
 _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "session": {"identity": str, "probes": dict},
@@ -115,29 +129,45 @@ def _record_problem(rec: Any) -> str | None:
     return None
 
 
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """All complete records of a ledger file, in order.
+_UNPARSABLE = "is not usable JSON"
 
-    A torn final fragment (no newline: a killed writer, never acknowledged) is skipped, and so is
-    an old fragment that a later writer terminated and named in a `torn_tail` record.  Any other
-    line that is not a well-formed record raises LedgerError naming its line number: the ledger
-    is the sweep's only record, so a damaged one stops the run rather than being half-read.
-    """
-    if not path.exists():
-        return []
+
+@dataclass(slots=True)
+class _Scan:
+    """One pass over a ledger file: its records, and where a torn tail begins (if it has one)."""
+
+    records: list[dict[str, Any]]
+    """Complete records in order (torn fragments and torn_tail markers left out)."""
+    keep: int
+    """Bytes of the file up to the end of its last complete line (the rest is the torn tail)."""
+    size: int
+    """Bytes scanned."""
+    tail_line: int | None = None
+    """First line number of the torn tail, or None when the file ends cleanly."""
+
+
+def _scan(path: Path) -> _Scan:
+    """Read a ledger once: complete records, and the torn tail a killed writer left (see read_records)."""
     parsed: dict[int, Any] = {}
     bad: dict[int, str] = {}
+    ends: dict[int, int] = {0: 0}  # line -> byte offset just past it
+    offset = 0
+    tail_line: int | None = None
     try:
         for lineno, raw, ended in iter_lines(path, limit=LEDGER_LIMIT):
             if not ended:
-                break  # torn tail from a killed writer: never acknowledged
+                tail_line = lineno  # torn tail from a killed writer: never acknowledged
+                offset += len(raw)
+                break
+            offset += len(raw) + 1
+            ends[lineno] = offset
             text = raw.strip()
             if not text:
                 continue
             try:
                 rec = loads_json(text, path, line=lineno)
             except SafeIOError as exc:
-                bad[lineno] = f"is not usable JSON ({exc.message})"
+                bad[lineno] = f"{_UNPARSABLE} ({exc.message})"
                 continue
             problem = _record_problem(rec)
             if problem:
@@ -146,6 +176,13 @@ def read_records(path: Path) -> list[dict[str, Any]]:
             parsed[lineno] = rec
     except SafeIOError as exc:
         raise LedgerError(f"{exc}; the ledger must be a regular file written by the runner") from None
+    # a partial record that ends the file (only unparsable lines after the last record) is torn too
+    after = [n for n in bad if n > max(parsed, default=0)]
+    if after and all(bad[n].startswith(_UNPARSABLE) for n in after):
+        tail_line = min(after)
+        for n in after:
+            del bad[n]
+    keep = ends[tail_line - 1] if tail_line is not None else offset
     torn = {r["line"] for r in parsed.values() if r.get("kind") == TORN}
     unexplained = sorted(n for n in bad if n not in torn)
     if unexplained:
@@ -154,32 +191,79 @@ def read_records(path: Path) -> list[dict[str, Any]]:
         raise LedgerError(f"{path}: line {first} {bad[first]}{more}; the ledger was damaged or edited. "
                           "Restore it from a backup, or move the damaged line(s) out and re-run "
                           "(their attempts then run again), or start a new --out")
-    return [r for _, r in sorted(parsed.items()) if r.get("kind") != TORN]
+    # a line a torn_tail record names was never acknowledged, even if it parses (an older runner
+    # terminated the fragment in place; when the fragment was a whole record but its newline, the
+    # terminated line reads as a record that its own resume had already run again)
+    records = [r for n, r in sorted(parsed.items()) if r.get("kind") != TORN and n not in torn]
+    return _Scan(records, keep, offset, tail_line)
+
+
+def _stderr_line(message: str) -> None:
+    emit(message, sys.stderr, one_line=True)
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """All complete records of a ledger file, in order.
+
+    A torn tail (a final line without its newline, or unparsable lines after the last complete
+    record: a killed writer, never acknowledged) is skipped, and so is a line that an older writer
+    terminated in place and named in a `torn_tail` record.  Any other line that is not a
+    well-formed record raises LedgerError naming its line number: the ledger is the sweep's only
+    record, so a damaged one stops the run rather than being half-read.
+    """
+    if not path.exists():
+        return []
+    return _scan(path).records
 
 
 class Ledger:
     """Durable append-only record log with a group-committing writer thread."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, say: Callable[[str], None] | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.records = read_records(self.path)
         self.stamp: dict[str, Any] = {}
         """Fields added to every record appended from now on (e.g. the sealed plan's digest)."""
+        self.set_aside: Path | None = None
+        """The side file a torn tail was moved to when this ledger was opened, else None."""
         try:
             self._fh = AppendFile(self.path)
         except SafeIOError as exc:
             raise LedgerError(str(exc)) from None
-        tail = collections.deque(iter_lines(self.path, limit=LEDGER_LIMIT), maxlen=1)
-        last = tail[0] if tail else None
-        if last is not None and not last[2]:  # terminate the fragment so new records start clean, name it
-            self._fh.write(b"\n" + _encode({"kind": TORN, "line": last[0]}, self.path))
-            self._fsync()
+        try:
+            scan = _scan(self.path)
+            self.records = scan.records
+            if scan.tail_line is not None:
+                self._set_aside(scan, say or _stderr_line)
+        except BaseException:
+            self._fh.close()
+            raise
         self._queue: queue.SimpleQueue[tuple[bytes, Any] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._writer, name="ledger-writer", daemon=True)
         self._closed = False
         self._error: BaseException | None = None
         self._thread.start()
+
+    def _set_aside(self, scan: _Scan, say: Callable[[str], None]) -> None:
+        """Move the torn tail to a side file (ledger.torn-<n>), then cut it off the ledger.
+
+        The side file is written (and fsync'ed) before the cut, so a crash in between leaves the
+        tail in the ledger to be set aside again; nothing ever reads the side file.
+        """
+        size = self._fh.size()
+        try:
+            tail = read_tail(self.path, size - scan.keep)
+            n = 1
+            while (side := self.path.with_name(f"{self.path.stem}.torn-{n}")).exists() or side.is_symlink():
+                n += 1
+            write_bytes(side, tail, durable=True)
+            self._fh.cut(scan.keep)
+        except (OSError, SafeIOError) as exc:
+            raise LedgerError(f"cannot set aside the torn tail of {self.path}: {exc}; check disk space and "
+                              "permissions, then re-run") from None
+        self.set_aside = side
+        say(f"{self.path.name}: a torn last record (line {scan.tail_line}, {len(tail)} bytes, never acknowledged) "
+            f"was moved to {side.name}; its attempt runs again")
 
     def _fsync(self) -> None:
         self._fh.sync()
@@ -236,7 +320,10 @@ class Ledger:
                 else:
                     fut.set_exception(LedgerError(f"cannot write ledger {self.path}: {err}"))
 
-            loop.call_soon_threadsafe(settle)
+            try:
+                loop.call_soon_threadsafe(settle)
+            except RuntimeError:  # the loop closed (the sweep was interrupted): nobody awaits this record
+                return
 
         self._submit(record, done)
         await fut

@@ -36,12 +36,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 import jsonschema
 
+from analysis.runner.bounded_http import BoundedTransport, http
 from analysis.runner.client import EndpointClient, EndpointConfig, InfraFault
 from analysis.runner.secrets import read_api_key, redact_text
-from analysis.safeio import loads_json
+from analysis.safeio import SafeIOError, loads_json
 
 PROBE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -201,13 +201,18 @@ async def _models(cfg: EndpointConfig) -> tuple[tuple[str, ...], int | None, Pro
     url = cfg.base_url.rstrip("/") + "/models"
     limit = min(30.0, cfg.timeout_s)
     try:
-        async with asyncio.timeout(limit), httpx.AsyncClient(timeout=limit) as hc:
+        # the same bounded, depth-checked reader as every other reply (analysis.runner.bounded_http)
+        async with asyncio.timeout(limit), http.AsyncClient(transport=BoundedTransport(), timeout=limit,
+                                                            follow_redirects=False) as hc:
             r = await hc.get(url, headers=headers)
-        doc = r.json() if r.status_code == 200 else None
+        doc = loads_json(r.content, "/models reply") if r.status_code == 200 else None
     except TimeoutError:
         return (), None, ProbeStepVerdict("models", "models_unavailable", None, f"no reply within {limit:g}s",
                                           {"url": url})
-    except (httpx.HTTPError, ValueError) as exc:
+    except SafeIOError as exc:
+        return (), None, ProbeStepVerdict("models", "models_malformed", r.status_code,
+                                          redact_text(f"reply refused: {exc.message}")[:200], {"url": url})
+    except (http.HTTPError, ValueError) as exc:
         return (), None, ProbeStepVerdict("models", "models_unavailable", None, redact_text(str(exc))[:200],
                                           {"url": url})
     if r.status_code != 200:

@@ -102,6 +102,23 @@ class ChatReply:
     """Structured-output refusal text, when the API reports one."""
 
 
+def checked_reply(reply: Any) -> ChatReply:
+    """``reply`` when every field has its declared type; else an InfrastructureFault naming the field
+    (a backend that passes a JSON object as a refusal ends the attempt invalid, never the sweep)."""
+    if not isinstance(reply, ChatReply):
+        raise InfrastructureFault("malformed", f"backend returned a {type(reply).__name__}, not a ChatReply")
+    for name in ("text", "finish_reason", "served_model", "provider", "refusal"):
+        value = getattr(reply, name)
+        if not (isinstance(value, str) or (value is None and name != "text")):
+            raise InfrastructureFault("malformed", f"reply {name} is a {type(value).__name__}, not a string")
+    usage: Any = reply.usage
+    counts = isinstance(usage, Mapping) and all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in usage.items())
+    if usage is not None and not counts:
+        raise InfrastructureFault("malformed", "reply usage is not a mapping of counts")
+    return reply
+
+
 @runtime_checkable
 class ChatBackend(Protocol):
     """The one method the protocol needs from a model endpoint."""
@@ -402,7 +419,7 @@ async def run_trajectory(
         )
         t1 = time.perf_counter()
         try:
-            reply = await backend.complete(request)
+            reply = checked_reply(await backend.complete(request))
         except InfrastructureFault as exc:
             fault = str(exc)
             break
@@ -450,7 +467,7 @@ async def _recall(
             seed=settings.seed, purpose="recall", fold_index=None, arm=arm.code, prompt_tokens_est=recall_est,
         )
         try:
-            reply = await backend.complete(request)
+            reply = checked_reply(await backend.complete(request))
         except InfrastructureFault as exc:
             fault = str(exc)
         else:

@@ -162,6 +162,15 @@ class AppendFile:
                                                 "the last line may be torn and is dropped on resume") from None
             raise
 
+    def size(self) -> int:
+        """Bytes in the file now."""
+        return os.fstat(self.fd).st_size
+
+    def cut(self, size: int) -> None:
+        """Truncate the file to ``size`` bytes and fsync (a ledger's torn tail, already set aside)."""
+        os.ftruncate(self.fd, size)
+        self.sync()
+
     def sync(self) -> None:
         """fsync the file."""
         try:

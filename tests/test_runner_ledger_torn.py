@@ -1,0 +1,121 @@
+"""The ledger survives its own crash (issue 31, item 3): a torn tail is set aside, resume is idempotent.
+
+A crash mid-write leaves the ledger without its final newline (possibly a whole record but its
+newline) or with a partial record.  Before the fix, a reopening writer terminated the fragment in
+place; when the fragment was a whole record, the next-but-one resume read it back and stopped on
+"duplicate row_id" for good.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_runner_endpoints_sweep import _package, _run, _spec
+
+from analysis.runner.ledger import Ledger, evidence_rows, read_records, slot_states
+from analysis.runner.sweep import is_retryable
+from support.fault_proxy import EchoUpstream
+
+START = {"scenario": "S5", "configuration": "m", "execution_group": "g", "repeat": 1, "arm": "j", "position": 1}
+ROW = {"checks_total": 1, "checks_passed": 1, "parse_failures": 0, "folds": 1}
+
+
+def _quiet(_message: str) -> None:
+    return None
+
+
+def _attempt(led: Ledger, slot: str, attempt: int) -> None:
+    led.append_sync({"kind": "attempt_start", "slot": slot, "attempt": attempt, **START})
+    led.append_sync({"kind": "attempt_end", "slot": slot, "attempt": attempt, "valid": True, "row": ROW,
+                     "checks": []})
+
+
+def _resume(path: Path) -> list[str]:
+    """What a resume does: open, run every slot the ledger does not show finished, close."""
+    with Ledger(path, say=_quiet) as led:
+        states = slot_states(led.records, is_retryable)
+        for slot in ("s1", "s2"):
+            stt = states.get(slot)
+            if stt is None or stt.final is None:
+                _attempt(led, slot, (stt.started if stt else 0) + 1)
+    return [r["row_id"] for r in evidence_rows(read_records(path)).rows]
+
+
+def test_a_record_torn_at_its_newline_is_set_aside_and_every_later_resume_works(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    with Ledger(path) as led:
+        _attempt(led, "s1", 1)
+        _attempt(led, "s2", 1)
+    path.write_bytes(path.read_bytes()[:-1])  # a crash mid-write: the last record lacks its newline
+    lines: list[str] = []
+    with Ledger(path, say=lines.append) as led:
+        assert len(led.records) == 3 and led.set_aside == tmp_path / "ledger.torn-1"
+    assert len(lines) == 1 and "ledger.torn-1" in lines[0] and "\n" not in lines[0]
+    assert json.loads((tmp_path / "ledger.torn-1").read_bytes())["kind"] == "attempt_end"
+    for _ in range(3):  # before the fix: the second resume failed with "duplicate row_id", and every later one
+        ids = _resume(path)
+        assert sorted(ids) == ["s1", "s2"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ledger.jsonl", "ledger.torn-1"]
+
+
+def test_a_ledger_an_older_runner_terminated_in_place_reads_without_duplicates(tmp_path: Path) -> None:
+    # what the runner before the fix left: the whole record, then "\n" + a torn_tail record naming it,
+    # then the resumed attempt of the same slot
+    path = tmp_path / "ledger.jsonl"
+    with Ledger(path) as led:
+        _attempt(led, "s1", 1)
+    raw = path.read_bytes()[:-1]
+    torn = json.dumps({"kind": "torn_tail", "line": 2, "v": 1}).encode()
+    path.write_bytes(raw + b"\n" + torn + b"\n")
+    with Ledger(path) as led:
+        led.append_sync({"kind": "attempt_start", "slot": "s1", "attempt": 2, **START})
+        led.append_sync({"kind": "attempt_end", "slot": "s1", "attempt": 2, "valid": True, "row": ROW, "checks": []})
+    ids = [r["row_id"] for r in evidence_rows(read_records(path)).rows]
+    assert ids == ["s1"]  # the named line is skipped even though it parses
+
+
+def test_a_partial_record_that_ends_in_a_newline_is_torn_too(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.jsonl"
+    with Ledger(path) as led:
+        _attempt(led, "s1", 1)
+    with path.open("ab") as fh:
+        fh.write(b'{"kind": "attempt_st\x00\x00\n')  # e.g. a block of zeros after a power loss
+    with Ledger(path, say=_quiet) as led:
+        assert len(led.records) == 2
+    assert (tmp_path / "ledger.torn-1").read_bytes() == b'{"kind": "attempt_st\x00\x00\n'
+    assert path.read_bytes().count(b"\n") == 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(cut=st.integers(min_value=0, max_value=10_000))
+def test_cutting_the_ledger_anywhere_resumes_to_the_same_rows(tmp_path_factory, cut: int) -> None:
+    tmp = tmp_path_factory.mktemp("cut")
+    path = tmp / "ledger.jsonl"
+    with Ledger(path) as led:
+        _attempt(led, "s1", 1)
+        _attempt(led, "s2", 1)
+    full = path.read_bytes()
+    path.write_bytes(full[: cut % (len(full) + 1)])
+    first = _resume(path)
+    after = path.read_bytes()
+    second = _resume(path)  # resume is idempotent: a second one changes nothing
+    assert sorted(first) == sorted(second) == ["s1", "s2"]
+    assert path.read_bytes() == after
+    assert len(list(tmp.glob("ledger.torn-*"))) <= 1
+
+
+def test_sweep_resumed_twice_after_a_torn_newline_packages_cleanly(tmp_path: Path) -> None:
+    spec = _spec(arms="jq", repeats=1)
+    with EchoUpstream() as up:
+        _run(up.url + "/v1", tmp_path, spec)
+        ledger = tmp_path / "ledger.jsonl"
+        ledger.write_bytes(ledger.read_bytes()[:-1])
+        for _ in range(2):
+            _run(up.url + "/v1", tmp_path, spec)
+    rows = evidence_rows(read_records(tmp_path / "ledger.jsonl"), {s.slot_id for s in spec.slots}).rows
+    ids = [r["row_id"] for r in rows]
+    assert len(ids) == len(set(ids)) and {s.slot_id for s in spec.slots} <= set(ids)
+    _package(tmp_path, spec)  # before the fix: "duplicate row_id"
