@@ -34,10 +34,10 @@ def _in_repository(*parts: str) -> Path | None:
 V1_EVIDENCE = _in_repository("data", "v1")
 HANDMADE_EVIDENCE = _in_repository("tests", "fixtures", "handmade")
 V2_LADDER_PILOT = _in_repository("data", "v2", "ladder-pilot")
-"""The runner's embedded pilot on the load ladder: the companion of data/v1 in the default invocation."""
+"""The runner's embedded pilot on the load ladder: reported only when named (``--companion DIR``) or as
+the evidence itself; the main report of data/v1 points to it in one paragraph (issue 30, option (b))."""
 V2_PILOT = _in_repository("data", "v2", "pilot")
-"""The first, null v2 pilot (small fixture): retired as the default companion (one companion is
-reported at a time), kept as a package; the companion only where the ladder pilot is absent."""
+"""The first, null v2 pilot (small fixture), kept as a package: reported only when named."""
 DEFAULT_OUT = REPO_ROOT
 """Default output root: results.json, tables/, figures/ and report/ of the repository, for the
 shipped evidence only. None when installed: a wheel has no repository to write into, so every
@@ -51,10 +51,10 @@ DESCRIPTION = """\
 Analysis, audit and runner for 'Partitioned versus Undivided Compaction Carriers'.
 
 With no arguments: verify the shipped evidence (data/v1 when it has a
-provenance.lock, else the hand-made package tests/fixtures/handmade), with the
-v2 ladder pilot data/v2/ladder-pilot as the companion of data/v1, and write the results,
-tables, figures and report into the repository (in a checkout; an installed package
-names its --evidence and --out)."""
+provenance.lock, else the hand-made package tests/fixtures/handmade) and write the results,
+tables, figures and report of that package alone into the repository (in a checkout; an
+installed package names its --evidence and --out). A pilot is reported beside it only when
+named: --companion DIR."""
 
 EPILOG = """\
 examples:
@@ -97,17 +97,6 @@ def shipped_evidence() -> Path:
     if HANDMADE_EVIDENCE is not None and HANDMADE_EVIDENCE.is_dir():
         return HANDMADE_EVIDENCE
     raise UsageError(NO_SHIPPED_EVIDENCE)
-
-
-def default_companions(evidence: Path) -> list[Path]:
-    """The companions of the default invocation: the v2 ladder pilot beside data/v1 (when both are
-    locked; the older null pilot data/v2/pilot where the ladder pilot is absent)."""
-    if V1_EVIDENCE is None or evidence != V1_EVIDENCE:
-        return []
-    for pilot in (V2_LADDER_PILOT, V2_PILOT):
-        if pilot is not None and (pilot / LOCK_NAME).is_file():
-            return [pilot]
-    return []
 
 
 def say(message: object, *, err: bool = True, one_line: bool = False) -> None:
@@ -219,7 +208,7 @@ def regenerate(repo: Path, steps: Sequence[str] = REGENERATE_STEPS, *, dry_run: 
                progress: Callable[[str], None] = _progress) -> int:
     """Rewrite what is generated in the checkout ``repo`` after the code changed (e.g. a statistic was
     added, docs/ADDING_A_STATISTIC.md): each step of ``steps`` (REGENERATE_STEPS) in REGENERATE_STEPS order.
-    The evidence read is the checkout's own (data/v1 and its companion, tests/fixtures/handmade).
+    The evidence read is the checkout's own (data/v1 alone, tests/fixtures/handmade).
     ``dry_run``: name what each step would write, write nothing. Returns the exit status."""
     unknown = sorted(set(steps) - set(REGENERATE_STEPS))
     if unknown:
@@ -235,7 +224,7 @@ def regenerate(repo: Path, steps: Sequence[str] = REGENERATE_STEPS, *, dry_run: 
             evidence = shipped_evidence()
             progress(f"regenerate build: {evidence} into {repo} (results.json, tables/, figures/, report/)")
             if not dry_run:
-                status = run_main_job(evidence, repo, companions=default_companions(evidence), progress=progress)
+                status = run_main_job(evidence, repo, progress=progress)
                 if status:
                     return status
         else:
@@ -359,7 +348,7 @@ def refuses_repository_overwrite(args: argparse.Namespace) -> str | None:
     """Why a main job without --out may not write into the repository, else None.
 
     Without --out the outputs go to the repository root, which holds the committed results of
-    the shipped evidence. Only the default invocation (shipped evidence, default companions) may
+    the shipped evidence. Only the default invocation (the shipped evidence alone, no companion) may
     write there; anything else must name its OUT, so a user's run never replaces them.
     """
     if args.command is not None or args.out is not None:
@@ -375,8 +364,7 @@ def refuses_repository_overwrite(args: argparse.Namespace) -> str | None:
         return ("--evidence without --out would replace the repository's committed results.json, tables/, "
                 "figures/ and report/ with those of another package; add --out OUT "
                 "(for example --out runs/my-study)")
-    if args.companion is not None and [c.resolve() for c in args.companion] != [
-            c.resolve() for c in default_companions(shipped_evidence())]:
+    if args.companion is not None:
         return ("--companion without --out would replace the repository's committed outputs; add --out OUT "
                 "(for example --out runs/my-study)")
     return None
@@ -430,8 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if args.command is None:
                 evidence = args.evidence or shipped_evidence()
-                companions = (args.companion if args.companion is not None
-                              else default_companions(evidence) if args.evidence is None else [])
+                companions = args.companion if args.companion is not None else []
                 status = run_main_job(evidence, out, check=args.check, force=args.force, wait=args.wait,
                                       companions=companions, ignore_code=args.ignore_code)
             else:
