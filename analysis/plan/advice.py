@@ -139,23 +139,24 @@ def smallest_k(tau2: float, sigma2_within: float, repeats: np.ndarray, effect: f
     r = np.asarray(repeats, dtype=float)
     lo = np.full(r.shape, 2.0)
     hi = np.full(r.shape, float(k_max))
-    reach = closed_form(tau2, sigma2_within, hi, r, effect, alpha, missing)[0] >= target
+    comp = pair_completeness(r, missing)   # R is fixed through the search
+    reach = closed_form(tau2, sigma2_within, hi, r, effect, alpha, missing, comp)[0] >= target
     if effect != 0 and reach.any():
         # a tighter start where it is valid: twice the normal-theory K (the t needs a little more), kept
         # only where the closed form reaches the target there (the invariant below)
         z = stats.norm.ppf(1.0 - alpha / 2.0) + stats.norm.ppf(target)
-        pi, inv_n = pair_completeness(r, missing)
+        pi, inv_n = comp
         with np.errstate(divide="ignore", invalid="ignore"):
             guess = np.ceil(2.0 * z * z * (tau2 + sigma2_within * inv_n) / (effect * effect * pi)) + 4.0
         guess = np.where(np.isfinite(guess), np.clip(guess, 2.0, float(k_max)), float(k_max))
-        tight = closed_form(tau2, sigma2_within, guess, r, effect, alpha, missing)[0] >= target
+        tight = closed_form(tau2, sigma2_within, guess, r, effect, alpha, missing, comp)[0] >= target
         hi = np.where(reach & tight, guess, hi)
     while True:   # invariant: power(hi) >= target where reachable; power(lo - 1) < target
         open_ = reach & (lo < hi)
         if not open_.any():
             break
         mid = np.floor((lo + hi) / 2.0)
-        ok = closed_form(tau2, sigma2_within, mid, r, effect, alpha, missing)[0] >= target
+        ok = closed_form(tau2, sigma2_within, mid, r, effect, alpha, missing, comp)[0] >= target
         hi = np.where(open_ & ok, mid, hi)
         lo = np.where(open_ & ~ok, mid + 1.0, lo)
     return np.where(reach, hi, 0.0).astype(np.int64)

@@ -217,16 +217,17 @@ def pair_completeness(r: np.ndarray | int, missing: tuple[float, float] = (0.0, 
 
 
 def closed_form(tau2: float, sigma2_within: float, k: np.ndarray | int, r: np.ndarray | int,
-                effect: float, alpha: float, missing: tuple[float, float] = (0.0, 0.0)
-                ) -> tuple[np.ndarray, np.ndarray]:
+                effect: float, alpha: float, missing: tuple[float, float] = (0.0, 0.0),
+                completeness: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(power, expected half-width t_crit * sqrt(Var)) of the t test with Var = tau2/K + s2/(K R).
 
     ``missing``: (control, treatment) missing-or-invalid rates; the variance and the degrees of
     freedom then count the expected complete pairs and panel configurations (module note).
+    ``completeness``: ``pair_completeness(r, missing)`` when the caller has it (a search that keeps R).
     """
     k = np.asarray(k, dtype=float)
     r = np.asarray(r, dtype=float)
-    present, inv_n = pair_completeness(r, missing)
+    present, inv_n = pair_completeness(r, missing) if completeness is None else completeness
     k_eff = k * present
     with np.errstate(divide="ignore", invalid="ignore"):
         var = (tau2 + sigma2_within * inv_n) / k_eff
