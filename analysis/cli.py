@@ -99,6 +99,16 @@ def shipped_evidence() -> Path:
     raise UsageError(NO_SHIPPED_EVIDENCE)
 
 
+def pointers_of(evidence: Path, companions: Sequence[Path] = ()) -> list[Path]:
+    """The pilot the report of ``evidence`` points to without analysing it: the v2 ladder pilot beside the
+    checkout's data/v1 when no companion is named and the pilot is locked (issue 30, option (b)), else none."""
+    if companions or V1_EVIDENCE is None or V2_LADDER_PILOT is None:
+        return []
+    if Path(evidence).resolve() != V1_EVIDENCE.resolve() or not (V2_LADDER_PILOT / LOCK_NAME).is_file():
+        return []
+    return [V2_LADDER_PILOT]
+
+
 def say(message: object, *, err: bool = True, one_line: bool = False) -> None:
     """Print one message of the CLI; the one place where text reaches the terminal.
 
@@ -131,21 +141,24 @@ class UsageError(CliError):
 
 def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool = False,
                  progress: Callable[[str], None] = _progress, wait: float | None = None,
-                 companions: Sequence[Path] = (), ignore_code: bool = False) -> int:
+                 companions: Sequence[Path] = (), ignore_code: bool = False,
+                 pointers: Sequence[Path] | None = None) -> int:
     """Verify ``evidence`` and build every output into ``out`` (or compare, with ``check``).
 
     The build pipeline (``analysis.build``) does the work: it verifies the package first and
     writes nothing when verification fails. ``companions``: packages reported beside the
-    evidence (a pilot, ``--companion``).
+    evidence (a pilot, ``--companion``); ``pointers``: a pilot the report points to in one paragraph
+    (default :func:`pointers_of`: the ladder pilot beside data/v1, when no companion is named).
     """
     from analysis import build as pipeline  # loaded only for the main job: --help stays light
     from analysis.outdir import BuildError
     from analysis.params import DEFAULT_PARAMS
 
+    pointers = pointers_of(evidence, companions) if pointers is None else pointers
     try:
         if check:
             differ = pipeline.check(evidence, out, DEFAULT_PARAMS, progress=progress, companions=companions,
-                                    ignore_code=ignore_code)
+                                    ignore_code=ignore_code, pointers=pointers)
             for rel in differ:
                 say(f"differs: {rel}")
             if differ:
@@ -155,7 +168,8 @@ def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool 
             say(f"OK {out}: outputs are up to date", err=False, one_line=True)
             return 0
         options: dict[str, Any] = {} if wait is None else {"wait": wait}
-        pipeline.build(evidence, out, DEFAULT_PARAMS, progress=progress, force=force, companions=companions, **options)
+        pipeline.build(evidence, out, DEFAULT_PARAMS, progress=progress, force=force, companions=companions,
+                       pointers=pointers, **options)
         report = out / "report" / "index.html"
         if report.is_file():
             say(f"report: {report}", err=False)

@@ -86,3 +86,36 @@ def test_the_main_report_points_to_the_pilot_without_analysing_it(ladder_report)
     assert body.count("## The v2 pilot") == 1
     assert "python generate.py --evidence data/v2/ladder-pilot --out" in body
     assert "does not analyse it" in body
+    # with the pointer block of the default build: the headline counted from the pilot's rows
+    from analysis.evidence import load_package
+    from analysis.report.numbers import unsourced_numbers
+    from analysis.results.pilot_pointer import pointer_block
+
+    res["v2_pilot_pointer"] = block = pointer_block(load_package(LADDER), LADDER)
+    rendered = render_report(out, res, DEFAULT_PARAMS, {"path": "data/v1", "kind": "v1", "study_name": "s",
+                                                        "rows": 1, "valid_rows": 1, "checks": 1,
+                                                        "configurations": 1})
+    section = rendered.qmd.split("## The v2 pilot\n", 1)[1].split("\n## ", 1)[0]
+    assert f"a null result, no graded check passed (0 of {block['checks']} over" in " ".join(section.split())
+    assert "`python generate.py --evidence data/v2/ladder-pilot --out runs/pilot-report`" in section
+    assert unsourced_numbers(section, rendered.trace, set()) == []
+
+
+def test_the_default_build_of_v1_points_to_the_ladder_pilot_with_its_counted_headline(tmp_path: Path) -> None:
+    """`python generate.py` (data/v1, no companion): results.json's v2_pilot_pointer holds the pilot's counts,
+    computed from its rows (0 of 54 graded checks in the committed pilot), and no v2_pilot block."""
+    import polars as pl
+
+    from analysis.cli import V1_EVIDENCE, pointers_of
+    from analysis.evidence import load_package
+    from analysis.results.pilot_pointer import pointer_block
+
+    assert pointers_of(V1_EVIDENCE) == [LADDER] and pointers_of(V1_EVIDENCE, [LADDER]) == []
+    assert pointers_of(REPO / "tests" / "fixtures" / "handmade") == []
+    pkg = load_package(LADDER)
+    block = pointer_block(pkg, LADDER)
+    valid = pkg.rows.filter(pl.col("valid"))
+    assert block["checks"] == int(valid["checks_total"].sum()) and block["checks"] > 0
+    assert block["checks_passed"] == int(valid["checks_passed"].sum()) == 0
+    assert block["rungs"] == len(pkg.study.ladder) and block["arms"] == sorted(set(pkg.rows["arm"]))
+    assert block["command"] == "python generate.py --evidence data/v2/ladder-pilot --out runs/pilot-report"
