@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from analysis.plan.advice import search_bounds
+
 POWER_LEGEND = {
     "configurations": "K, configurations in each simulated study",
     "repeats": "R, paired repeats per configuration (one row of each arm)",
@@ -92,7 +94,7 @@ def _power(design: Any) -> list[str]:
             continue
         out.append(f"smallest K for power {design.plan.target_power:g} at effect {float(effect):+g} "
                    "(closed form; simulated grid): "
-                   + ", ".join(f"R={r}: {k_text(v['closed_form'], design.plan.k_search_max)}; "
+                   + ", ".join(f"R={r}: {k_text(v['closed_form'], search_bounds(design.plan)[0])}; "
                                f"{k_text(v['simulated_grid'], top, 'in the grid')}" for r, v in per_r.items()))
     return out
 
