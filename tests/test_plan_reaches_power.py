@@ -141,3 +141,21 @@ def test_figure_draws_no_design_outside_the_grid(v1_design) -> None:
                 assert all(10 <= x <= 40 for x in line.get_xdata())
     notes = [t.get_text() for ax in panels for t in ax.texts if t.get_gid() == "recommended-outside"]
     assert any(f"K={outside[0]['configurations']}" in t for t in notes)
+
+
+def test_a_design_at_the_tau2_boundary_renders_not_estimable_in_the_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 'Designing v2' section of a design whose tau2 is 0: the reason in words, no power grid, no design."""
+    import json
+
+    from analysis.report.numbers import NumberTrace
+    from analysis.report.render import _env
+
+    real = plan_run.variance_components
+    monkeypatch.setattr(plan_run, "variance_components",
+                        lambda *a, **k: dataclasses.replace(real(*a, **k), tau2=0.0, tau2_truncated=True))
+    plan = DEFAULT_PLAN_PARAMS.replace(configurations=(10, 20), repeats=(2,), effects=(0.0, 0.1), sims=20)
+    design = make_design(load_package(V1), plan)
+    doc = json.loads(json.dumps(plan_run.design_json(design, {"path": "data/v1", "kind": "v1"})))
+    text = str(_env(NumberTrace()).get_template("designing_v2.qmd.j2").render(r={"design": doc}))
+    assert "at its boundary: not estimable" in text and "power not simulated: not estimable" in text
+    assert "To detect an effect" not in text and "| K | R | effect |" not in text
