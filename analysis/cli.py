@@ -34,10 +34,10 @@ def _in_repository(*parts: str) -> Path | None:
 V1_EVIDENCE = _in_repository("data", "v1")
 HANDMADE_EVIDENCE = _in_repository("tests", "fixtures", "handmade")
 V2_LADDER_PILOT = _in_repository("data", "v2", "ladder-pilot")
-"""The runner's embedded pilot on the load ladder: the companion of data/v1 in the default invocation."""
+"""The runner's embedded pilot on the load ladder: reported only when named (``--companion DIR``) or as
+the evidence itself; the main report of data/v1 points to it in one paragraph (issue 30, option (b))."""
 V2_PILOT = _in_repository("data", "v2", "pilot")
-"""The first, null v2 pilot (small fixture): retired as the default companion (one companion is
-reported at a time), kept as a package; the companion only where the ladder pilot is absent."""
+"""The first, null v2 pilot (small fixture), kept as a package: reported only when named."""
 DEFAULT_OUT = REPO_ROOT
 """Default output root: results.json, tables/, figures/ and report/ of the repository, for the
 shipped evidence only. None when installed: a wheel has no repository to write into, so every
@@ -51,10 +51,10 @@ DESCRIPTION = """\
 Analysis, audit and runner for 'Partitioned versus Undivided Compaction Carriers'.
 
 With no arguments: verify the shipped evidence (data/v1 when it has a
-provenance.lock, else the hand-made package tests/fixtures/handmade), with the
-v2 ladder pilot data/v2/ladder-pilot as the companion of data/v1, and write the results,
-tables, figures and report into the repository (in a checkout; an installed package
-names its --evidence and --out)."""
+provenance.lock, else the hand-made package tests/fixtures/handmade) and write the results,
+tables, figures and report of that package alone into the repository (in a checkout; an
+installed package names its --evidence and --out). A pilot is reported beside it only when
+named: --companion DIR."""
 
 EPILOG = """\
 examples:
@@ -99,15 +99,14 @@ def shipped_evidence() -> Path:
     raise UsageError(NO_SHIPPED_EVIDENCE)
 
 
-def default_companions(evidence: Path) -> list[Path]:
-    """The companions of the default invocation: the v2 ladder pilot beside data/v1 (when both are
-    locked; the older null pilot data/v2/pilot where the ladder pilot is absent)."""
-    if V1_EVIDENCE is None or evidence != V1_EVIDENCE:
+def pointers_of(evidence: Path, companions: Sequence[Path] = ()) -> list[Path]:
+    """The pilot the report of ``evidence`` points to without analysing it: the v2 ladder pilot beside the
+    checkout's data/v1 when no companion is named and the pilot is locked (issue 30, option (b)), else none."""
+    if companions or V1_EVIDENCE is None or V2_LADDER_PILOT is None:
         return []
-    for pilot in (V2_LADDER_PILOT, V2_PILOT):
-        if pilot is not None and (pilot / LOCK_NAME).is_file():
-            return [pilot]
-    return []
+    if Path(evidence).resolve() != V1_EVIDENCE.resolve() or not (V2_LADDER_PILOT / LOCK_NAME).is_file():
+        return []
+    return [V2_LADDER_PILOT]
 
 
 def say(message: object, *, err: bool = True, one_line: bool = False) -> None:
@@ -142,21 +141,24 @@ class UsageError(CliError):
 
 def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool = False,
                  progress: Callable[[str], None] = _progress, wait: float | None = None,
-                 companions: Sequence[Path] = (), ignore_code: bool = False) -> int:
+                 companions: Sequence[Path] = (), ignore_code: bool = False,
+                 pointers: Sequence[Path] | None = None) -> int:
     """Verify ``evidence`` and build every output into ``out`` (or compare, with ``check``).
 
     The build pipeline (``analysis.build``) does the work: it verifies the package first and
     writes nothing when verification fails. ``companions``: packages reported beside the
-    evidence (a pilot, ``--companion``).
+    evidence (a pilot, ``--companion``); ``pointers``: a pilot the report points to in one paragraph
+    (default :func:`pointers_of`: the ladder pilot beside data/v1, when no companion is named).
     """
     from analysis import build as pipeline  # loaded only for the main job: --help stays light
     from analysis.outdir import BuildError
     from analysis.params import DEFAULT_PARAMS
 
+    pointers = pointers_of(evidence, companions) if pointers is None else pointers
     try:
         if check:
             differ = pipeline.check(evidence, out, DEFAULT_PARAMS, progress=progress, companions=companions,
-                                    ignore_code=ignore_code)
+                                    ignore_code=ignore_code, pointers=pointers)
             for rel in differ:
                 say(f"differs: {rel}")
             if differ:
@@ -166,7 +168,8 @@ def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool 
             say(f"OK {out}: outputs are up to date", err=False, one_line=True)
             return 0
         options: dict[str, Any] = {} if wait is None else {"wait": wait}
-        pipeline.build(evidence, out, DEFAULT_PARAMS, progress=progress, force=force, companions=companions, **options)
+        pipeline.build(evidence, out, DEFAULT_PARAMS, progress=progress, force=force, companions=companions,
+                       pointers=pointers, **options)
         report = out / "report" / "index.html"
         if report.is_file():
             say(f"report: {report}", err=False)
@@ -219,7 +222,7 @@ def regenerate(repo: Path, steps: Sequence[str] = REGENERATE_STEPS, *, dry_run: 
                progress: Callable[[str], None] = _progress) -> int:
     """Rewrite what is generated in the checkout ``repo`` after the code changed (e.g. a statistic was
     added, docs/ADDING_A_STATISTIC.md): each step of ``steps`` (REGENERATE_STEPS) in REGENERATE_STEPS order.
-    The evidence read is the checkout's own (data/v1 and its companion, tests/fixtures/handmade).
+    The evidence read is the checkout's own (data/v1 alone, tests/fixtures/handmade).
     ``dry_run``: name what each step would write, write nothing. Returns the exit status."""
     unknown = sorted(set(steps) - set(REGENERATE_STEPS))
     if unknown:
@@ -235,7 +238,7 @@ def regenerate(repo: Path, steps: Sequence[str] = REGENERATE_STEPS, *, dry_run: 
             evidence = shipped_evidence()
             progress(f"regenerate build: {evidence} into {repo} (results.json, tables/, figures/, report/)")
             if not dry_run:
-                status = run_main_job(evidence, repo, companions=default_companions(evidence), progress=progress)
+                status = run_main_job(evidence, repo, progress=progress)
                 if status:
                     return status
         else:
@@ -359,7 +362,7 @@ def refuses_repository_overwrite(args: argparse.Namespace) -> str | None:
     """Why a main job without --out may not write into the repository, else None.
 
     Without --out the outputs go to the repository root, which holds the committed results of
-    the shipped evidence. Only the default invocation (shipped evidence, default companions) may
+    the shipped evidence. Only the default invocation (the shipped evidence alone, no companion) may
     write there; anything else must name its OUT, so a user's run never replaces them.
     """
     if args.command is not None or args.out is not None:
@@ -375,8 +378,7 @@ def refuses_repository_overwrite(args: argparse.Namespace) -> str | None:
         return ("--evidence without --out would replace the repository's committed results.json, tables/, "
                 "figures/ and report/ with those of another package; add --out OUT "
                 "(for example --out runs/my-study)")
-    if args.companion is not None and [c.resolve() for c in args.companion] != [
-            c.resolve() for c in default_companions(shipped_evidence())]:
+    if args.companion is not None:
         return ("--companion without --out would replace the repository's committed outputs; add --out OUT "
                 "(for example --out runs/my-study)")
     return None
@@ -430,8 +432,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if args.command is None:
                 evidence = args.evidence or shipped_evidence()
-                companions = (args.companion if args.companion is not None
-                              else default_companions(evidence) if args.evidence is None else [])
+                companions = args.companion if args.companion is not None else []
                 status = run_main_job(evidence, out, check=args.check, force=args.force, wait=args.wait,
                                       companions=companions, ignore_code=args.ignore_code)
             else:

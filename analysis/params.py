@@ -166,6 +166,9 @@ class PlanParams:
     """Coverage of the profile-likelihood interval of tau2."""
     disagreement: float = 0.10
     """Power difference between the resampling variant and the closed form that a recommendation flags."""
+    check_steps_max: int = 40
+    """Most steps up in K the simulation check of a recommended design takes before it says the target
+    was not reached (analysis.plan.run)."""
 
     def __post_init__(self) -> None:
         def need(ok: bool, field: str, rule: str) -> None:
@@ -188,6 +191,7 @@ class PlanParams:
         need(1 <= self.pairing_draws <= 100_000, "pairing_draws", "use 1..100000")
         need(0.0 < self.tau2_level < 1.0, "tau2_level", "use a level strictly between 0 and 1")
         need(0.0 < self.disagreement < 1.0, "disagreement", "use a power difference strictly between 0 and 1")
+        need(0 <= self.check_steps_max <= 1000, "check_steps_max", "use 0..1000")
 
     def replace(self, **changes: Any) -> PlanParams:
         """A copy with `changes` applied (validated again)."""

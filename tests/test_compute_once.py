@@ -45,6 +45,7 @@ from analysis.results.pilot import PILOT_READS
 from evidence_support import HANDMADE, REPO
 
 PILOT = REPO / "data" / "v2" / "pilot"
+LADDER = REPO / "data" / "v2" / "ladder-pilot"
 V1 = REPO / "data" / "v1"
 
 PER_PACKAGE: dict[Callable[..., Any], int] = {
@@ -117,6 +118,26 @@ def test_one_build_calls_each_estimator_once_per_package(tmp_path: Path) -> None
     assert counts[_name(arm_cells.pilot_arms)] == 1  # the pilot's cells: its results block and two tables
     for key, compute in blocks.items():  # build-only blocks: the evidence's results only
         assert counts[_name(compute)] == _companion_blocks(key), (key, counts[_name(compute)])
+
+
+def test_a_pilot_the_report_only_points_to_runs_no_estimator(tmp_path: Path) -> None:
+    """Issue 30, option (b): the default build of data/v1 points to the ladder pilot (``pointers``) instead of
+    analysing it. The pilot is verified and loaded once for its headline counts; no estimator, no results
+    block and no pilot table runs on it: every count is the evidence's alone."""
+    blocks = _block_computes()
+    watched = [*PER_PACKAGE, arm_cells.pilot_arms, *blocks.values()]
+    with counting(watched) as alone:
+        build(HANDMADE, tmp_path / "alone", DEFAULT_PARAMS, progress=None)
+    with counting(watched) as counts:
+        build(HANDMADE, tmp_path / "out", DEFAULT_PARAMS, progress=None, pointers=[LADDER])
+    assert counts[_name(package.load_package)] == alone[_name(package.load_package)] + 1 == 2
+    for fn in [*PER_PACKAGE, arm_cells.pilot_arms]:
+        if fn is not package.load_package:
+            assert counts[_name(fn)] == alone[_name(fn)], (_name(fn), counts[_name(fn)])
+    assert counts[_name(arm_cells.pilot_arms)] == 0
+    for key, compute in blocks.items():   # the pointer block runs once; every other block as without it
+        want = 1 if key == "v2_pilot_pointer" else alone[_name(compute)]
+        assert counts[_name(compute)] == want, (key, counts[_name(compute)])
 
 
 @pytest.mark.slow

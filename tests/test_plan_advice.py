@@ -29,12 +29,13 @@ HANDMADE = REPO / "tests" / "fixtures" / "handmade"
 SMALL = DEFAULT_PLAN_PARAMS.replace(configurations=(10, 40), repeats=(2, 8), effects=(0.0, 0.1), sims=60)
 
 
-def _brute_force(tau2: float, s2: float, effect: float, plan, model: CostModel) -> tuple[float, int, int]:
+def _brute_force(tau2: float, s2: float, effect: float, plan, model: CostModel,
+                 missing: tuple[float, float] = (0.0, 0.0)) -> tuple[float, int, int]:
     """The cheapest (cost, K, R) over every K = 2..k_search_max and R = 1..r_search_max (no bisection)."""
     ks = np.arange(2, plan.k_search_max + 1, dtype=float)
     best = None
     for r in range(1, plan.r_search_max + 1):
-        power, _ = closed_form(tau2, s2, ks, r, effect, plan.alpha)
+        power, _ = closed_form(tau2, s2, ks, r, effect, plan.alpha, missing)
         for k in ks[power >= plan.target_power]:
             c = round(float(model.cost(k, r)), 9)
             if best is None or c < best[0]:
@@ -85,9 +86,13 @@ def test_v1_recommendation_matches_the_printed_cell_money(tmp_path: Path) -> Non
     model = CostModel("money", per, 0.0, True)
     vc = doc["variance_components"]
     plan = DEFAULT_PLAN_PARAMS.replace(k_search_max=300, r_search_max=8)
-    cost, k, r = _brute_force(vc["tau2"], vc["sigma2_within"], 0.1, plan, model)
-    assert (rec["configurations"], rec["repeats"]) == (k, r)
-    assert rec["money"] == pytest.approx(cost) == pytest.approx(rec["cost"])
+    missing = (vc["missing_rate"]["j"], vc["missing_rate"]["q"])
+    cost, k, r = _brute_force(vc["tau2"], vc["sigma2_within"], 0.1, plan, model, missing)
+    cf = rec["closed_form_design"]   # the closed-form design, before any simulation step up in K
+    assert (cf["configurations"], cf["repeats"]) == (k, r)
+    assert cf["cost"] == pytest.approx(cost)
+    assert rec["money"] == pytest.approx(model.cost(rec["configurations"], rec["repeats"]))
+    assert rec["money"] == pytest.approx(rec["cost"])
     assert f"cost {rec['money']:.2f}" in (out / "design.md").read_text()
 
 
@@ -173,18 +178,37 @@ def test_outputs_explain_themselves(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert rg[0] <= rec["configurations"] <= rg[1] and f"K = {rg[0]}..{rg[1]}" in cap.out
     pairing = doc["uncertainty"]["pairing"]
     assert [r["pairing"] for r in pairing["rows"]] == ["shipped", "sorted", "random", "reversed"]
-    assert "reconstruction pairs them" in pairing["statement"]
+    # issue 30 item 6: the shipped pairing is not the sorted one, and the statement no longer says it is
+    shipped, sorted_ = pairing["rows"][0]["sigma2_within"], pairing["rows"][1]["sigma2_within"]
+    assert shipped != pytest.approx(sorted_)
+    assert "sorted order" not in pairing["statement"] and "not equal to it" in pairing["statement"]
     t = doc["uncertainty"]["tau2"]
     assert t["interval"][0] < t["anova"] < t["interval"][1] and t["reml"] > t["anova"]
     assert "tau2 by REML" in cap.out and "profile-likelihood interval" in cap.out
 
 
-def test_not_reached_is_said_in_words(tmp_path: Path) -> None:
-    design = make_design(load_package(V1), SMALL.replace(k_search_max=20, r_search_max=2))
+def test_search_covers_the_users_grid_and_widens_where_a_bound_cuts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30: the cheapest design over the whole grid the user asked for. PlanParams bounds of K <= 20
+    and R <= 2 sit inside the grid (K to 40, R to 8) and below the optimum: the search holds the grid and
+    widens, so the design is the brute-force cheapest over a box wide enough to hold it."""
+    plan = SMALL.replace(k_search_max=20, r_search_max=2)
+    design = make_design(load_package(V1), plan)
     (rec,) = design.recommended
-    assert rec["configurations"] is None and rec["reason"] == "not reached (max K searched = 20, R = 1..2)"
-    text = "\n".join(summary_lines(design))
-    assert "null" not in text and "not reached (max K searched = 20" in text
+    cf = rec["closed_form_design"]
+    missing = (rec["missing_rates"]["control"], rec["missing_rates"]["treatment"])
+    model = CostModel("repeats", 1.0, 10.0, False)
+    wide = DEFAULT_PLAN_PARAMS.replace(k_search_max=300, r_search_max=12)
+    cost, k, r = _brute_force(design.components.tau2, design.components.sigma2_within, 0.1, wide, model, missing)
+    assert (cf["configurations"], cf["repeats"]) == (k, r) and cf["cost"] == cost
+    assert rec["search"]["configurations_max"] >= 40 and rec["search"]["repeats_max"] >= 8
+    assert rec["search"]["cut"] is None
+    # a cap that still cuts the optimum is said in words, never silent
+    from analysis.plan import advice
+
+    monkeypatch.setattr(advice, "R_SEARCH_CAP", 2)
+    best = advice.cheapest_design(0.0238, 0.3152, 0.15, DEFAULT_PLAN_PARAMS.replace(r_search_max=2, repeats=(2,)),
+                                  model)
+    assert best is not None and best["repeats"] == 2 and "more repeats might be cheaper" in best["search"]["cut"]
 
 
 def test_figure_marks_references_recommendation_and_the_observed_effect() -> None:

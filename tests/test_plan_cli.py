@@ -143,7 +143,10 @@ def test_main_build_includes_designing_v2_when_out_holds_a_design(tmp_path: Path
     # issue 19: the design's uncertainty, its one cost model and the checks beside the advice
     for words in ("profile-likelihood", "REML gives", "| reversed |", "One cost model", "the cheapest by this cost",
                   "not a confidence interval for recent models", "differ by more than",
-                  "rejection rate with no effect"):
+                  "rejection rate with no effect",
+                  # issue 30: simulated power with its MC error, the crossed range, the tau2 used and why
+                  "(parametric, ± one Monte Carlo s.e.)", "every pairing crossed with tau2 by ANOVA",
+                  "missing-row rates counted", "The tau2 used is ANOVA"):
         assert words in qmd, words
     results = json.loads((out / "results.json").read_text())
     assert results["design"]["sims"] == 200

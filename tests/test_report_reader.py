@@ -43,7 +43,7 @@ def out(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     root = tmp_path_factory.mktemp(request.param)
     evidence = {"v1": V1, "handmade": HANDMADE, "pilot": PILOT}.get(request.param) \
         or request.getfixturevalue("scripted_scenario")  # write_scenario(root / "scripted"), once per session
-    # as the default invocation does: the ladder pilot (three arms: its dose-response table must keep to a column)
+    # v1 with the ladder pilot named beside it (--companion; three arms: its dose-response table must keep to a column)
     companions = [LADDER_PILOT] if request.param == "v1" else []
     # build(evidence, root / "out", DEFAULT_PARAMS, progress=None, companions=...), shared by the session
     return prebuilt.copy(evidence, root / "out", companions)

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from analysis import cli
 from analysis.build import build
 from analysis.build.inputs import CompanionError
-from analysis.cli import V1_EVIDENCE, V2_LADDER_PILOT, V2_PILOT, default_companions, main
+from analysis.cli import V1_EVIDENCE, V2_LADDER_PILOT, V2_PILOT, main
 from analysis.evidence import LOCK_NAME, StudyError, load_package, write_lock
 from analysis.evidence.describe import evidence_kind
 from analysis.params import DEFAULT_PARAMS
@@ -57,11 +58,20 @@ def test_a_companion_that_is_not_a_pilot_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "o" / "results.json").exists()
 
 
-def test_default_companions_are_explicit() -> None:
-    # the ladder pilot is the companion; the null pilot only where the ladder pilot is absent
-    expected = next(([p] for p in (V2_LADDER_PILOT, V2_PILOT) if (p / LOCK_NAME).is_file()), [])
-    assert default_companions(V1_EVIDENCE) == expected
-    assert default_companions(HANDMADE) == []
+def test_the_default_invocation_reports_the_shipped_evidence_alone(monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 30, option (b): `python generate.py` reports data/v1 alone; a pilot only when named."""
+    calls = []
+    monkeypatch.setattr(cli, "run_main_job", lambda evidence, out, **kw: calls.append((evidence, kw)) or 0)
+    assert main([]) == 0
+    ((evidence, kw),) = calls
+    assert evidence == cli.shipped_evidence() and list(kw["companions"]) == []
+    # naming the ladder pilot is a run of your own: without --out it would replace the committed outputs
+    if (V2_LADDER_PILOT / LOCK_NAME).is_file():
+        assert main(["--companion", str(V2_LADDER_PILOT)]) == 2
+        assert "add --out OUT" in capsys.readouterr().err
+        assert main(["--companion", str(V2_LADDER_PILOT), "--out", "x"]) == 0
+        assert list(calls[-1][1]["companions"]) == [V2_LADDER_PILOT]
 
 
 def test_companion_belongs_to_the_main_job(capsys: pytest.CaptureFixture[str]) -> None:

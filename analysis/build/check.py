@@ -99,7 +99,8 @@ def diff_outputs(expected_dir: Path, actual_dir: Path, *, ignore_code: bool = Fa
 
 
 def check(evidence_dir: Path, out_dir: Path, params: Any, *, progress: Progress | None = None,
-          companions: Sequence[Path] = (), ignore_code: bool = False) -> list[str]:
+          companions: Sequence[Path] = (), ignore_code: bool = False,
+          pointers: Sequence[Path] = ()) -> list[str]:
     """Regenerate into a temporary directory and list the committed outputs of OUT that differ.
 
     An empty list means OUT is exactly what the evidence, params and code produce now; with
@@ -108,7 +109,8 @@ def check(evidence_dir: Path, out_dir: Path, params: Any, *, progress: Progress 
     """
     tmp = Path(tempfile.mkdtemp(prefix="generate-check-"))
     try:
-        build(Path(evidence_dir), tmp, params, progress=progress, force=True, companions=companions)
+        build(Path(evidence_dir), tmp, params, progress=progress, force=True, companions=companions,
+              pointers=pointers)
         out_dir = Path(out_dir)
         if (out_dir / LOCK_FILE).is_file():  # a build of OUT in progress: compare after its commit
             try:

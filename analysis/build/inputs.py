@@ -32,8 +32,9 @@ class BuildInputs:
 
     def __init__(self, evidence_dir: Path, out_dir: Path, params: Any, *, claims_path: Path,
                  pilot_dir: Path | None = None, package: Any = None,
-                 design: Mapping[str, Any] | None = None) -> None:
+                 design: Mapping[str, Any] | None = None, pointer_dir: Path | None = None) -> None:
         """``pilot_dir``: the companion package reported beside the evidence (its pilot), if any;
+        ``pointer_dir``: a pilot the report points to in one paragraph without analysing it (issue 30);
         ``package``: the evidence package when the build already verified and loaded it;
         ``design``: OUT/design.json as the build read it (None: there is none)."""
         self.evidence_dir = Path(evidence_dir)
@@ -42,6 +43,7 @@ class BuildInputs:
         self.params = params
         self.claims_path = claims_path
         self.pilot_dir = Path(pilot_dir) if pilot_dir is not None else None
+        self.pointer_dir = Path(pointer_dir) if pointer_dir is not None and pilot_dir is None else None
         self.design = design
         self._package: Any = package
         self._results: dict[str, Any] | None = None
@@ -65,9 +67,10 @@ class BuildInputs:
             from analysis.evidence.folds import load_fixture_library
             from analysis.results.inputs import ResultsInputs
 
+            pointer = load_package(self.pointer_dir) if self.pointer_dir is not None else None  # verified first
             self._estimates = ResultsInputs(self.package, self.params, pilot=self.pilot_package,
                                             pilot_path=self.pilot_dir, fixtures=load_fixture_library(),
-                                            design=self.design)
+                                            design=self.design, pointer=pointer, pointer_path=self.pointer_dir)
         return self._estimates
 
     @property

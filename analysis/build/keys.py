@@ -72,7 +72,8 @@ def _params_text(params: Any) -> str:
     return json.dumps(data, sort_keys=True, default=repr)
 
 
-def stage_keys(evidence_dir: Path, params: Any, companions: Sequence[Path] = ()) -> dict[str, str] | None:
+def stage_keys(evidence_dir: Path, params: Any, companions: Sequence[Path] = (),
+               pointers: Sequence[Path] = ()) -> dict[str, str] | None:
     """The content key of every stage, chained in stage order; None when the evidence is unreadable."""
     ev = evidence_key(evidence_dir)
     if ev is None:
@@ -88,6 +89,8 @@ def stage_keys(evidence_dir: Path, params: Any, companions: Sequence[Path] = ())
         if stage == "results":  # the companions' bytes; later stages chain this key, so they rerun too
             for companion in companions:
                 h.update(f"companion:{evidence_key(companion, strict=False)}\n".encode())
+            for pointer in pointers:  # a pilot the report points to (its headline counts)
+                h.update(f"pointer:{evidence_key(pointer, strict=False)}\n".encode())
             from analysis.evidence.folds import fixture_digests
 
             for digest in sorted(fixture_digests().values()):  # the committed fixtures behind entry folds

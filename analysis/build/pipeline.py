@@ -67,6 +67,7 @@ def build(
     force: bool = False,
     wait: float = DEFAULT_WAIT_S,
     companions: Sequence[Path] = (),
+    pointers: Sequence[Path] = (),
 ) -> BuildSummary:
     """Regenerate every output of OUT from the evidence package; skip stages whose inputs are unchanged.
 
@@ -75,7 +76,8 @@ def build(
     a failure or a signal before it leaves OUT as it was. Only files this build writes, or that the
     previous manifest names and this build no longer produces, are replaced or removed. ``wait``
     bounds the wait for another build of the same OUT. ``companions`` names the packages reported
-    beside the evidence: at most one, a pilot (``kind = "pilot"`` in its study.toml). Raises
+    beside the evidence: at most one, a pilot (``kind = "pilot"`` in its study.toml); ``pointers`` a
+    pilot the report only points to, with its headline counts (without a companion; issue 30). Raises
     analysis.evidence.EvidenceError subclasses for a package that fails verification (nothing is
     written then), BuildError for an unusable OUT (CompanionError for a companion that is no pilot),
     BuildInterrupted for SIGINT/SIGTERM (main thread).
@@ -89,7 +91,8 @@ def build(
         raise BuildError(f"{len(companions)} companions named; the report shows one pilot beside the "
                          "evidence: pass --companion once")
     validate_out(out_dir, [evidence_dir, *companions])
-    keys = stage_keys(evidence_dir, params, companions)
+    pointers = [Path(p) for p in pointers][:1] if not companions else []
+    keys = stage_keys(evidence_dir, params, companions, pointers)
     from analysis.plan.report_blocks import mix_design_key, read_design  # issue 13: OUT/design.json
 
     design_key, design = read_design(out_dir)  # a declared input: read once, keyed on the bytes read
@@ -102,7 +105,7 @@ def build(
         out_dir.mkdir(parents=True, exist_ok=True)
     with interruptible(), BuildLock(out_dir, wait, say):
         return _build_locked(evidence_dir, out_dir, params, keys, say, force, companions,
-                             package=package, design=design)
+                             package=package, design=design, pointers=pointers)
 
 
 def _remove_staging(staging: Path) -> list[int]:
@@ -114,7 +117,7 @@ def _remove_staging(staging: Path) -> list[int]:
 
 def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str, str] | None,
                   say: Progress, force: bool, companions: Sequence[Path], *, package: Any = None,
-                  design: Any = None) -> BuildSummary:
+                  design: Any = None, pointers: Sequence[Path] = ()) -> BuildSummary:
     remove_stale_staging(out_dir, say)  # a killed build's staging goes even when nothing is rebuilt
     previous = read_stamp(out_dir).get("stages", {})
     previous = previous if isinstance(previous, dict) else {}
@@ -139,7 +142,8 @@ def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str
         from analysis.build.inputs import BuildInputs  # heavy imports only when there is work to do
 
         inputs = BuildInputs(evidence_dir, staging, params, claims_path=CLAIMS, package=package, design=design,
-                             pilot_dir=companions[0] if companions else None)
+                             pilot_dir=companions[0] if companions else None,
+                             pointer_dir=pointers[0] if pointers else None)
         written: list[str] = []
         for i, stage in enumerate(STAGES, 1):
             if stage not in todo:

@@ -266,3 +266,14 @@ def variance_pairing_range(rows: pl.DataFrame, runs: pl.DataFrame, contrast: Con
     """sigma2_within and tau2 under the shipped, sorted, random and reversed pairings of the panel."""
     outcomes, total = pair_outcomes(rows, runs, contrast, recency_cutoff=recency_cutoff)
     return variance_pairing_range_outcomes(outcomes, total, rng, draws)
+
+
+def pairing_groups(outcomes: Sequence[tuple[np.ndarray, np.ndarray]], total: int, pairing: str,
+                   rng: np.random.Generator | None = None) -> list[np.ndarray]:
+    """Per-configuration paired differences (recall scale) under one pairing of PAIRINGS (module note);
+    `random` is one uniform permutation drawn from ``rng``."""
+    if pairing not in PAIRINGS:
+        raise ValueError(f"pairing {pairing!r}: use one of {', '.join(PAIRINGS)}")
+    if pairing == "random" and rng is None:
+        raise ValueError("the random pairing needs a numpy Generator")
+    return _paired(outcomes, total, pairing, rng)

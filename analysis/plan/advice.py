@@ -35,11 +35,17 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+from scipy import stats
 
 from analysis.estimators.variance_components import VarianceComponents
 from analysis.params import PlanParams
-from analysis.plan.simulate import closed_form
+from analysis.plan.simulate import closed_form, pair_completeness
 
+TAU2_CHOICE = ("ANOVA (Henderson I, the moment estimator): the variance components the package fits and the "
+               "simulation draws from; unbiased for tau2 before its truncation at 0 and free of the normal "
+               "likelihood REML assumes, which whole-check differences do not follow. REML and its profile "
+               "interval, under every pairing, are in the uncertainty range beside the recommendation")
+"""Which tau2 the point recommendation uses, and why (design.json `recommended[].tau2_estimator`)."""
 NOT_CI = ("the simulated test is the paper's t-style dispersion interval, which the paper says is not a "
           "confidence interval for recent models (a population of models)")
 
@@ -92,8 +98,10 @@ def undefined_reason(comps: VarianceComponents) -> str | None:
     if not math.isfinite(comps.tau2):
         return comps.reasons.get("tau2") or "tau2 is undefined"
     if comps.tau2 <= 0:
-        return ("tau2 is estimated as 0 (ANOVA, truncated at 0): no finite trade-off between configurations and "
-                "repeats, so no design is recommended; see the tau2 interval and REML")
+        return ("not estimable: tau2 is estimated as 0, at the boundary of its range (the ANOVA estimate truncated "
+                "at 0: the configuration means vary no more than their repeats predict), so the panel cannot size "
+                "the between-configuration variance a design must beat; power, the required K and a design are not "
+                "computed from it (the tau2 interval and REML, and the designs at its ends, show the range)")
     return None
 
 
@@ -114,40 +122,111 @@ def optimal_repeats(tau2: float, sigma2_within: float, model: CostModel) -> dict
             "by_cost_ratio": {f"{x:g}": rstar(x) for x in (1.0, 10.0, 100.0)}, "reason": reason}
 
 
+def missing_of(comps: VarianceComponents) -> tuple[float, float]:
+    """(control, treatment) missing-or-invalid rates of the evidence, 0 where undefined: what the
+    simulation draws and the closed form counts (analysis.plan.simulate)."""
+    rates = comps.missing_rate()
+
+    def rate(arm: str) -> float:
+        x = rates.get(arm)
+        return float(x) if x is not None and math.isfinite(x) else 0.0
+    return rate(comps.contrast.control), rate(comps.contrast.treatment)
+
+
 def smallest_k(tau2: float, sigma2_within: float, repeats: np.ndarray, effect: float, alpha: float,
-               target: float, k_max: int) -> np.ndarray:
+               target: float, k_max: int, missing: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
     """For each R, the smallest K in 2..k_max whose closed-form power reaches target (0: none)."""
     r = np.asarray(repeats, dtype=float)
     lo = np.full(r.shape, 2.0)
     hi = np.full(r.shape, float(k_max))
-    reach = closed_form(tau2, sigma2_within, hi, r, effect, alpha)[0] >= target
+    comp = pair_completeness(r, missing)   # R is fixed through the search
+    reach = closed_form(tau2, sigma2_within, hi, r, effect, alpha, missing, comp)[0] >= target
+    if effect != 0 and reach.any():
+        # a tighter start where it is valid: twice the normal-theory K (the t needs a little more), kept
+        # only where the closed form reaches the target there (the invariant below)
+        z = stats.norm.ppf(1.0 - alpha / 2.0) + stats.norm.ppf(target)
+        pi, inv_n = comp
+        with np.errstate(divide="ignore", invalid="ignore"):
+            guess = np.ceil(2.0 * z * z * (tau2 + sigma2_within * inv_n) / (effect * effect * pi)) + 4.0
+        guess = np.where(np.isfinite(guess), np.clip(guess, 2.0, float(k_max)), float(k_max))
+        tight = closed_form(tau2, sigma2_within, guess, r, effect, alpha, missing, comp)[0] >= target
+        hi = np.where(reach & tight, guess, hi)
     while True:   # invariant: power(hi) >= target where reachable; power(lo - 1) < target
         open_ = reach & (lo < hi)
         if not open_.any():
             break
         mid = np.floor((lo + hi) / 2.0)
-        ok = closed_form(tau2, sigma2_within, mid, r, effect, alpha)[0] >= target
+        ok = closed_form(tau2, sigma2_within, mid, r, effect, alpha, missing, comp)[0] >= target
         hi = np.where(open_ & ok, mid, hi)
         lo = np.where(open_ & ~ok, mid + 1.0, lo)
     return np.where(reach, hi, 0.0).astype(np.int64)
 
 
+K_SEARCH_CAP = 1_000_000
+"""Widest K the cheapest-design search widens to (analysis.plan.advice.cheapest_design)."""
+R_SEARCH_CAP = 10_000
+"""Widest R it widens to (the plan's --repeats bound)."""
+
+
+def search_bounds(plan: PlanParams) -> tuple[int, int]:
+    """(K max, R max) of the first search: the PlanParams bounds, widened to hold the user's whole grid."""
+    return (max(plan.k_search_max, max(plan.configurations)), max(plan.r_search_max, max(plan.repeats)))
+
+
+def _search(tau2: float, s2: float, effect: float, plan: PlanParams, model: CostModel, k_max: int, r_max: int,
+            missing: tuple[float, float]) -> tuple[dict[str, Any] | None, str | None]:
+    """Cheapest reaching design over K = 2..k_max, R = 1..r_max, and which bound may cut the optimum."""
+    rs = np.arange(1, r_max + 1)
+    ks = smallest_k(tau2, s2, rs, effect, plan.alpha, plan.target_power, k_max, missing)
+    keep = ks > 0
+    best: dict[str, Any] | None = None
+    if keep.any():
+        rk, kk = rs[keep], ks[keep]
+        power, half = closed_form(tau2, s2, kk, rk, effect, plan.alpha, missing)
+        cost = model.cost(kk.astype(float), rk.astype(float))
+        i = min(range(rk.size), key=lambda j: (round(float(cost[j]), 9), -float(power[j]), int(kk[j])))
+        best = {"configurations": int(kk[i]), "repeats": int(rk[i]), "cost": float(cost[i]),
+                "power_closed_form": float(power[i]), "halfwidth_closed_form": float(half[i])}
+    # an R whose K was not reached costs at least (k_max + 1)(c_config + R c_repeat): cheaper than the
+    # best found means a design beyond k_max may be the cheapest
+    floor = model.cost(float(k_max + 1), rs[~keep].astype(float))
+    if (~keep).any() and (best is None or float(np.min(floor)) < best["cost"]):
+        return best, "K"
+    if best is not None and best["repeats"] == r_max:
+        return best, "R"
+    return best, None
+
+
 def cheapest_design(tau2: float, sigma2_within: float, effect: float, plan: PlanParams,
-                    model: CostModel) -> dict[str, Any] | None:
-    """The cheapest (K, R) by the cost model whose closed-form power reaches target_power, or None."""
+                    model: CostModel, missing: tuple[float, float] = (0.0, 0.0)) -> dict[str, Any] | None:
+    """The cheapest (K, R) by the cost model whose closed-form power reaches target_power, or None.
+
+    Searched over K = 2..K max and R = 1..R max of :func:`search_bounds` (the user's whole grid
+    inside); where a bound may cut the optimum (the best R is the largest searched, or an R whose K
+    was not reached could still be cheaper) that bound is widened (R x 2 up to R_SEARCH_CAP, K x 4 up
+    to K_SEARCH_CAP). `search` records the bounds used and, when a cap still cuts, `cut` says so.
+    """
     if not (math.isfinite(tau2) and math.isfinite(sigma2_within)) or effect == 0:
         return None
-    rs = np.arange(1, plan.r_search_max + 1)
-    ks = smallest_k(max(tau2, 0.0), sigma2_within, rs, effect, plan.alpha, plan.target_power, plan.k_search_max)
-    keep = ks > 0
-    if not keep.any():
+    k_max, r_max = search_bounds(plan)
+    tau2 = max(tau2, 0.0)
+    while True:
+        best, cut = _search(tau2, sigma2_within, effect, plan, model, k_max, r_max, missing)
+        if cut == "K" and k_max < K_SEARCH_CAP:
+            k_max = min(k_max * 4, K_SEARCH_CAP)
+        elif cut == "R" and r_max < R_SEARCH_CAP:
+            r_max = min(r_max * 2, R_SEARCH_CAP)
+        else:
+            break
+    if best is None:
         return None
-    rs, ks = rs[keep], ks[keep]
-    power, half = closed_form(max(tau2, 0.0), sigma2_within, ks, rs, effect, plan.alpha)
-    cost = model.cost(ks.astype(float), rs.astype(float))
-    best = min(range(rs.size), key=lambda i: (round(float(cost[i]), 9), -float(power[i]), int(ks[i])))
-    return {"configurations": int(ks[best]), "repeats": int(rs[best]), "cost": float(cost[best]),
-            "power_closed_form": float(power[best]), "halfwidth_closed_form": float(half[best])}
+    best["search"] = {"configurations_max": k_max, "repeats_max": r_max,
+                      "cut": None if cut is None else
+                      (f"a design with more than {k_max} configurations might be cheaper (the search stops there)"
+                       if cut == "K" else
+                       f"the cheapest design found uses the largest R searched ({r_max}); more repeats might be "
+                       "cheaper (the search stops there)")}
+    return best
 
 
 def recommend(comps: VarianceComponents, plan: PlanParams, model: CostModel,
@@ -156,16 +235,19 @@ def recommend(comps: VarianceComponents, plan: PlanParams, model: CostModel,
     why = undefined_reason(comps)
     if why:
         return (), why
+    missing = missing_of(comps)
+    k_max, r_max = search_bounds(plan)
     recs = []
     for effect in plan.effects:
         if effect == 0:
             continue
-        best = cheapest_design(comps.tau2, comps.sigma2_within, effect, plan, model)
-        rec: dict[str, Any] = {"effect": effect, "cost_unit": model.unit}
+        best = cheapest_design(comps.tau2, comps.sigma2_within, effect, plan, model, missing)
+        rec: dict[str, Any] = {"effect": effect, "cost_unit": model.unit, "tau2_estimator": TAU2_CHOICE,
+                               "missing_rates": {"control": missing[0], "treatment": missing[1]}}
         if best is None:
             rec.update(configurations=None, repeats=None, power_closed_form=None, halfwidth_closed_form=None,
-                       cost=None, reason=(f"not reached (max K searched = {plan.k_search_max}, "
-                                          f"R = 1..{plan.r_search_max})"))
+                       cost=None, reason=(f"not reached (K searched up to {K_SEARCH_CAP}, "
+                                          f"R up to {R_SEARCH_CAP}, from {k_max} and {r_max})"))
         else:
             rec.update(best)
             k, r = best["configurations"], best["repeats"]
@@ -177,9 +259,12 @@ def recommend(comps: VarianceComponents, plan: PlanParams, model: CostModel,
     return tuple(recs), None if recs else "no nonzero effect in the grid"
 
 
-def design_ranges(scenarios: Sequence[tuple[str, float, float]], plan: PlanParams, model: CostModel
-                  ) -> dict[str, Any]:
-    """Cheapest design and R* per (label, tau2, sigma2_within) and effect; K and R ranges per effect."""
+def design_ranges(scenarios: Sequence[tuple[str, float, float]], plan: PlanParams, model: CostModel,
+                  missing: tuple[float, float] = (0.0, 0.0)) -> dict[str, Any]:
+    """Cheapest design and R* per (label, tau2, sigma2_within) and effect; K and R ranges per effect.
+
+    A scenario whose design is not reached (tau2 infinite: an interval without a finite upper end)
+    is counted in the range's `unreached` with its label, never silently left out."""
     rows: list[dict[str, Any]] = []
     ranges: dict[str, Any] = {}
     for effect in plan.effects:
@@ -187,8 +272,9 @@ def design_ranges(scenarios: Sequence[tuple[str, float, float]], plan: PlanParam
             continue
         ks: list[int] = []
         reps: list[int] = []
+        unreached: list[str] = []
         for label, tau2, s2 in scenarios:
-            best = cheapest_design(tau2, s2, effect, plan, model)
+            best = cheapest_design(tau2, s2, effect, plan, model, missing)
             rows.append({"source": label, "effect": effect, "tau2": tau2, "sigma2_within": s2,
                          "r_star": optimal_repeats(tau2, s2, model)["value"],
                          **(best or {"configurations": None, "repeats": None, "cost": None,
@@ -196,8 +282,11 @@ def design_ranges(scenarios: Sequence[tuple[str, float, float]], plan: PlanParam
             if best:
                 ks.append(best["configurations"])
                 reps.append(best["repeats"])
+            else:
+                unreached.append(label)
         ranges[f"{effect:g}"] = {"configurations": [min(ks), max(ks)] if ks else None,
-                                 "repeats": [min(reps), max(reps)] if reps else None}
+                                 "repeats": [min(reps), max(reps)] if reps else None,
+                                 "scenarios": len(scenarios), "unreached": unreached}
     return {"designs": rows, "ranges": ranges}
 
 

@@ -24,7 +24,7 @@ import polars as pl
 
 from analysis.estimators.variance_components import VarianceComponents
 from analysis.params import PlanParams
-from analysis.plan.advice import smallest_k
+from analysis.plan.advice import missing_of, search_bounds, smallest_k
 from analysis.plan.simulate import (
     SimModel,
     analyse,
@@ -87,7 +87,7 @@ def _cell_rows(variant: str, k: int, r: int, effect: float, parts: list[Any], si
     sf = float(np.mean(np.nan_to_num(p, nan=1.0) <= alpha)) if signflip else float("nan")
     hw = np.concatenate([res.halfwidth() for res in parts])
     n_conf = np.concatenate([res.configurations for res in parts])
-    pcf, hcf = closed_form(comps.tau2, comps.sigma2_within, k, r, effect, alpha)
+    pcf, hcf = closed_form(comps.tau2, comps.sigma2_within, k, r, effect, alpha, missing_of(comps))
     return {"variant": variant, "configurations": k, "repeats": r, "effect": effect, "power": rej,
             "power_mcse": _mcse(rej, sims), "power_signflip": sf, "power_signflip_mcse": _mcse(sf, sims),
             "power_closed_form": float(pcf),
@@ -163,17 +163,19 @@ def required_configurations(comps: VarianceComponents, grid: pl.DataFrame, plan:
     """
     out: dict[str, Any] = {}
     top = max(plan.configurations)
+    k_max = search_bounds(plan)[0]
+    missing = missing_of(comps)
     for effect in plan.effects:
         per_r: dict[str, Any] = {}
         ks = smallest_k(comps.tau2, comps.sigma2_within, np.asarray(plan.repeats), effect, plan.alpha,
-                        plan.target_power, plan.k_search_max)
+                        plan.target_power, k_max, missing)
         for r, k_cf in zip(plan.repeats, ks, strict=True):
             sim = grid.filter((pl.col("effect") == effect) & (pl.col("repeats") == r)
                               & (pl.col("power") >= plan.target_power)).sort("configurations")
             cell: dict[str, Any] = {"closed_form": int(k_cf) if k_cf else None,
                                     "simulated_grid": int(sim.get_column("configurations")[0]) if sim.height else None}
             if cell["closed_form"] is None:
-                cell["closed_form_reason"] = f"not reached (max K searched = {plan.k_search_max})"
+                cell["closed_form_reason"] = f"not reached (max K searched = {k_max})"
             if cell["simulated_grid"] is None:
                 cell["simulated_grid_reason"] = f"not reached (max K in the grid = {top})"
             per_r[str(r)] = cell

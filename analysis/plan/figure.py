@@ -1,6 +1,7 @@
 """The plan's figure (design_power.png|svg): power against K per effect, and power against the effect.
 
-Reference lines are labelled (target power, alpha), the recommended designs are marked, the
+Reference lines are labelled (target power, alpha), the recommended designs are marked (a design
+whose K lies outside the grid's K range is named in a note, never drawn off the simulated grid), the
 evidence's observed effect (its equal-configuration mean paired difference, treatment - control,
 read from the design, never typed) is drawn on the last panel, and the figure has one legend.
 Artists carry gids (target-power, alpha, recommended, observed-effect) so the SVG names them.
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from analysis.plan.advice import missing_of
 from analysis.plan.simulate import closed_form
 
 
@@ -45,7 +47,11 @@ def power_figure(design: Any) -> Any:
             colors[r] = line[0].get_color()
             ax.plot(g["configurations"], g["power_closed_form"], ls="--", color=colors[r], lw=0.8)
         rec = recs.get(float(effect))
-        if rec:
+        if rec and not min(plan.configurations) <= rec["configurations"] <= max(plan.configurations):
+            ax.text(0.98, 0.04, f"recommended K={rec['configurations']}, R={rec['repeats']}:\noutside the grid's "
+                    f"K {min(plan.configurations)}..{max(plan.configurations)}", transform=ax.transAxes, ha="right",
+                    va="bottom", fontsize=6, gid="recommended-outside")
+        elif rec:
             ax.plot([rec["configurations"]], [rec["power_closed_form"]], marker="*", ms=12, color="black",
                     ls="none", gid="recommended")
             ax.annotate(f"K={rec['configurations']}, R={rec['repeats']}", (rec["configurations"],
@@ -63,7 +69,8 @@ def power_figure(design: Any) -> Any:
     xs = np.linspace(-top if any(e < 0 for e in effects) else 0.0, top, 121)
     for rec in recs.values():
         power = [float(closed_form(design.components.tau2, design.components.sigma2_within, rec["configurations"],
-                                   rec["repeats"], float(x), plan.alpha)[0]) for x in xs]
+                                   rec["repeats"], float(x), plan.alpha, missing_of(design.components))[0])
+                 for x in xs]
         last.plot(xs, power, color="black", lw=1.0, alpha=0.35 + 0.65 * abs(rec["effect"]) / top)
         last.plot([rec["effect"]], [rec["power_closed_form"]], marker="*", ms=12, color="black", ls="none",
                   gid="recommended")

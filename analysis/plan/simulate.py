@@ -23,7 +23,13 @@ p = (1 + hits) / (1 + patterns)). Absent configurations contribute 0 to every si
 gives the same p as the package's test on the present ones. Common random numbers: the draws of a
 (K, R) cell are shared by its effects. Closed form: Var(mean) = tau2/K + sigma2_within/(K R),
 power = P(|T'| > t_crit) for a noncentral t(K - 1, delta / sqrt(Var)) (the normal limit where
-scipy's noncentral t gives NaN, at thousands of configurations).
+scipy's noncentral t gives NaN, at thousands of configurations). With missing rows (the rates the
+simulation draws, control m_c and treatment m_t kept apart) a repeat is a complete pair with
+probability p = (1 - m_c)(1 - m_t), so a configuration's complete pairs are N ~ Binomial(R, p):
+it stays in the panel with probability pi = 1 - (1 - p)^R, and its effect has variance
+tau2 + sigma2_within E[1/N | N >= 1] (the exact binomial sum). The closed form then uses the
+expected panel K pi: Var(mean) = (tau2 + sigma2_within E[1/N | N >= 1]) / (K pi) on K pi - 1
+degrees of freedom. Without missing rows this is the formula above.
 """
 
 from __future__ import annotations
@@ -178,14 +184,55 @@ def _tests(eff: np.ndarray, in_panel: np.ndarray, alpha: float, signed: np.ndarr
                          present=in_panel)
 
 
+EXACT_R_MAX = 1000
+"""Largest R whose E[1/N | N >= 1] is the exact binomial sum; above it the second-order expansion
+1/(R p) (1 + (1 - p)/(R p)), whose relative error is O((R p)^-2) (below 1e-6 there)."""
+
+
+def pair_completeness(r: np.ndarray | int, missing: tuple[float, float] = (0.0, 0.0)
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """(pi, E[1/N | N >= 1]) for N ~ Binomial(R, (1 - m_c)(1 - m_t)) complete pairs (module note).
+
+    pi is the probability that a configuration keeps at least one complete pair. Without missing
+    rows (pi, E[1/N]) = (1, 1/R). Exact sum over n = 1..R (scipy's binomial pmf) up to EXACT_R_MAX.
+    """
+    r = np.asarray(r, dtype=float)
+    p = (1.0 - min(max(missing[0], 0.0), 1.0)) * (1.0 - min(max(missing[1], 0.0), 1.0))
+    if p >= 1.0:
+        return np.ones_like(r), 1.0 / r
+    if p <= 0.0:
+        return np.zeros_like(r), np.full(r.shape, math.inf)
+    values, inverse = np.unique(r, return_inverse=True)
+    present = 1.0 - (1.0 - p) ** values
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = (1.0 + (1.0 - p) / (values * p)) / (values * p)
+    small = values <= EXACT_R_MAX
+    if small.any():
+        vs = values[small]
+        n = np.arange(1, int(vs.max()) + 1, dtype=float)
+        pmf = stats.binom.pmf(n[None, :], vs[:, None], p)   # 0 where n > R
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv[small] = (pmf / n[None, :]).sum(axis=1) / present[small]
+    return present[inverse].reshape(r.shape), inv[inverse].reshape(r.shape)
+
+
 def closed_form(tau2: float, sigma2_within: float, k: np.ndarray | int, r: np.ndarray | int,
-                effect: float, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """(power, expected half-width t_crit * sqrt(Var)) of the t test with Var = tau2/K + s2/(K R)."""
+                effect: float, alpha: float, missing: tuple[float, float] = (0.0, 0.0),
+                completeness: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(power, expected half-width t_crit * sqrt(Var)) of the t test with Var = tau2/K + s2/(K R).
+
+    ``missing``: (control, treatment) missing-or-invalid rates; the variance and the degrees of
+    freedom then count the expected complete pairs and panel configurations (module note).
+    ``completeness``: ``pair_completeness(r, missing)`` when the caller has it (a search that keeps R).
+    """
     k = np.asarray(k, dtype=float)
     r = np.asarray(r, dtype=float)
-    var = tau2 / k + sigma2_within / (k * r)
+    present, inv_n = pair_completeness(r, missing) if completeness is None else completeness
+    k_eff = k * present
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = (tau2 + sigma2_within * inv_n) / k_eff
     se = np.sqrt(var)
-    df = k - 1.0
+    df = np.maximum(k_eff - 1.0, 1.0) if (missing[0] > 0 or missing[1] > 0) else k - 1.0
     tc = stats.t.ppf(1.0 - alpha / 2.0, df)
     with np.errstate(divide="ignore", invalid="ignore"):
         ncp = np.where(se > 0, effect / se, np.inf if effect else 0.0)

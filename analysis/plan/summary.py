@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from analysis.plan.advice import search_bounds
+
 POWER_LEGEND = {
     "configurations": "K, configurations in each simulated study",
     "repeats": "R, paired repeats per configuration (one row of each arm)",
@@ -15,7 +17,8 @@ POWER_LEGEND = {
     "power": "parametric simulation: share of simulated studies whose t-style dispersion interval excludes 0",
     "power_mcse": "Monte Carlo standard error of `power`, sqrt(p (1 − p) / sims)",
     "power_signflip": "parametric simulation: share whose sign-flip test has p ≤ alpha",
-    "power_closed_form": "closed form: noncentral t on K − 1 df with Var = tau2/K + sigma2_within/(K R)",
+    "power_closed_form": ("closed form: noncentral t with Var = tau2/K + sigma2_within/(K R), the expected missing "
+                          "rows counted (analysis.plan.simulate)"),
     "halfwidth_median": "median half-width of the simulated dispersion intervals",
     "power_resampling": "resampling variant (configurations and their repeats resampled from the evidence)",
 }
@@ -36,7 +39,8 @@ def _components(design: Any) -> list[str]:
     u = design.uncertainty or {}
     miss = ", ".join(f"{a} {num(r, '.3f')}" for a, r in c.missing_rate().items())
     out = [f"variance components ({c.configurations} configurations, {c.pairs} pairs; {c.method}):",
-           f"  tau2 = {num(c.tau2)}  sigma2_within = {num(c.sigma2_within)}  check-level ICC = {num(c.icc, '.3f')}"
+           f"  tau2 = {num(c.tau2)}{' (at its boundary: not estimable, see below)' if c.tau2 == 0 else ''}"
+           f"  sigma2_within = {num(c.sigma2_within)}  check-level ICC = {num(c.icc, '.3f')}"
            f"  missing-or-invalid rate: {miss}"]
     for field, why in sorted(c.reasons.items()):
         out.append(f"  {field}: not computed ({why})")
@@ -90,7 +94,7 @@ def _power(design: Any) -> list[str]:
             continue
         out.append(f"smallest K for power {design.plan.target_power:g} at effect {float(effect):+g} "
                    "(closed form; simulated grid): "
-                   + ", ".join(f"R={r}: {k_text(v['closed_form'], design.plan.k_search_max)}; "
+                   + ", ".join(f"R={r}: {k_text(v['closed_form'], search_bounds(design.plan)[0])}; "
                                f"{k_text(v['simulated_grid'], top, 'in the grid')}" for r, v in per_r.items()))
     return out
 
@@ -104,26 +108,43 @@ def _recommendations(design: Any) -> list[str]:
            + (f" ({o['reason']})" if o.get("reason") else
               " (variance-optimal; the recommendation below is the cheapest integer design by the printed cost)")]
     ranges = (design.uncertainty or {}).get("ranges") or {}
+    if design.recommended:
+        out.append(f"tau2 of the point recommendation: {design.recommended[0].get('tau2_estimator', 'ANOVA')}")
     for rec in design.recommended:
         if rec.get("configurations") is None:
             out.append(f"recommended for effect {rec['effect']:+g}: {rec.get('reason', 'none')}")
             continue
+        sim = rec.get("simulated")
         line = (f"recommended for effect {rec['effect']:+g}: K = {rec['configurations']}, R = {rec['repeats']}"
-                f" (closed-form power {num(rec.get('power_closed_form'), '.3f')}); {rec['rows']} rows, "
-                f"cost {rec['cost']:.2f} ({rec['cost_unit']})")
+                + (f" (simulated power {sim['power_parametric']:.3f} ± {sim['power_parametric_mcse']:.3f} MC s.e., "
+                   f"{sim['sims']} studies; closed form with the missing rows "
+                   f"{num(rec.get('power_closed_form'), '.3f')})" if sim else
+                   f" (closed-form power with the missing rows {num(rec.get('power_closed_form'), '.3f')})")
+                + f"; {rec['rows']} rows, cost {rec['cost']:.2f} ({rec['cost_unit']})")
         if "hours_sequential" in rec:
             line += f", {rec['hours_sequential']:.1f} h sequential"
         out.append(line)
+        cut = (rec.get("search") or {}).get("cut")
+        if cut:
+            out.append(f"  search bound: {cut}")
+        cf = rec.get("closed_form_design") or {}
+        if sim and cf.get("configurations") != rec["configurations"]:
+            out.append(f"  the closed form's K = {cf['configurations']} simulated below the target, so K was stepped "
+                       f"up at R = {rec['repeats']} until the simulation reached it ({sim['steps']} more simulations)")
+        if sim and not sim.get("reached", True):
+            out.append(f"  not reached in the simulation: {sim['reason']}")
         rg = ranges.get(f"{rec['effect']:g}") or {}
         if rg.get("configurations"):
-            out.append(f"  over the uncertainty (tau2 REML and interval ends, the four pairings) the cheapest design "
-                       f"moves to K = {rg['configurations'][0]}..{rg['configurations'][1]}, "
-                       f"R = {rg['repeats'][0]}..{rg['repeats'][1]}")
-        sim = rec.get("simulated")
+            out.append(f"  over the uncertainty (every pairing crossed with tau2 by ANOVA, REML and REML's interval "
+                       f"ends: {rg.get('scenarios', '?')} cases, closed form) the cheapest design moves to "
+                       f"K = {rg['configurations'][0]}..{rg['configurations'][1]}, "
+                       f"R = {rg['repeats'][0]}..{rg['repeats'][1]}"
+                       + (f"; not reached under {', '.join(rg['unreached'])}" if rg.get("unreached") else ""))
         if sim:
             out.append(f"  simulated at this design ({sim['sims']} studies): power parametric "
-                       f"{sim['power_parametric']:.3f}, resampling {sim['power_resampling']:.3f} "
-                       f"(MC s.e. {sim['power_mcse']:.3f}); type-I rate parametric {sim['type1_parametric']:.3f}, "
+                       f"{sim['power_parametric']:.3f} ± {sim['power_parametric_mcse']:.3f}, resampling "
+                       f"{sim['power_resampling']:.3f} ± {sim['power_resampling_mcse']:.3f} (MC s.e.); "
+                       f"type-I rate parametric {sim['type1_parametric']:.3f}, "
                        f"resampling {sim['type1_resampling']:.3f}")
         dis = rec.get("disagreements") or {}
         if dis.get("cells_compared"):

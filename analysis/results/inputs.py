@@ -44,7 +44,8 @@ class ResultsInputs:
 
     def __init__(self, package: Any, params: Params, *, claims_audit: dict[str, Any] | None = None, pilot: Any = None,
                  pilot_path: Path | None = None, fixtures: FixtureLibrary | None = None,
-                 design: Mapping[str, Any] | None = None) -> None:
+                 design: Mapping[str, Any] | None = None, pointer: Any = None,
+                 pointer_path: Path | None = None) -> None:
         self.package = package
         self.params = params
         self.claims_audit = claims_audit
@@ -54,6 +55,10 @@ class ResultsInputs:
         """The verified companion pilot package, or None."""
         self.pilot_path = pilot_path
         """Where the companion pilot lies (for its display path)."""
+        self.pointer = pointer
+        """A verified pilot the report points to without analysing it (analysis.results.pilot_pointer), or None."""
+        self.pointer_path = pointer_path
+        """Where that pilot lies (for its display path and the command of its own report)."""
         self.fixtures = fixtures
         """The committed fixtures (analysis.evidence.folds.load_fixture_library), loaded once by the
         build and part of its stage key; None: the survival estimator loads them itself."""

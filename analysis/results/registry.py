@@ -33,7 +33,7 @@ from typing import Any
 from analysis.estimators import hodges_lehmann
 from analysis.estimators import secondary_results as secondary
 from analysis.estimators.common import json_ready
-from analysis.results import core, extras, pilot
+from analysis.results import core, extras, pilot, pilot_pointer
 from analysis.results.block import Block, ResultsBlock
 from analysis.results.inputs import ResultsInputs
 
@@ -99,6 +99,7 @@ RESULTS_BLOCKS: tuple[ResultsBlock, ...] = (
     extras.DOSE_RESPONSE_REGISTRATION,
     extras.CLAIMS_AUDIT_REGISTRATION,
     pilot.REGISTRATION,
+    pilot_pointer.REGISTRATION,
     extras.PREREGISTRATION_REGISTRATION,
     extras.DESIGN_REGISTRATION,
 )

@@ -1,0 +1,49 @@
+"""The ``v2_pilot_pointer`` block of results.json: what a main report says of a pilot it does not analyse.
+
+Methods note: the main report of data/v1 is about the paper (issue 30, option (b)); the runner's ladder
+pilot gets one paragraph instead of a section. Its headline is counted here from the pilot's verified
+rows (no estimator runs on it): rows and valid rows, the graded checks of its valid rows and how many
+passed, the rungs of its declared ladder and its arms; and the command that builds its own report.
+
+Registration: REGISTRATION (below) is the ``v2_pilot_pointer`` block of results.json (build only).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from analysis.evidence.describe import display_path
+from analysis.results.block import Block, ResultsBlock, indexed_as
+from analysis.results.inputs import ResultsInputs
+
+
+def pointer_block(package: Any, path: Path) -> dict[str, Any]:
+    """The headline counts of the pilot ``package`` found at ``path`` and the command of its own report."""
+    rows = package.rows
+    valid = rows.filter(pl.col("valid").fill_null(False))
+    shown = display_path(path).as_posix()
+    ladder = getattr(package.study, "ladder", None) or ()
+    return {"path": shown, "study_name": package.study.name, "rows": rows.height, "valid_rows": valid.height,
+            "checks": int(valid.get_column("checks_total").fill_null(0).sum()),
+            "checks_passed": int(valid.get_column("checks_passed").fill_null(0).sum()),
+            "rungs": len(ladder), "arms": sorted(rows.get_column("arm").unique().to_list()),
+            "command": f"python generate.py --evidence {shown} --out runs/pilot-report"}
+
+
+@indexed_as(pointer_block)
+def _v2_pilot_pointer(i: ResultsInputs) -> Block | None:
+    """``v2_pilot_pointer``: a pilot the main report points to without analysing it (issue 30)."""
+    if i.pointer is None or i.pointer_path is None:
+        return None
+    return Block(pointer_block(i.pointer, i.pointer_path))
+
+
+REGISTRATION = ResultsBlock(
+    "v2_pilot_pointer", _v2_pilot_pointer,
+    "{path, study_name, rows, valid_rows, checks, checks_passed, rungs, arms, command}",
+    "the v2 ladder pilot the main report of data/v1 points to without analysing it (python generate.py)",
+    source="build")
+"""results.json ``v2_pilot_pointer`` (analysis/results/registry.py lists it)."""
