@@ -12,7 +12,8 @@ value, with probability ``recall``, when the value is in the carrier, else ``unk
 is the grader's whole-token rule (analysis.evidence.tokens.contains_token).
 
 Draws are seeded per call: the generator's seed is a SHA-256 of the salt, the truth's digest and
-the request (seed sent, messages, max_tokens), so a call's reply is the same whenever it is sent,
+the request (seed sent, messages, response format, max_tokens; two arms with one system prompt
+differ in their schema, so their draws are independent), so a call's reply is the same whenever it is sent,
 whatever the concurrency; repeats differ when the sweep sends one seed per repeat. Fault draws
 (``[faults]``) also count how often the same request was sent, so a retried call can succeed.
 Faults never change which values a reply holds. Requests that are not the protocol's (the
@@ -89,7 +90,7 @@ class SimulatedSummariser:
     # ------------------------------------------------------------ draws
     def _digest(self, body: Mapping[str, Any]) -> bytes:
         key = json.dumps([self.salt, self.truth.sha256, body.get("seed"), body.get("messages"),
-                          body.get("max_tokens")], sort_keys=True, ensure_ascii=False)
+                          body.get("response_format"), body.get("max_tokens")], sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()
 
     def _rngs(self, body: Mapping[str, Any]) -> tuple[np.random.Generator, np.random.Generator]:
