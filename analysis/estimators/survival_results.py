@@ -46,6 +46,8 @@ class PackageSurvival:
     """Survival per arm (None when the timeline is None)."""
     reasons: dict[str, str]
     """Scope -> why something is missing (e.g. ``folds``: not in this evidence)."""
+    truth: Any = None
+    """A simulated package's planted truth (analysis.evidence.truth.Truth; study.toml [simulation]), else None."""
 
 
 def package_survival(package: Any, params: Params, fixtures: FixtureLibrary | None = None) -> PackageSurvival:
@@ -58,10 +60,11 @@ def package_survival(package: Any, params: Params, fixtures: FixtureLibrary | No
         if package.folds is not None and "fixture" not in reasons and not any(k.startswith("fixture")
                                                                               for k in reasons):
             reasons.setdefault("checks", "no graded check of the package matches a fixture value")
-        return PackageSurvival(None, None, reasons)
+        return PackageSurvival(None, None, reasons, getattr(package.study, "simulation", None))
     timeline = fact_timeline(package.folds, facts)
     survival = fact_survival(timeline, package.rows, package.study, params)
-    return PackageSurvival(timeline, survival, {**reasons, **survival.reasons})
+    return PackageSurvival(timeline, survival, {**reasons, **survival.reasons},
+                           getattr(package.study, "simulation", None))
 
 
 def _records(df: pl.DataFrame) -> list[dict[str, Any]]:
@@ -81,8 +84,12 @@ def survival_json(out: PackageSurvival, params: Params) -> dict[str, Any]:
         why = out.reasons.get("folds") or "; ".join(f"{k}: {v}" for k, v in sorted(out.reasons.items()))
         return {"available": False, "reason": why, "label": LABEL}
     km: dict[str, list[dict[str, Any]]] = {}
+    truth = out.truth
     for rec in _records(s.km):
-        km.setdefault(rec.pop("arm"), []).append(rec)
+        arm = rec.pop("arm")
+        if truth is not None:  # issue 35: the planted S(t) = keep^t of a simulated package
+            rec["planted"] = truth.survival(arm, rec["folds_since_entry"]) if arm in truth.arms else None
+        km.setdefault(arm, []).append(rec)
     cuts: dict[str, list[dict[str, Any]]] = {}
     for rec in _records(s.cuts):
         cuts.setdefault(rec.pop("cut"), []).append(rec)
