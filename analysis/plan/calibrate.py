@@ -172,7 +172,7 @@ def run_calibration(truth_path: str, truth: Truth, design: Design, replications:
     started = time.monotonic()
     for done, i in enumerate(todo, start=1):
         est = run_replication(truth_path, design, i, out / "work", params)
-        write_json(reps / f"{i:04d}.json", {"replication": i, "estimates": est})
+        write_json(reps / f"{i:04d}.json", {"replication": i, "estimates": est}, indent=None)
         if progress is not None:
             rate = (time.monotonic() - started) / done
             progress(f"replication {i}/{replications}  ({done} run now, {replications - len(todo) + done} done)  "

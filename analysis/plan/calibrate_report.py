@@ -63,7 +63,7 @@ def coverage_figure(rows: list[dict[str, Any]], title: str) -> bytes:
     from matplotlib.figure import Figure
 
     shown = [r for r in rows if r["coverage"] is not None]
-    fig = Figure(figsize=(7.5, 0.28 * max(len(shown), 4) + 1.4), layout="constrained")
+    fig = Figure(figsize=(8.5, 0.28 * max(len(shown), 4) + 1.4), layout="constrained")
     ax = fig.subplots()
     ys = list(range(len(shown)))[::-1]
     for y, r in zip(ys, shown, strict=True):
@@ -72,7 +72,7 @@ def coverage_figure(rows: list[dict[str, Any]], title: str) -> bytes:
     ax.axvline(NOMINAL, color="black", lw=1, ls="--", label="nominal 0.95", gid="nominal")
     ax.set_yticks(ys, [f"{r['estimand']} {r['where'].replace('|', ' ')} ({r['interval'].split(',')[0]})"
                        for r in shown], fontsize=7)
-    ax.set_xlabel("coverage of the printed 95% interval (± 2 Monte Carlo SE); red: under-covers")
+    ax.set_xlabel("coverage of the printed 95% interval (± 2 MC SE); red: under-covers")
     ax.set_xlim(max(0.0, min([r["coverage"] for r in shown] + [0.8]) - 0.05), 1.01)
     ax.set_title(title, fontsize=9)
     ax.legend(loc="lower left", fontsize=7)
@@ -129,14 +129,15 @@ def write_outputs(out: Path, reps: list[dict[str, Any]], truth: Any, design: Des
 def add_calibrate_parser(sub: Any) -> None:
     """``generate.py calibrate TRUTH --replications N --out DIR``."""
     p = sub.add_parser("calibrate", help="calibration study: N simulated sweeps against a planted truth; bias, "
-                                         "RMSE and coverage of every printed 95% interval",
+                                         "RMSE and coverage of every printed 95%% interval",
                        description="Run N seeded sweeps of the simulated summariser (python -m analysis.runner "
                                    "simulate) through the runner and the analysis, and report bias, RMSE and the "
-                                   "coverage of each printed 95% interval against the planted truth "
+                                   "coverage of each printed 95%% interval against the planted truth "
                                    "(docs/SIMULATION.md). Resumable: re-run the same command.")
     p.add_argument("truth", help="truth TOML file (docs/SIMULATION.md)")
-    p.add_argument("--replications", type=int, required=True, help="number of replications (e.g. 200)")
-    p.add_argument("--out", dest="calibration_out", required=True, help="output directory (resumable)")
+    p.add_argument("--replications", type=int, metavar="N", required=True, help="number of replications (e.g. 200)")
+    p.add_argument("--out", dest="calibration_out", metavar="DIR", required=True,
+                   help="output directory (resumable)")
     p.add_argument("--rungs", default=",".join(SMALL_DESIGN.rungs), help="ladder rungs of each sweep")
     p.add_argument("--arms", default=",".join(SMALL_DESIGN.arms), help="arms (control, treatment first)")
     p.add_argument("--repeats", type=int, default=SMALL_DESIGN.repeats, help="repeats per rung and arm")
