@@ -30,7 +30,8 @@ LOSS_RULE = ("loss: time to the first absence: a value captured at its entry fol
              "at its entry fold but present later (appeared_late, a part of not_captured) is not captured and "
              "not in the survival analysis, whose time origin is the entry fold")
 INTERVALS = {
-    "ci_rows": "rows as clusters: infinitesimal-jackknife (cluster-robust) variance of S(k), log-log, 1 - alpha",
+    "ci_rows": "rows as clusters: infinitesimal-jackknife (cluster-robust) variance of S(k), log-log, 1 - alpha; "
+               "before any loss, the exact no-loss bound [(alpha/2)^(1/rows), 1]",
     "ci_values": "values as independent: lifelines' Greenwood variance, log-log, 1 - alpha; too narrow when "
                  "the values of one row are lost together",
 }
