@@ -134,3 +134,37 @@ def test_an_edited_truth_or_a_relabelled_simulation_is_a_study_error(tmp_path: P
         write_lock(ev)
         with pytest.raises(StudyError, match=needle):
             load_package(ev)
+
+
+SIM_LADDER = REPO / "data" / "v2" / "simulated-ladder"
+
+
+def test_the_committed_simulated_ladder_reports_planted_values_beside_its_estimates(tmp_path: Path) -> None:
+    import json
+
+    from analysis.build import build
+    from analysis.build.inputs import CompanionError
+    from analysis.params import DEFAULT_PARAMS
+
+    pkg = load_package(SIM_LADDER)
+    truth = pkg.study.simulation
+    assert pkg.study.kind == "simulation" and truth is not None
+    out = tmp_path / "o"
+    build(SIM_LADDER, out, DEFAULT_PARAMS, progress=None)
+    results = json.loads((out / "results.json").read_text())
+    for g in results["dose_response"]["rungs"]:
+        f = (g["graded_per_chunk"], g["chunk_tokens"], g["distractors"], g["folds"])
+        for arm, rec in g["arms"].items():  # the closed form of analysis.evidence.truth, rung by rung
+            assert rec["planted"] == pytest.approx(truth.recall(arm, *f))
+        assert g["paired"]["planted"] == pytest.approx(truth.recall("q", *f) - truth.recall("j", *f))
+    assert results["fact_survival"]["km"]["j"][2]["planted"] == pytest.approx(0.6 ** 2)
+    qmd = (out / "report" / "index.qmd").read_text()
+    head = qmd.split("## What this report is")[0]
+    assert "Simulated, planted truth" in head  # at the top, above the key results
+    assert "planted recall" in (out / "tables" / "t_dose_response.md").read_text()
+    assert "simulated, planted truth" in (out / "report" / "trajectories.html").read_text()
+    # never a pilot: refused as a companion
+    with pytest.raises(CompanionError, match="pilot"):
+        build(REPO / "tests" / "fixtures" / "handmade", tmp_path / "c", DEFAULT_PARAMS, progress=None,
+              companions=[SIM_LADDER])
+    assert not (tmp_path / "c" / "results.json").exists()
