@@ -84,3 +84,22 @@ def test_sigterm_keeps_finished_replications_and_a_rerun_resumes(tmp_path: Path)
     assert len(list(reps.glob("*.json"))) == 6
     assert (tmp_path / "cal" / "coverage.csv").is_file() and (tmp_path / "cal" / "coverage.svg").is_file()
     assert "Simulated, planted truth" in (tmp_path / "cal" / "REPORT.md").read_text()
+
+
+def test_summary_statistics_by_hand() -> None:
+    # 20 replications of one estimand, truth 0.5: estimates 0.4 (10x) and 0.7 (10x); the first 15 intervals
+    # hold the truth. Hand: bias = (10*-0.1 + 10*0.2)/20 = 0.05; sd of the errors = sqrt(20*0.15^2/19);
+    # MC SE = sd/sqrt(20) = 0.15/sqrt(19) = 0.034412; RMSE = sqrt((10*0.01 + 10*0.04)/20) = sqrt(0.025);
+    # coverage 15/20 = 0.75, MC SE sqrt(0.75*0.25/20) = 0.096825; the floor 0.95 - 2*sqrt(0.95*0.05/20)
+    # = 0.852532 > 0.75: under-covers. A 21st replication without an estimate counts as not estimable.
+    reps = [{"x|a": {"estimand": "x", "interval": "i", "truth": 0.5, "estimate": 0.4 if i < 10 else 0.7,
+                     "lo": 0.0 if i < 15 else 0.6, "hi": 1.0}} for i in range(20)]
+    reps.append({"x|a": {"estimand": "x", "interval": "i", "truth": 0.5, "estimate": None, "lo": None, "hi": None}})
+    (row,) = summarise(reps)
+    assert row["bias"] == pytest.approx(0.05)
+    assert row["bias_mcse"] == pytest.approx(0.15 / 19 ** 0.5)
+    assert row["rmse"] == pytest.approx(0.025 ** 0.5)
+    assert (row["coverage"], row["coverage_mcse"]) == (pytest.approx(0.75), pytest.approx(0.096825, abs=1e-6))
+    assert row["under_covers"] and (row["not_estimable"], row["interval_not_estimable"]) == (1, 1)
+    near = [{**r, "x|a": {**r["x|a"], "lo": 0.0}} for r in reps[:20]]  # every interval covers: not under
+    assert not summarise(near)[0]["under_covers"]
