@@ -291,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="how long to wait while another build of the same OUT runs "
                              "(default 600; 0: exit 1 at once)")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{verify,lock,plan,regenerate}")
+    sub = parser.add_subparsers(dest="command", metavar="{verify,lock,plan,calibrate,regenerate}")
     verify = sub.add_parser(
         "verify", help="verify a package's provenance lock and format",
         description="Verify the provenance lock (every byte of every locked file), then the "
@@ -313,6 +313,8 @@ def build_parser() -> argparse.ArgumentParser:
     lock.set_defaults(func=_cmd_lock)
     from analysis.plan.cli import add_plan_parser  # issue 13: plan (design) and plan seal/check
     add_plan_parser(sub, default_evidence=shipped_evidence)
+    from analysis.plan.calibrate_report import add_calibrate_parser  # issue 35: planted-truth calibration
+    add_calibrate_parser(sub)
     regen = sub.add_parser(
         "regenerate", help="rewrite every generated file of the checkout (after adding a statistic)",
         description="In a source checkout, rewrite in order: the generated index of docs/RESULTS_KEYS.md, "

@@ -32,12 +32,12 @@ from analysis.runner.arms import load_arms
 from analysis.runner.fixture import DEFAULT_SPECS, build_fixture
 from analysis.runner.package import RowMeta, write_package
 from analysis.runner.protocol import RunSettings, run_trajectory
+from analysis.runner.simulate.replies import purpose_of
 from support.scripted_server import (
     MemorizingModel,
     OpenAIBackend,
     Reply,
     ScriptedServer,
-    _purpose,
 )
 
 S5 = build_fixture(DEFAULT_SPECS[2])
@@ -63,7 +63,7 @@ class ScenarioModel:
         self.fold = -1
 
     def __call__(self, body: dict[str, Any], index: int) -> Reply:
-        if _purpose(body) == "recall":
+        if purpose_of(body) == "recall":
             return self.mem(body, index)
         self.fold += 1
         if self.arm == "j" and self.fold == 4:

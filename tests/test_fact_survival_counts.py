@@ -262,3 +262,19 @@ def test_survival_section_types_no_number(built: Path) -> None:
     rendered = render_report(built, results, DEFAULT_PARAMS, ev)
     text = rendered.qmd.split("## Where graded values are lost across folds", 1)[1].split("\n## ", 1)[0]
     assert unsourced_numbers(text.split("{{< include", 1)[0], rendered.trace) == []
+
+
+def test_a_curve_without_a_loss_gets_the_exact_no_loss_bound_not_a_point() -> None:
+    # issue 35's calibration: [1, 1] covered 0.30 of a planted S = 0.95. With no loss among the values of
+    # R = 3 rows, the rows interval is [(alpha/2)^(1/R), 1]: the Clopper-Pearson lower bound for R successes
+    # in R trials, scipy's beta.ppf(alpha/2, R, 1) (independent oracle); the values interval stays lifelines'.
+    from scipy.stats import beta
+
+    km = kaplan_meier([2, 2, 2, 2, 1, 2], [False] * 6, 0.05, clusters=["a", "a", "b", "b", "c", "c"])
+    assert km["ci_rows_lo"].to_list() == pytest.approx([1.0, beta.ppf(0.025, 3, 1), beta.ppf(0.025, 3, 1)])
+    assert km["ci_rows_hi"].to_list() == [1.0, 1.0, 1.0]
+    assert km["ci_values_lo"].to_list() == [1.0, 1.0, 1.0]
+    # after a loss the log-log cluster interval applies again (the issue example's S(1) = 0.75 is unchanged)
+    durations, events = [3] * 36 + [1] * 12, [False] * 36 + [True] * 12
+    row = kaplan_meier(durations, events, 0.05, clusters=[f"r{i // 12}" for i in range(48)]).row(1, named=True)
+    assert row["ci_rows_lo"] == pytest.approx(0.128, abs=5e-4)

@@ -194,6 +194,18 @@ def _records(df: pl.DataFrame) -> list[dict[str, Any]]:
     return df.with_columns([pl.col(c).fill_nan(None) for c in floats]).to_dicts()
 
 
+def _plant(truth: Any, by_rung: dict[str, dict[str, Any]], contrast: Contrast) -> None:
+    """Add the closed-form planted values (analysis.evidence.truth) to each rung's arms and paired record."""
+    for g in by_rung.values():
+        f = (g["graded_per_chunk"], g["chunk_tokens"], g["distractors"], g["folds"])
+        for arm, rec in g["arms"].items():
+            rec["planted"] = truth.recall(arm, *f) if arm in truth.arms else None
+        for arm, rec in g["survival"].items():
+            rec["planted_capture"] = truth.capture(arm, *f[:3]) if arm in truth.arms else None
+        if g["paired"] is not None and {contrast.control, contrast.treatment} <= set(truth.arms):
+            g["paired"]["planted"] = truth.recall(contrast.treatment, *f) - truth.recall(contrast.control, *f)
+
+
 def dose_block(package: Any, params: Params, survival: Any = None) -> dict[str, Any]:
     """The JSON-ready ``dose_response`` block (docs/RESULTS_KEYS.md); ``available: false`` without a ladder.
     ``survival``: the package's PackageSurvival when already computed."""
@@ -209,6 +221,9 @@ def dose_block(package: Any, params: Params, survival: Any = None) -> dict[str, 
         by_rung[r.pop("rung")]["paired"] = r
     for r in _records(d.survival):
         by_rung[r.pop("rung")]["survival"][r.pop("arm")] = r
+    truth = getattr(package.study, "simulation", None)
+    if truth is not None:  # issue 35: a simulated package's planted values beside the estimates
+        _plant(truth, by_rung, d.contrast)
     return {"available": True, "reason": None, "label": OURS_LABEL, "interval": d.interval,
             "control": d.contrast.control, "treatment": d.contrast.treatment, "min_pairs": params.min_pairs,
             "rungs": list(by_rung.values()), "missing": list(d.missing), "reasons": dict(d.reasons)}

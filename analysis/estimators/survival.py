@@ -22,7 +22,9 @@ Methods note. Input is a :class:`~analysis.estimators.fact_timeline.FactTimeline
   variance of S(k), the sum over rows of the squared sum of the row's values' influence
   ``-S(k) * sum_{j<=k} (dN_i(j) n_j - d_j Y_i(j)) / (n_j (n_j - d_j))`` (R survival's
   ``survfit(..., cluster=row)`` robust variance, without a small-sample factor), so it is as wide
-  as the number of rows allows. S = 1 gives [1, 1] and S = 0 gives [0, 0] (lifelines' convention);
+  as the number of rows allows. S = 0 gives [0, 0]; S = 1 gives [1, 1] for the values interval
+  (lifelines' convention) and, for the rows interval at k >= 1, [(alpha/2)^(1/R), 1] with R the rows at
+  risk one fold after entry (:func:`no_loss_lower`, issue 35: a curve without a loss is not certain);
 * **hazard per fold** — d_k / n_k, losses at k over values at risk at k (k >= 1);
 * **where losses happen** — share of losses at folds clipped at the carry cap and at folds
   whose reply did not parse (a fold can be both), and the same for values not captured at
@@ -168,6 +170,15 @@ def _loglog(s: np.ndarray, var: np.ndarray, z: float) -> tuple[np.ndarray, np.nd
     return lo, hi
 
 
+def no_loss_lower(rows: int, alpha: float) -> float:
+    """Lower end of the rows interval where no value was lost yet (S(k) = 1, k >= 1): ``(alpha/2)^(1/R)``,
+    R the rows at risk one fold after entry: the exact (Clopper–Pearson) lower bound for no loss in R
+    independent rows, each row counted once however many values it holds (conservative). The log-log
+    interval has no width there ([1, 1]); the calibration of issue 35 (data/v2/calibration) found it
+    covering 0.30 of a planted S = 0.95."""
+    return float((alpha / 2) ** (1 / rows))
+
+
 def row_cluster_variance(durations: np.ndarray, events: np.ndarray, clusters: np.ndarray,
                          times: np.ndarray, survival: np.ndarray) -> np.ndarray:
     """Infinitesimal-jackknife variance of the Kaplan–Meier S at ``times``, ``clusters`` as the unit.
@@ -252,6 +263,9 @@ def kaplan_meier(durations: Sequence[int] | np.ndarray, events: Sequence[bool] |
     surv = np.array([r["survival"] for r in out])
     var = row_cluster_variance(dur, ev, codes, times, surv)
     lo, hi = _loglog(surv, var, float(norm.ppf(1 - alpha / 2)))
+    first = int(rows_at_risk[min(1, len(times) - 1)])  # rows at risk one fold after entry
+    if first > 0:
+        lo = np.where((times >= 1) & (surv == 1.0), no_loss_lower(first, alpha), lo)
     for r, a, b in zip(out, lo.tolist(), hi.tolist(), strict=True):
         r["ci_rows_lo"], r["ci_rows_hi"] = a, b
     return pl.DataFrame(out, schema=schema)

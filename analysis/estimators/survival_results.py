@@ -30,7 +30,8 @@ LOSS_RULE = ("loss: time to the first absence: a value captured at its entry fol
              "at its entry fold but present later (appeared_late, a part of not_captured) is not captured and "
              "not in the survival analysis, whose time origin is the entry fold")
 INTERVALS = {
-    "ci_rows": "rows as clusters: infinitesimal-jackknife (cluster-robust) variance of S(k), log-log, 1 - alpha",
+    "ci_rows": "rows as clusters: infinitesimal-jackknife (cluster-robust) variance of S(k), log-log, 1 - alpha; "
+               "before any loss, the exact no-loss bound [(alpha/2)^(1/rows), 1]",
     "ci_values": "values as independent: lifelines' Greenwood variance, log-log, 1 - alpha; too narrow when "
                  "the values of one row are lost together",
 }
@@ -46,6 +47,8 @@ class PackageSurvival:
     """Survival per arm (None when the timeline is None)."""
     reasons: dict[str, str]
     """Scope -> why something is missing (e.g. ``folds``: not in this evidence)."""
+    truth: Any = None
+    """A simulated package's planted truth (analysis.evidence.truth.Truth; study.toml [simulation]), else None."""
 
 
 def package_survival(package: Any, params: Params, fixtures: FixtureLibrary | None = None) -> PackageSurvival:
@@ -58,10 +61,11 @@ def package_survival(package: Any, params: Params, fixtures: FixtureLibrary | No
         if package.folds is not None and "fixture" not in reasons and not any(k.startswith("fixture")
                                                                               for k in reasons):
             reasons.setdefault("checks", "no graded check of the package matches a fixture value")
-        return PackageSurvival(None, None, reasons)
+        return PackageSurvival(None, None, reasons, getattr(package.study, "simulation", None))
     timeline = fact_timeline(package.folds, facts)
     survival = fact_survival(timeline, package.rows, package.study, params)
-    return PackageSurvival(timeline, survival, {**reasons, **survival.reasons})
+    return PackageSurvival(timeline, survival, {**reasons, **survival.reasons},
+                           getattr(package.study, "simulation", None))
 
 
 def _records(df: pl.DataFrame) -> list[dict[str, Any]]:
@@ -81,8 +85,12 @@ def survival_json(out: PackageSurvival, params: Params) -> dict[str, Any]:
         why = out.reasons.get("folds") or "; ".join(f"{k}: {v}" for k, v in sorted(out.reasons.items()))
         return {"available": False, "reason": why, "label": LABEL}
     km: dict[str, list[dict[str, Any]]] = {}
+    truth = out.truth
     for rec in _records(s.km):
-        km.setdefault(rec.pop("arm"), []).append(rec)
+        arm = rec.pop("arm")
+        if truth is not None:  # issue 35: the planted S(t) = keep^t of a simulated package
+            rec["planted"] = truth.survival(arm, rec["folds_since_entry"]) if arm in truth.arms else None
+        km.setdefault(arm, []).append(rec)
     cuts: dict[str, list[dict[str, Any]]] = {}
     for rec in _records(s.cuts):
         cuts.setdefault(rec.pop("cut"), []).append(rec)

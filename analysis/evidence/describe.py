@@ -35,12 +35,12 @@ def display_path(path: Path) -> Path:
 
 
 REPORT_KINDS: dict[str | None, str] = {"reconstruction": "v1", "pilot": "v2-pilot", "fixture": "handmade",
-                                       None: "other"}
+                                       "simulation": "simulation", None: "other"}
 """``[study] kind`` (schema.STUDY_KINDS; None when absent) -> how the report presents the package."""
 
 
 def evidence_kind(package: Any) -> str:
-    """'v1', 'v2-pilot', 'handmade' or 'other': what the package's study.toml says it is (``[study] kind``)."""
+    """'v1', 'v2-pilot', 'handmade', 'simulation' or 'other': what study.toml says it is (``[study] kind``)."""
     return REPORT_KINDS[package.study.kind]
 
 

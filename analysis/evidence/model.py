@@ -5,6 +5,7 @@ import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -61,6 +62,8 @@ class Study:
     """What the package is (``[study] kind``, a key of schema.STUDY_KINDS), or None: a study of its own."""
     ladder: tuple[LadderRung, ...] = ()
     """The load ladder's rungs (``[ladder]``), easiest first; empty when the package has no ladder."""
+    simulation: Any = None
+    """The planted truth of a simulated package (``[simulation]``, an analysis.evidence.truth.Truth), else None."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -164,6 +164,8 @@ STUDY_KINDS: dict[str, str] = {
     "reconstruction": "a reconstruction of the published v1 study: reported with the claims audit",
     "pilot": "a small pilot run: reported on its own, or beside another package as its companion",
     "fixture": "a hand-made package with hand-derived values, for tests and examples",
+    "simulation": "simulated, planted truth: a sweep against the simulated summariser (docs/SIMULATION.md), "
+                  "never a real run or a pilot; study.toml [simulation] holds the truth file",
 }
 """Values of ``[study] kind`` -> what they mean. An absent key means a study of its own."""
 CONFIGURATION_KEYS: dict[str, tuple[str, bool, str]] = {

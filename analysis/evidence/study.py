@@ -39,7 +39,7 @@ _KEY = re.compile(r"""^\s*((?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)"""
                   r"""(?:\s*\.\s*(?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+))*)\s*=\s*""")
 _PART = re.compile(r""""((?:[^"\\]|\\.)*)"|'([^']*)'|([A-Za-z0-9_-]+)""")
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
-TOP_KEYS = ("study", "configurations", "partition_runs", "ladder")
+TOP_KEYS = ("study", "configurations", "partition_runs", "ladder", "simulation")
 EXTENSION_KEYS = ("runner", "preregistration")
 """Top-level tables this project's own producers write (the runner's pins and request shape):
 known, kept out of the analysis, and not warned about."""
@@ -284,13 +284,48 @@ def _parse(data: bytes) -> tuple[Study | None, list[Problem], frozenset[str] | N
         c.problem(("partition_runs",), f"the partition runs plan {planned} repeats in all, above the limit "
                   f"of {MAX_PLANNED_SLOTS}; plan fewer repeats")
     ladder = parse_ladder(c, doc["ladder"]) if "ladder" in doc else ()
+    truth = _simulation(c, doc.get("simulation"), head.get("kind"))
     keys = frozenset(confs) if isinstance(confs, dict) else None
     if c.problems:
         return None, c.problems, keys, tuple(runs)
     study = Study(head["name"], head["recency_cutoff"], head["control"], head["treatment"],
                   head["scenario"], MappingProxyType(configurations), tuple(runs),
-                  tuple(head["arms"]) if "arms" in head else None, head.get("kind"), ladder)
+                  tuple(head["arms"]) if "arms" in head else None, head.get("kind"), ladder, truth)
     return study, [], keys, tuple(runs)
+
+
+def _simulation(c: _Checker, value: Any, kind: str | None) -> Any:
+    """The planted truth of ``[simulation]`` (analysis.evidence.truth), required exactly when kind = "simulation"."""
+    from analysis.evidence.truth import TruthError, parse_truth
+
+    if value is None:
+        if kind == "simulation":
+            c.problem(("simulation",), 'kind = "simulation" needs the [simulation] table with the truth file; '
+                      "the simulated runner writes it (python -m analysis.runner simulate)")
+        return None
+    if kind != "simulation":
+        c.problem(("simulation",), 'a [simulation] table belongs to a package of kind = "simulation"; a '
+                  "simulated package is never relabelled as a real run")
+        return None
+    if (table := c.table(("simulation",), value)) is None:
+        return None
+    text, digest = table.get("truth"), table.get("truth_sha256")
+    if not isinstance(text, str) or not isinstance(digest, str):
+        c.problem(("simulation",), "needs truth (the truth file's text) and truth_sha256; re-run the simulation")
+        return None
+    try:
+        truth = parse_truth(text.encode("utf-8", "surrogatepass"), "study.toml [simulation] truth")
+    except TruthError as exc:
+        c.problem(("simulation", "truth"), str(exc))
+        return None
+    if truth.sha256 != digest:
+        c.problem(("simulation", "truth_sha256"), f"is not the SHA-256 of truth ({truth.sha256[:12]}...); the "
+                  "truth text was edited: re-run the simulation")
+        return None
+    for key in table:
+        if key not in ("truth", "truth_sha256", "truth_file"):
+            c.warn_unknown(("simulation", key))
+    return truth
 
 
 def _contrast_rules(c: _Checker, head: dict[str, Any]) -> None:

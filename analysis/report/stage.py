@@ -44,7 +44,9 @@ def trajectory_pages(directory: Path, estimates: Any) -> list[Path]:
     pages = []
     package, pilot = estimates.package, estimates.pilot_inputs
     if package.folds is not None:  # a package without folds.jsonl has no trajectories to show
-        pages.append(("trajectories.html", package, estimates.survival, "this evidence"))
+        label = ("simulated, planted truth" if getattr(package.study, "kind", None) == "simulation"
+                 else "this evidence")  # issue 35: the viewer's title says a simulation is one
+        pages.append(("trajectories.html", package, estimates.survival, label))
     if pilot is not None and pilot.package.folds is not None:
         pages.append(("trajectories-v2-pilot.html", pilot.package, pilot.survival, "v2 pilot"))
     return write_trajectory_pages(directory, pages)

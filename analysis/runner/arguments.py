@@ -109,6 +109,9 @@ def build_runner_parser() -> argparse.ArgumentParser:
   OPENROUTER_API_KEY=... python -m analysis.runner sweep --base-url https://openrouter.ai/api/v1 \\
       --api-key-env OPENROUTER_API_KEY --model qwen/qwen3-8b --provider-order DeepInfra \\
       --allow-fallbacks false --quantization fp8 --published 2025-04-29 --out runs/qwen3-8b-deepinfra
+  # no model at all: a simulated summariser whose loss rates are planted (docs/SIMULATION.md)
+  python -m analysis.runner simulate docs/truth/clear-effect.toml --ladder g1-d0-c100-f1,g1-d0-c100-f3 \\
+      --repeats 6 --out runs/simulated
   # only the capability verdicts
   python -m analysis.runner probe --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-8B --api-key-env ''
 
@@ -131,4 +134,11 @@ The evidence package is OUT/evidence; analyse it with: python generate.py --evid
     _add_endpoint_args(e, remote=False)
     _add_sweep_args(e, arms="j,q", repeats=2, concurrency=1, seed_per_repeat=True)
     e.add_argument("--n-threads", type=int, default=None, help="llama.cpp threads (default: its own choice)")
+    m = sub.add_parser("simulate", help="no model: a simulated summariser playing a planted truth file on "
+                                        "loopback (docs/SIMULATION.md); the package is kind = \"simulation\"")
+    m.add_argument("truth", help="truth TOML file: per-arm capture, keep and recall probabilities (docs/SIMULATION.md)")
+    _add_endpoint_args(m, remote=False)
+    _add_sweep_args(m, arms="j,q", repeats=4, concurrency=4, seed_per_repeat=True)
+    m.set_defaults(temperature=1.0, backoff=0.0, backoff_cap=0.0, study_name="v2 simulated sweep (planted truth)",
+                   execution_group="sim-01")
     return ap

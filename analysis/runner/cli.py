@@ -320,6 +320,8 @@ def write_sweep_package(out: Path, records: list[dict[str, Any]], slots: Sequenc
         from analysis.runner.ladder import ladder_toml
 
         runner.append(ladder_toml(args.ladder_fixtures))
+    if getattr(args, "simulation_toml", None):  # issue 35: the planted truth of a simulated package
+        runner.append(args.simulation_toml)
     study = Study(name=args.study_name, recency_cutoff=cutoff,
                   control=args.control, treatment=args.treatment, scenario=scenario,
                   configurations=confs, partition_runs=tuple(runs), kind=getattr(args, "kind", None))
@@ -453,6 +455,33 @@ def cmd_embedded(args: argparse.Namespace) -> dict:
         return run_sweep_command(args, [target], extra_runner=extra)
 
 
+def cmd_simulate(args: argparse.Namespace) -> dict:
+    """Sweep against the simulated summariser (analysis.runner.simulate), served on loopback for the session."""
+    from analysis.runner.arms import load_arms
+    from analysis.runner.simulate.command import SIM_MODEL, simulated_server, simulation_toml
+
+    if args.kind not in (None, "simulation"):
+        raise RunnerCliError(f"--kind {args.kind}: a simulated package is kind = \"simulation\", never a pilot; "
+                             "drop --kind")
+    args.kind = "simulation"
+    arms = {c: a for c, a in load_arms().items() if c in _csv(args.arms)}
+    fixtures = args.ladder_fixtures or (args.fixture_obj,)
+    with simulated_server(args.truth, fixtures, arms, salt=str(args.seed)) as (server, truth):
+        args.simulation_toml = simulation_toml(args.truth, truth)
+        cfg = endpoint_config(args, server.base_url, SIM_MODEL)
+        target = Target(cfg, f"simulated:{truth.sha256}", args.family or "simulated",
+                        _published(args, run_date_of(read_records_of(args.out))), args.execution_group,
+                        args.configuration, args.price, args.context_length)
+        return run_sweep_command(args, [target], extra_runner={"simulated_truth_sha256": truth.sha256})
+
+
+def read_records_of(out: str) -> list[dict[str, Any]]:
+    """The ledger records of --out (none for a new sweep)."""
+    from analysis.runner.ledger import read_records
+
+    return list(read_records(Path(out) / "ledger.jsonl"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_runner_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
@@ -491,6 +520,7 @@ def _targets(args: argparse.Namespace) -> list[Target]:
 
 
 def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
+    from analysis.evidence.truth import TruthError
     from analysis.runner.embedded import EmbeddedError
     from analysis.runner.ledger import LedgerError
     from analysis.runner.prereg import PlanError
@@ -521,6 +551,12 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
                 out_line(line)
             if not getattr(args, "prereg", None):
                 say_redacted("not preregistered: no sealed --plan PLAN_DIR (see docs/PREREGISTRATION.md)")
+        elif args.command == "simulate":
+            started = time.monotonic()
+            m = cmd_simulate(args)
+            for line in session_summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
+                out_line(line)
+            say_redacted("simulated, planted truth: this package is kind = \"simulation\", never a pilot")
         else:
             started = time.monotonic()
             m = cmd_embedded(args)
@@ -531,7 +567,7 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
         return 130
     # named errors: their message says the fix
     except (RunnerCliError, FixtureArgError, PreflightError, ClientConfigError, EmbeddedError,
-            PlanError) as exc:
+            PlanError, TruthError) as exc:
         say_redacted(f"error: {type(exc).__name__}: {exc}")
         return 2
     except (LedgerError, SafeIOError) as exc:

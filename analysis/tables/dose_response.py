@@ -65,6 +65,14 @@ def _survival(s: Mapping[str, Any] | None) -> str:
     return f"{fmt_count_of(s['captured'], s['facts'])} → {fmt_count_of(s['survived'], s['captured'])}"
 
 
+def _planted(cell: Mapping[str, Any], paired: Mapping[str, Any] | None, treatment_line: bool,
+             effect: str) -> dict[str, str]:
+    """The planted recall and (on the treatment line) planted effect of a simulated package's rung."""
+    rec, eff = cell.get("planted"), (paired or {}).get("planted")
+    return {"planted recall": "—" if rec is None else fmt_num(rec, 2),
+            f"planted {effect}": fmt_signed(eff, 2) if treatment_line and eff is not None else ""}
+
+
 def dose_response(ctx: ReportContext) -> TableSpec:
     """Per rung and arm: recall with interval and capture → survival; per rung treatment − control."""
     src = dose_source(ctx.estimates.dose_block, pilot_dose_block(ctx))
@@ -77,6 +85,9 @@ def dose_response(ctx: ReportContext) -> TableSpec:
     c, t = block["control"], block["treatment"]
     # one line per rung and arm (long), so the table keeps to a column whatever the number of arms
     cols = [*base_cols, "recall", "captured → survived", f"{t} − {c}"]
+    planted = any("planted" in a for r in rungs for a in r["arms"].values())
+    if planted:  # issue 35: a simulated package shows its closed-form planted values beside the estimates
+        cols = [*base_cols, "recall", "planted recall", "captured → survived", f"{t} − {c}", f"planted {t} − {c}"]
     rows, data = [], []
     for r in rungs:
         for a in arms:
@@ -85,7 +96,8 @@ def dose_response(ctx: ReportContext) -> TableSpec:
             rows.append({"evidence": label, "rung": r["rung"], "varies": FACTOR_NAMES.get(r["axis"], r["axis"]),
                          "arm": a, "recall": _interval(r["arms"].get(a)),
                          "captured → survived": _survival(r["survival"].get(a)),
-                         f"{t} − {c}": _paired(r["paired"], int(block["min_pairs"])) if a == t else ""})
+                         f"{t} − {c}": _paired(r["paired"], int(block["min_pairs"])) if a == t else "",
+                         **(_planted(cell, r["paired"], a == t, f"{t} − {c}") if planted else {})})
             data.append({"evidence": label, "rung": r["rung"], "axis": r["axis"], "arm": a,
                          "rows": cell.get("rows"), "recall": cell.get("recall"), "lo": cell.get("lo"),
                          "hi": cell.get("hi"), "facts": surv.get("facts"), "captured": surv.get("captured"),
@@ -100,7 +112,9 @@ def dose_response(ctx: ReportContext) -> TableSpec:
             f"(equal-configuration mean of paired differences within repeat blocks) on the rung, with a t "
             f"interval over pair differences. Captured → survived: graded values in the carrier at their "
             f"entry fold, of those read, and still there after the last fold, of those captured."
-            + (f" Survival not available: {surv_why}." if surv_why else "") + missing + " Ours, not the paper's.")
+            + (f" Survival not available: {surv_why}." if surv_why else "") + missing + " Ours, not the paper's."
+            + (" Simulated, planted truth: 'planted' columns are the closed-form values of the truth file "
+               "(docs/SIMULATION.md) the estimates should recover." if planted else ""))
     frame = pl.DataFrame(data, schema={"evidence": pl.String, "rung": pl.String, "axis": pl.String,
                                        "arm": pl.String, "rows": pl.Int64, "recall": pl.Float64, "lo": pl.Float64,
                                        "hi": pl.Float64, "facts": pl.Int64, "captured": pl.Int64,

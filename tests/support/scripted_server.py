@@ -1,8 +1,10 @@
 """A scripted OpenAI-compatible HTTP server on loopback: the test double for a model.
 
-``ScriptedServer`` serves ``POST /v1/chat/completions`` and ``GET /v1/models``
-from a thread (stdlib ``http.server``), records every request body, and answers
-through a *responder* ``(body, call_index) -> Reply``. ``MemorizingModel`` is a
+``ScriptedServer`` is the package's loopback server
+(analysis.runner.simulate.server.ResponderServer: ``POST /v1/chat/completions`` and
+``GET /v1/models`` from a thread, every request body recorded), answering through a
+*responder* ``(body, call_index) -> Reply``; replies are shaped by
+analysis.runner.simulate.replies, which the simulated summariser shares. ``MemorizingModel`` is a
 deterministic responder that knows the fixture: a fold carries forward every
 graded value it can see in its prompt (optionally forgetting some), shaped as
 the request asks (JSON for the schema in ``response_format``, five headings for
@@ -18,129 +20,25 @@ against any base URL, mapping transport and 5xx/429 errors to
 
 from __future__ import annotations
 
-import json
-import threading
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import openai
 
 from analysis.runner.fixture import Fixture
-from analysis.runner.graders import RECALL_SYSTEM_PROMPT
 from analysis.runner.protocol import ChatReply, ChatRequest, InfrastructureFault
-from support.loopback import LoopbackServer
+from analysis.runner.simulate.replies import HEADINGS, Reply, purpose_of, shape_reply
+from analysis.runner.simulate.server import Responder, ResponderServer
 
-HEADINGS = (
-    "Identifiers and values",
-    "Configuration and endpoints",
-    "People and ownership",
-    "Schedule and deadlines",
-    "Open work",
-)
+__all__ = ["HEADINGS", "InProcessBackend", "MemorizingModel", "OpenAIBackend", "Reply", "Responder",
+           "ScriptedServer"]
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """One scripted HTTP answer."""
-
-    content: str | None = ""
-    finish_reason: str = "stop"
-    refusal: str | None = None
-    status: int = 200
-    model: str | None = None
-    provider: str | None = None
-    raw_body: bytes | None = None
-    headers: tuple[tuple[str, str], ...] = ()
-
-
-Responder = Callable[[dict[str, Any], int], Reply]
-
-
-class ScriptedServer(LoopbackServer):
-    """Threaded loopback server; use as a context manager."""
-
-    def __init__(self, responder: Responder, *, model: str = "scripted/model-1") -> None:
-        self.responder = responder
-        self.model = model
-        self.requests: list[dict[str, Any]] = []
-        self.errors: list[str] = []
-        self._lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # zero-latency: no 40 ms delayed-ACK stalls
-
-            def log_message(self, *args: Any) -> None:  # silence
-                return
-
-            def _send(self, status: int, body: bytes, headers: Sequence[tuple[str, str]] = ()) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                for k, v in headers:
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
-                    body = {"object": "list", "data": [{"id": server.model, "object": "model", "owned_by": "test"}]}
-                    self._send(200, json.dumps(body).encode())
-                else:
-                    self._send(404, b'{"error": {"message": "not found"}}')
-
-            def do_POST(self) -> None:
-                n = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(n) or b"{}")
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._send(404, b'{"error": {"message": "not found"}}')
-                    return
-                with server._lock:
-                    index = len(server.requests)
-                    server.requests.append(body)
-                try:
-                    reply = server.responder(body, index)
-                except Exception as exc:  # a broken script must be loud, not a hang
-                    server.errors.append(repr(exc))
-                    reply = Reply(status=500)
-                if reply.raw_body is not None:
-                    self._send(reply.status, reply.raw_body, reply.headers)
-                    return
-                if reply.status != 200:
-                    err = {"error": {"message": f"scripted status {reply.status}", "type": "scripted"}}
-                    self._send(reply.status, json.dumps(err).encode(), reply.headers)
-                    return
-                text = reply.content or ""
-                doc = {
-                    "id": f"chatcmpl-{index}",
-                    "object": "chat.completion",
-                    "created": int(time.time()),
-                    "model": reply.model or server.model,
-                    "choices": [{
-                        "index": 0,
-                        "message": {"role": "assistant", "content": reply.content, "refusal": reply.refusal},
-                        "finish_reason": reply.finish_reason,
-                    }],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": max(1, len(text) // 4),
-                              "total_tokens": 1 + max(1, len(text) // 4)},
-                }
-                if reply.provider:
-                    doc["provider"] = reply.provider
-                self._send(200, json.dumps(doc, ensure_ascii=False).encode("utf-8"), reply.headers)
-
-        self._listen(Handler)
-
+class ScriptedServer(ResponderServer):
+    """Threaded loopback server (analysis.runner.simulate.server); use as a context manager."""
 
 
 # ---------------------------------------------------------------- the scripted model
-def _purpose(body: dict[str, Any]) -> str:
-    return "recall" if body["messages"][0]["content"] == RECALL_SYSTEM_PROMPT else "fold"
-
-
 class MemorizingModel:
     """Deterministic responder that carries the graded values it sees.
 
@@ -167,7 +65,7 @@ class MemorizingModel:
         self.fold_calls = 0
 
     def __call__(self, body: dict[str, Any], index: int) -> Reply:
-        purpose = _purpose(body)
+        purpose = purpose_of(body)
         if self.faults is not None:
             override = self.faults(body, index, purpose)
             if override is not None:
@@ -183,27 +81,7 @@ class MemorizingModel:
         return Reply(self._shape(body, kept), provider=self.provider)
 
     def _shape(self, body: dict[str, Any], kept: list[str]) -> str:
-        rf = body.get("response_format")
-        system = body["messages"][0]["content"]
-        if rf is None:
-            if "five headings" in system:
-                first = "\n".join(kept) or "none"
-                return "\n\n".join(f"## {h}\n{first if i == 0 else 'none'}" for i, h in enumerate(HEADINGS))
-            return "So far the session recorded: " + "; ".join(k[2:] for k in kept)
-        schema = rf.get("json_schema", {}).get("schema") if rf.get("type") == "json_schema" else rf.get("schema")
-        if schema is None:  # JSON mode without a schema: the schema travels in the prompt
-            schema = json.loads(body["messages"][-1]["content"].split("\nSchema:\n", 1)[1])
-        obj: dict[str, Any] = {}
-        first_string = True
-        for name, prop in schema["properties"].items():
-            if prop["type"] == "string":
-                obj[name] = ("\n".join(kept) or "none") if first_string else "none"
-                first_string = False
-            elif prop["type"] == "array":
-                obj[name] = ["maintenance"]
-            else:
-                obj[name] = False
-        return json.dumps(obj, ensure_ascii=False)
+        return shape_reply(body, kept)
 
 
 # ---------------------------------------------------------------- test backends

@@ -1,0 +1,105 @@
+"""The calibration study (issue 35): estimates recover the planted truth within Monte Carlo error, and
+``generate.py calibrate`` refuses bad input and resumes after SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from analysis.cli import main
+from analysis.evidence.truth import read_truth
+from analysis.params import DEFAULT_PARAMS
+from analysis.plan.calibrate import Design, run_calibration, summarise
+
+REPO = Path(__file__).resolve().parents[1]
+TRUTHS = REPO / "docs" / "truth"
+DESIGN = Design(("g1-d0-c100-f1", "g1-d0-c100-f3"), ("j", "q"), 4)
+
+
+@pytest.mark.parametrize("name", ["null-effect.toml", "clear-effect.toml"])
+def test_estimates_land_within_monte_carlo_error_of_the_planted_truth(name: str, tmp_path: Path) -> None:
+    path = TRUTHS / name
+    reps = run_calibration(str(path), read_truth(str(path)), DESIGN, 10, tmp_path / "cal", DEFAULT_PARAMS)
+    rows = summarise(reps)
+    assert len(reps) == 10
+    # every printed estimand: 2 rungs x 2 arms recall, 2 effects, S(1), S(2) x 2 arms x 2 interval units
+    assert len(rows) == 4 + 2 + 8
+    for r in rows:
+        # recall and the effect always have rows; S(t) has none at risk when every value was lost earlier
+        assert r["not_estimable"] == 0 if not r["estimand"].startswith("S(") else r["not_estimable"] <= 3, r
+        # |bias| within 3.5 Monte Carlo SEs (plus 0.02 where every replication gave the same estimate)
+        assert abs(r["bias"]) <= 3.5 * (r["bias_mcse"] or 0) + 0.02, r
+    effects = {r["where"]: r["truth"] for r in rows if r["estimand"] == "paired effect"}
+    if name.startswith("null"):
+        assert set(effects.values()) == {0.0}
+    else:  # the clear truth plants q - j = 0.9 * 0.9 * ((1 + .95 + .9025) - (1 + .6 + .36)) / 3 on the 3-fold rung
+        assert effects["g1-d0-c100-f3|q-j"] == pytest.approx(0.81 * (2.8525 - 1.96) / 3)
+
+
+def _cal(tmp_path: Path, *extra: str) -> list[str]:
+    return ["calibrate", str(TRUTHS / "null-effect.toml"), "--rungs", "g1-d0-c100-f1", "--repeats", "2",
+            "--out", str(tmp_path / "cal"), *extra]
+
+
+@pytest.mark.parametrize("n", ["0", "-3"])
+def test_no_replications_is_refused(n: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*_cal(tmp_path), "--replications", n]) == 2
+    assert f"--replications {n}" in capsys.readouterr().err
+    assert not (tmp_path / "cal").exists()
+
+
+def test_an_out_holding_another_studys_files_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cal").mkdir()
+    (tmp_path / "cal" / "rows.csv").write_text("x\n")
+    assert main([*_cal(tmp_path), "--replications", "1"]) == 2
+    assert "another study" in capsys.readouterr().err
+    other = tmp_path / "other"
+    assert main([*_cal(other), "--replications", "1"]) == 0
+    argv = _cal(other, "--replications", "1")
+    argv[1] = str(TRUTHS / "clear-effect.toml")
+    assert main(argv) == 2  # a calibration of another truth in the same OUT
+    assert "another truth or design" in capsys.readouterr().err
+
+
+def test_sigterm_keeps_finished_replications_and_a_rerun_resumes(tmp_path: Path) -> None:
+    argv = [sys.executable, "generate.py", *_cal(tmp_path, "--replications", "6")]
+    proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    reps = tmp_path / "cal" / "replications"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (reps / "0002.json").exists():
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0 and "interrupted" in err
+    done = {p.name: p.read_bytes() for p in reps.glob("*.json")}
+    assert 2 <= len(done) < 6
+    assert main(_cal(tmp_path, "--replications", "6")) == 0
+    assert {p.name: p.read_bytes() for p in reps.glob("*.json") if p.name in done} == done  # kept as they were
+    assert len(list(reps.glob("*.json"))) == 6
+    assert (tmp_path / "cal" / "coverage.csv").is_file() and (tmp_path / "cal" / "coverage.svg").is_file()
+    assert "Simulated, planted truth" in (tmp_path / "cal" / "REPORT.md").read_text()
+
+
+def test_summary_statistics_by_hand() -> None:
+    # 20 replications of one estimand, truth 0.5: estimates 0.4 (10x) and 0.7 (10x); the first 15 intervals
+    # hold the truth. Hand: bias = (10*-0.1 + 10*0.2)/20 = 0.05; sd of the errors = sqrt(20*0.15^2/19);
+    # MC SE = sd/sqrt(20) = 0.15/sqrt(19) = 0.034412; RMSE = sqrt((10*0.01 + 10*0.04)/20) = sqrt(0.025);
+    # coverage 15/20 = 0.75, MC SE sqrt(0.75*0.25/20) = 0.096825; the floor 0.95 - 2*sqrt(0.95*0.05/20)
+    # = 0.852532 > 0.75: under-covers. A 21st replication without an estimate counts as not estimable.
+    reps = [{"x|a": {"estimand": "x", "interval": "i", "truth": 0.5, "estimate": 0.4 if i < 10 else 0.7,
+                     "lo": 0.0 if i < 15 else 0.6, "hi": 1.0}} for i in range(20)]
+    reps.append({"x|a": {"estimand": "x", "interval": "i", "truth": 0.5, "estimate": None, "lo": None, "hi": None}})
+    (row,) = summarise(reps)
+    assert row["bias"] == pytest.approx(0.05)
+    assert row["bias_mcse"] == pytest.approx(0.15 / 19 ** 0.5)
+    assert row["rmse"] == pytest.approx(0.025 ** 0.5)
+    assert (row["coverage"], row["coverage_mcse"]) == (pytest.approx(0.75), pytest.approx(0.096825, abs=1e-6))
+    assert row["under_covers"] and (row["not_estimable"], row["interval_not_estimable"]) == (1, 1)
+    near = [{**r, "x|a": {**r["x|a"], "lo": 0.0}} for r in reps[:20]]  # every interval covers: not under
+    assert not summarise(near)[0]["under_covers"]
