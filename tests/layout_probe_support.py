@@ -11,7 +11,7 @@ returns every breach of the reading rules below, as short strings (empty: the pa
 - a table wider than its column (it would scroll inside its float: a last resort, so none is expected).
 
 ``quarto=True`` first restyles the page as Quarto's HTML theme lays it out (``quarto_page``; measured with
-Quarto 1.10.18 at 1280 px, docs/QUARTO_PAGE.md): a 799 px text column, 17 px text, 25.5 px line height,
+Quarto 1.10.18 at 1280 px, CONTRIBUTING.md): a 799 px text column, 17 px text, 25.5 px line height,
 8.5 px cell padding, floats centred as ``fig-align: center`` centres them, and the report's own rules as
 _quarto.yml puts them in Quarto's header. Lines are counted
 from the rectangles of a Range over the element's contents (one per line box fragment), grouped by top.
@@ -116,3 +116,46 @@ def layout_problems(page: Path, profile: Path, *, quarto: bool = False) -> list[
         raise RuntimeError(f"the layout probe did not run; chromium stderr:\n{done.stderr[-2000:]}")
     text = m.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
     return list(json.loads(text))
+
+
+def screenshot(page: Path, shot: Path, profile: Path, *, quarto: bool = False, height: int = 6000) -> None:
+    """A PNG of ``page`` at 1280 px wide (dressed as Quarto's page with ``quarto=True``) written to ``shot``."""
+    html = page.read_text(encoding="utf-8")
+    if quarto:
+        html = quarto_page(html, (page.parent / "_quarto.yml").read_text(encoding="utf-8"))
+    copy = page.with_name(f"_shot_{'quarto' if quarto else 'pandoc'}.html")
+    copy.write_text(html, encoding="utf-8")
+    flags = [f for f in FLAGS if not f.startswith("--window-size")] + [f"--window-size=1280,{height}"]
+    try:
+        subprocess.run([str(CHROMIUM), *flags, f"--user-data-dir={profile}", f"--screenshot={shot}", copy.as_uri()],
+                       capture_output=True, text=True, timeout=180, check=False)
+    finally:
+        copy.unlink()
+
+
+def main(argv: list[str]) -> int:
+    """``python tests/layout_probe_support.py report/index.html [SHOTS_DIR]``: print every breach of the reading
+    rules on the offline page and on its Quarto-dressed copy; with SHOTS_DIR, also write offline.png and
+    quarto.png there (1280 px wide) to look at. Exit status 1 when anything was found."""
+    import tempfile
+
+    page = Path(argv[0]).resolve()
+    found = 0
+    with tempfile.TemporaryDirectory() as profile:
+        for quarto in (False, True):
+            problems = layout_problems(page, Path(profile), quarto=quarto)
+            found += len(problems)
+            print(f"{'Quarto-dressed' if quarto else 'offline'} page: {len(problems)} problem(s)")
+            for line in problems:
+                print("  " + line)
+            if len(argv) > 1:
+                shots = Path(argv[1])
+                shots.mkdir(parents=True, exist_ok=True)
+                screenshot(page, shots / ("quarto.png" if quarto else "offline.png"), Path(profile), quarto=quarto)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))

@@ -53,7 +53,7 @@ TABLE_CSS = ("td, th { text-align: left; vertical-align: top; }\n"
              ".table > :not(caption) > * > *, td, th { padding: 0.25em 0.5em; }\n"
              ".nw { white-space: nowrap; }\n"
              "div[id^=\"tbl-\"] { overflow-x: auto; }\n"
-             ".table-note, .table-note p, figcaption { text-align: left !important; font-style: normal; }\n"
+             ".table-note, .table-note p, figcaption, caption { text-align: left !important; font-style: normal; }\n"
              ".table-note { font-size: 0.9em; color: #444; }\n")
 """Table rules shared by both renders (Quarto gets them through include-in-header; offline.css holds each).
 
