@@ -139,6 +139,22 @@ def test_claim_ids_in_the_audit_sentence_become_linked_names() -> None:
     assert "0.750" in " ".join(trace.strings)  # the name's number is a printed string the trace knows
 
 
+def test_one_header_vocabulary_across_tables(beside: Path) -> None:
+    # issue 34: "Model" in some tables, "model" or "configuration" in others; a header is a short lower-case
+    # name (a scenario code such as S5, or S(k), excepted) of at most three words plus a level or arm code
+    heads = {md.name: next(iter(md.read_text(encoding="utf-8").splitlines()), "")
+             for md in (beside / "tables").glob("t_*.md")}
+    bad = []
+    for name, line in heads.items():
+        if not line.startswith("|"):
+            continue
+        for h in [c.strip() for c in line.strip("|").split("|")]:
+            if h in ("Model", "Arm", "configuration", "Configuration") or (h[:1].isupper() and not re.match(
+                    r"S\d|S\(k\)", h)):
+                bad.append(f"{name}: {h}")
+    assert bad == []
+
+
 def test_every_table_of_a_build_has_alignment_markers(beside: Path) -> None:
     for md in (beside / "tables").glob("t_*.md"):
         lines = md.read_text(encoding="utf-8").splitlines()

@@ -48,7 +48,7 @@ def fabrication(ctx: ReportContext) -> TableSpec:
 def parse_failure_summary(ctx: ReportContext) -> TableSpec:
     """Paper 6: rows carrying a parse failure against clean rows, per arm group and over all arms."""
     title = "Parse failures: rows carrying one, how many stay valid, and their recall against clean rows"
-    cols = ["arms", "rows with a parse failure", "of which valid", "their recall", "clean rows' recall"]
+    cols = ["arms", "parse-failure rows", "of which valid", "their recall", "clean rows' recall"]
     groups = ctx.estimates.failures.parse
     if all(g.failure_rows == 0 and g.clean_rows == 0 for g in groups):
         return empty_table("t_parse_failures", title, cols, "no rows of the primary scenario")
@@ -63,8 +63,10 @@ def parse_failure_summary(ctx: ReportContext) -> TableSpec:
             cols[3]: fmt_mean_n(g.failure_mean, g.failure_valid),
             cols[4]: fmt_mean_n(g.clean_mean, g.clean_rows)} for g in groups]
     return TableSpec("t_parse_failures", title, data, display_frame(out, cols),
-                     note="Parse failures stay in the means by design: a schema the model cannot satisfy "
-                          "is arm behaviour, not an infrastructure fault.")
+                     note="Parse-failure rows: rows with at least one fold whose reply did not parse, valid or "
+                          "not; clean rows: valid rows with an outcome and none. Parse failures stay in the means "
+                          "by design: a schema the model cannot satisfy is arm behaviour, not an infrastructure "
+                          "fault.")
 
 
 def invalid_summary(ctx: ReportContext) -> TableSpec:

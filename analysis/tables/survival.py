@@ -67,7 +67,7 @@ def level_text(params: Any) -> str:
 
 
 CURVE_COLUMNS = ["evidence", "arm", "S(k) by folds since entry", "final S [{level} interval]", "hazard per fold",
-                 "losses at clipped folds", "losses at parse failures"]
+                 "losses when clipped", "losses when unparsed"]
 """Column headers of t_fact_survival_curves; ``{level}`` is filled from the params (:func:`level_text`)."""
 
 
@@ -161,8 +161,8 @@ def fact_survival_curves(ctx: ReportContext) -> TableSpec:
             "survival of captured values k folds after entry (right-censored at the last fold); final S: S at "
             f"the last fold k; hazard: first losses over values at risk at k. The {level_text(ctx.params)} "
             "interval takes the row as the cluster (cluster-robust variance, log-log), since the values of one "
-            "row share its carrier; the rows and values at risk at entry follow it. Losses at clipped folds / "
-            "parse failures count losses whose fold was clipped at the carry cap / did not parse (a fold can be "
+            "row share its carrier; the rows and values at risk at entry follow it. Losses when clipped / "
+            "unparsed count losses whose fold was clipped at the carry cap / did not parse (a fold can be "
             "both), out of all losses. Ours, not the paper's.")
     data = s.km.with_columns(pl.lit(label).alias("evidence"))
     return TableSpec("t_fact_survival_curves", title, data, display_frame(rows, cols), note=note)
