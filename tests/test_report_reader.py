@@ -21,8 +21,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from prebuilt_support import Prebuilt
 from layout_probe_support import layout_problems
+from prebuilt_support import Prebuilt
 from reader_support import CHROMIUM, QUARTO_COLUMN_PX, read_page, reader_problems
 
 from report_support import HANDMADE

@@ -56,11 +56,11 @@ def shown_scale(width_in: float, dpi: int = PNG_DPI, column_px: int = NARROWEST_
     return min(width_in * dpi, column_px) / (width_in * 96)
 
 
-def arm_key(*arms: str) -> str:
+def arm_key(*arms: str, sep: str = "; ") -> str:
     """What each arm code means, for a figure's label: ``j: one opaque field; q: five named fields``."""
     from analysis.tables.labels import ARM_LABELS
 
-    return "; ".join(f"{a}: {ARM_LABELS[a]}" if a in ARM_LABELS else a for a in arms)
+    return sep.join(f"{a}: {ARM_LABELS[a]}" if a in ARM_LABELS else a for a in arms)
 
 
 @contextlib.contextmanager

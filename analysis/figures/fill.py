@@ -49,7 +49,7 @@ def fill_vs_effect(ctx: ReportContext) -> FigureSpec:
         ax.grid(axis="both")
         handles, labels = ax.get_legend_handles_labels()
         uniq = dict(zip(labels, handles, strict=True))
-        ax.legend(uniq.values(), uniq.keys(), loc="best")
+        fig.legend(uniq.values(), uniq.keys(), loc="outside lower center", ncol=2)  # never over a point
     return FigureSpec("fill_effect", title, fig,
                       "Scatter of control-arm fill against the paired effect per configuration, coloured "
                       "by the post-hoc rescue class; borderline configurations circled.")
