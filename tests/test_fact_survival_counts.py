@@ -11,6 +11,7 @@ fold 3) at fold 4; every number below is derived by hand in the comments from th
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sys
@@ -207,6 +208,11 @@ def test_report_table_and_figure_use_the_same_counts(built: Path) -> None:
     m = fs["arms"]["m"]
     assert (m["captured"], m["losses"], m["survived"], m["reappeared"], m["appeared_late"]) == (26, 4, 22, 2, 2)
     qmd = (built / "report" / "index.qmd").read_text(encoding="utf-8")
+    # issue 34: each list follows a blank line ("…behaved alike.\n- Arm **j**: S = …" read as one paragraph)
+    lines = qmd.splitlines()
+    assert [f"{a!r} / {b!r}" for a, b in itertools.pairwise(lines)
+            if b.startswith("- ") and a.strip() and not a.startswith(("- ", "  "))] == []
+    assert sum(ln.startswith("- Arm **") and "S = " in ln for ln in lines) == 3  # the curves' list, one per arm
     section = " ".join(qmd.split("## Where graded values are lost across folds", 1)[1].split("\n## ", 1)[0].split())
     assert ("Arm **m**: 26 of 28 values captured at entry; 4 of them lost and 22 never lost to the final carrier "
             "(2 of the lost values were back in the final carrier and count as lost)") in section
