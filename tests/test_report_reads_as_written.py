@@ -101,6 +101,8 @@ def test_a_column_of_zeros_is_left_out_with_its_reason() -> None:
     rows = [{"arm": "j", "failing": "3", "no answer": "0"}, {"arm": "q", "failing": "0", "no answer": "0"}]
     cols, why = without_zero_columns(rows, ["arm", "failing", "no answer"], optional=("failing", "no answer"))
     assert cols == ["arm", "failing"] and why == " ‘no answer’: 0 in every row, so not shown as a column."
+    assert without_zero_columns([{"a": "0/8"}, {"a": "0/9"}], ["a"], optional=("a",))[0] == []  # none of 8, of 9
+    assert without_zero_columns([{"a": "0/8"}, {"a": "1/9"}], ["a"], optional=("a",))[0] == ["a"]
     rows[1]["no answer"] = "1"
     assert without_zero_columns(rows, ["arm", "failing", "no answer"], optional=("no answer",)) == (
         ["arm", "failing", "no answer"], "")
@@ -153,6 +155,14 @@ def test_one_header_vocabulary_across_tables(beside: Path) -> None:
                     r"S\d|S\(k\)", h)):
                 bad.append(f"{name}: {h}")
     assert bad == []
+
+
+def test_no_note_explains_a_mark_its_table_lacks(beside: Path) -> None:
+    # issue 34: Table 4's note said "An em dash marks a mean that is undefined" over a table without one
+    for md in (beside / "tables").glob("t_*.md"):
+        body, _, note = md.read_text(encoding="utf-8").partition("::: table-note")
+        if "em dash" in note or "“—”" in note:
+            assert "—" in body, md.name
 
 
 def test_every_table_of_a_build_has_alignment_markers(beside: Path) -> None:

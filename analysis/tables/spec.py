@@ -155,11 +155,16 @@ def if_marked(rows: list[dict[str, str]], sentence: str, mark: str = DASH) -> st
     return sentence if any(mark in str(v) for row in rows for v in row.values()) else ""
 
 
+_ZERO = re.compile(r"0(?:/[0-9,]+)?")
+"""A count of none: ``0``, or ``0/56`` (none of 56)."""
+
+
 def without_zero_columns(rows: list[dict[str, str]], columns: list[str],
                          optional: tuple[str, ...]) -> tuple[list[str], str]:
-    """``columns`` less each ``optional`` one whose every cell is ``0``, and the note's sentence saying so: a
+    """``columns`` less each ``optional`` one whose every cell is a count of none (``0``, ``0/8``), and the note's
+    sentence saying so: a
     table shows no column of zeros without a reason (issue 34). The sentence is "" when none is left out."""
-    zero = [c for c in optional if c in columns and rows and all(row.get(c) == "0" for row in rows)]
+    zero = [c for c in optional if c in columns and rows and all(_ZERO.fullmatch(row.get(c) or "") for row in rows)]
     if not zero:
         return columns, ""
     names = " and ".join(f"‘{c}’" for c in zero)

@@ -25,6 +25,7 @@ from analysis.tables.spec import (
     empty_table,
     fmt_count_of,
     fmt_num,
+    without_zero_columns,
 )
 
 
@@ -138,7 +139,8 @@ def fact_survival(ctx: ReportContext) -> TableSpec:
             "they are outside the survival analysis. The curves are in the next table. "
             "Paired within repeat blocks (primary panel estimator): " + _paired_note(s) + ". Ours, not the paper's.")
     data = s.arms.with_columns(pl.lit(label).alias("evidence"))
-    return TableSpec("t_fact_survival", title, data, display_frame(rows, cols), note=note)
+    cols, zeros = without_zero_columns(rows, cols, optional=(cols[6], cols[7], cols[8]))
+    return TableSpec("t_fact_survival", title, data, display_frame(rows, cols), note=note + zeros)
 
 
 def fact_survival_curves(ctx: ReportContext) -> TableSpec:
