@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -29,3 +30,12 @@ def context(package: Any = None, results: dict | None = None, params: Any = DEFA
     pkg, res = handmade()
     return ReportContext(package if package is not None else pkg,
                          results if results is not None else res, params, None, extras or {})
+
+
+_NOWRAP_SPAN = re.compile(r"\[((?:\\.|[^\]\\])*)\]\{\.nw\}")
+
+
+def unspanned(markdown: str) -> str:
+    """A table's Markdown without the ``[atom]{.nw}`` spans that keep atoms on one line (issue 34), so a test
+    can read a cell as the reader sees it: ``| [0.947 (n=4)]{.nw} |`` -> ``| 0.947 (n=4) |``."""
+    return _NOWRAP_SPAN.sub(r"\1", markdown)

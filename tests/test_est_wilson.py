@@ -24,7 +24,7 @@ def test_deff_interval_matches_statsmodels_wilson():
     assert d.effective_n == pytest.approx(140 / 10.745)
     lo, hi = proportion_confint(0.5 * d.effective_n, d.effective_n, alpha=0.05, method="wilson")
     assert (d.lo, d.hi) == (pytest.approx(lo), pytest.approx(hi))
-    assert d.label == OURS_LABEL and "wilson" in d.method
+    assert d.label == OURS_LABEL and d.method.startswith("Wilson score interval")
 
 
 def test_deff_interval_undefined_and_vectorised():

@@ -11,6 +11,7 @@ fold 3) at fold 4; every number below is derived by hand in the comments from th
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sys
@@ -26,6 +27,7 @@ from analysis.estimators.survival import fact_survival, kaplan_meier, row_cluste
 from analysis.estimators.survival_results import package_survival, survival_block
 from analysis.evidence import load_package
 from analysis.params import DEFAULT_PARAMS
+from report_support import unspanned
 from survival_support import CLIPPED, DROPPED, NEVER, write_scenario
 
 REPO = Path(__file__).resolve().parents[1]
@@ -206,19 +208,24 @@ def test_report_table_and_figure_use_the_same_counts(built: Path) -> None:
     m = fs["arms"]["m"]
     assert (m["captured"], m["losses"], m["survived"], m["reappeared"], m["appeared_late"]) == (26, 4, 22, 2, 2)
     qmd = (built / "report" / "index.qmd").read_text(encoding="utf-8")
+    # issue 34: each list follows a blank line ("…behaved alike.\n- Arm **j**: S = …" read as one paragraph)
+    lines = qmd.splitlines()
+    assert [f"{a!r} / {b!r}" for a, b in itertools.pairwise(lines)
+            if b.startswith("- ") and a.strip() and not a.startswith(("- ", "  "))] == []
+    assert sum(ln.startswith("- Arm **") and "S = " in ln for ln in lines) == 3  # the curves' list, one per arm
     section = " ".join(qmd.split("## Where graded values are lost across folds", 1)[1].split("\n## ", 1)[0].split())
     assert ("Arm **m**: 26 of 28 values captured at entry; 4 of them lost and 22 never lost to the final carrier "
             "(2 of the lost values were back in the final carrier and count as lost)") in section
     assert "Arm **j**: 22 of 28 values captured at entry; 22 of them lost and 0 never lost" in section
     assert "2 appeared in a later fold's carrier" in section
     assert "95% interval with rows as clusters [0.78, 0.78] over 2 rows and 26 values" in section
-    md = (built / "tables" / "t_fact_survival.md").read_text(encoding="utf-8")
+    md = unspanned((built / "tables" / "t_fact_survival.md").read_text(encoding="utf-8"))
     line = next(x for x in md.splitlines() if x.startswith("| this evidence | m"))
     assert "| 26/28 (0.929) | 4/26 | 22/26 | 2/4 |" in line
     curves = (built / "tables" / "t_fact_survival_curves.md").read_text(encoding="utf-8")
-    assert "n = 2 rows, 26 values" in next(x for x in curves.splitlines() if x.startswith("| this evidence | m"))
+    assert "(k = 4; 2 rows, 26 values)" in next(x for x in curves.splitlines() if x.startswith("| this evidence | m"))
     cuts = (built / "tables" / "t_fact_survival_cuts.md").read_text(encoding="utf-8")
-    assert "lost (first absence after entry)" in cuts.splitlines()[0]
+    assert "| lost | never lost |" in cuts.splitlines()[0]
 
 
 def test_figure_legend_gives_rows_and_values(survival) -> None:

@@ -39,6 +39,9 @@ def test_citation_cites_the_package_and_the_paper() -> None:
     if paper.is_file():
         assert paper.read_text(encoding="utf-8").startswith(title)
     assert [r["title"] for r in citation["references"]] == [title]
+    from analysis.report.render import PAPER_TITLE  # the report's title (issue 34)
+
+    assert title == PAPER_TITLE
     assert citation["references"][0]["authors"][0]["family-names"] == "Tikhonov"
 
 

@@ -139,7 +139,7 @@ def test_figure_draws_no_design_outside_the_grid(v1_design) -> None:
         for line in ax.get_lines():
             if line.get_gid() == "recommended":
                 assert all(10 <= x <= 40 for x in line.get_xdata())
-    notes = [t.get_text() for ax in panels for t in ax.texts if t.get_gid() == "recommended-outside"]
+    notes = [t.get_text() for ax in panels for t in ax.texts if t.get_gid() == "recommended-beyond"]
     assert any(f"K={outside[0]['configurations']}" in t for t in notes)
 
 

@@ -25,7 +25,7 @@ def test_nothing_in_the_reconstruction_report_is_reproduced_by_independent_compu
     assert "need row-level data the paper does not print" in audit
     # the paragraph says each count once, in order (on data/v1: 109 derived; 87 from the printed cells: 79 agree,
     # 1 implied, 7 under a choice, 0 inconsistent; 22 need rows: 1 fitted, 15 missed, 6 not determinable; 4 tuned)
-    para = audit[:audit.index("The summary gives")]
+    para = re.sub(r"\[[^\]]*\]\([^)]*\)", "", audit[:audit.index("The summary gives")])  # links: claims
     counts = re.findall(r"(?<![\w.])\d+(?![\w.])", para)
     assert counts == ["109", "87", "79", "1", "7", "0", "22", "1", "15", "6", "4"], counts
 
@@ -54,7 +54,9 @@ def test_each_tuned_claim_is_named_once_with_its_computed_status(qmd: str) -> No
     for cid, said in (("icc.s5.icc", "fitted"), ("icc.s5.design_effect", "reachable under a choice"),
                       ("icc.s5.effective_obs_per_row", "consistent with the printed cells"),
                       ("scenario.grader_agreement.rows", "missed")):
-        assert f"{cid} ({said})" in para, cid
+        # issue 34: a reader's name linked to the claim's row on the claims list, not the internal id
+        assert f"](claims.html#claim-{cid}) ({said})" in para and f" {cid} (" not in para, cid
     # the ICC paragraph gives each ICC value's own status, not "fitted" for all three
-    assert "`icc.s5.design_effect` as reachable under a choice" in qmd
+    assert ("[the value printed as 10.745 in section 4 Results](claims.html#claim-icc.s5.design_effect) as "
+            "reachable under a choice") in qmd
     assert "these values are fitted" not in qmd

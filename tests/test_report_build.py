@@ -13,7 +13,7 @@ from prebuilt_support import Prebuilt
 
 from analysis.build import STAGES, STAMP_NAME, build, check, diff_outputs, managed_files
 from analysis.params import DEFAULT_PARAMS
-from report_support import HANDMADE
+from report_support import HANDMADE, unspanned
 
 PILOT = HANDMADE.parents[2] / "data" / "v2" / "pilot"
 COMPANIONS = [PILOT] if (PILOT / "provenance.lock").is_file() else []
@@ -222,7 +222,7 @@ def test_the_committed_pilot_section_reports_the_null_result(built: Path) -> Non
     assert "`describe`" in section and "`json_object_schema`" in section
     assert "`smollm2-135m-instruct`" in section
     assert "{{< include ../tables/t_v2_pilot.md >}}" in section
-    table = (built / "tables" / "t_v2_pilot.md").read_text(encoding="utf-8")
+    table = unspanned((built / "tables" / "t_v2_pilot.md").read_text(encoding="utf-8"))
     assert table.count("| 0.000 (n=4) |") == 3 and "| 1 of 4 |" in table
 
 

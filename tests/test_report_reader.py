@@ -6,6 +6,12 @@ lines of its text or centre a text cell of 24+ characters; every relative link m
 holds no "(s)" and no placeholder dash standing for a missing number inside a sentence
 (tests/reader_support.py measures). Where `quarto` is on PATH the same checks run on Quarto's page
 (report/_quarto/manuscript.html); it is not installable here, so that test skips with the reason.
+
+Issue 34 (tests/layout_probe_support.py): on the offline page and on the same page dressed as Quarto's (its
+799 px column, 17 px text, 8.5 px cell padding, centred floats, and the rules _quarto.yml adds), no numeric
+cell of at most 22 characters wraps, no one-word cell breaks inside the word, no header is taller than 4
+lines, no centred paragraph or caption runs past 2 lines, no list runs into a paragraph, and no table is
+wider than its column.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from layout_probe_support import layout_problems
 from prebuilt_support import Prebuilt
 from reader_support import CHROMIUM, QUARTO_COLUMN_PX, read_page, reader_problems
 
@@ -52,6 +59,11 @@ def out(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 def test_the_offline_page_reads_well_at_1280_px(out: Path) -> None:
     page = out / "report" / "index.html"
     assert reader_problems(page, read_page(page)) == []
+
+
+@pytest.mark.parametrize("quarto", [False, True], ids=["offline-page", "quarto-page"])
+def test_tables_keep_their_units_and_notes_read_as_text(out: Path, quarto: bool, tmp_path: Path) -> None:
+    assert layout_problems(out / "report" / "index.html", tmp_path / "profile", quarto=quarto) == []
 
 
 KNOWN_WIDE: set[str] = set()

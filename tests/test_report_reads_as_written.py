@@ -21,8 +21,9 @@ from analysis.params import DEFAULT_PARAMS
 from analysis.report.numbers import NumberTrace
 from analysis.report.pandoc_render import PANDOC_ARGS
 from analysis.report.render import QUARTO_RESOURCES, _env
-from analysis.tables.render import column_weight, numeric_column, to_markdown
-from analysis.tables.spec import TableSpec, counted, plural_noun
+from analysis.tables.failures import _meaning
+from analysis.tables.render import atom, column_weight, numeric_column, to_markdown
+from analysis.tables.spec import TableSpec, counted, if_marked, plural_noun, without_zero_columns
 from report_support import HANDMADE
 
 PILOT = HANDMADE.parents[2] / "data" / "v2" / "pilot"
@@ -71,6 +72,99 @@ def test_table_notes_use_curly_apostrophes_as_the_prose_does() -> None:
     assert "arm’s" in text and "paper’s" in text and "\\'" not in text
 
 
+def test_atoms_stay_on_one_line_and_other_cells_may_wrap() -> None:
+    # issue 34: in Quarto's 800 px column "0.161 (n=4)" and "[0.025, 0.584]" wrapped and
+    # "qwen/qwen3.6-35b-a3b" broke at a hyphen; a cell of words may still wrap between them
+    for cell in ("0.161 (n=4)", "[0.025, 0.584]", "[-0.011, +0.300]", "0/3 (0.000)", "1,534 (n=12)",
+                 "qwen/qwen3.6-35b-a3b", "g1-d0-c100-f1", "2024-09-25", "26/28 (0.929)"):
+        assert atom(cell), cell
+    for cell in ("0.500", "-0.089", "—", "12", "plain text, five headings", "j (one opaque field)",
+                 "0: 1.00, 1: 0.95, 2: 0.95, 3: 0.90, 4: 0.85", "x" * 60 + "-y"):
+        assert not atom(cell), cell  # nowhere to break, a phrase, too long to hold on one line
+    md = to_markdown(_spec(note="A note."))
+    assert "| [acme/alpha-1]{.nw} |" in md and "| [0.500 (n=3)]{.nw} |" in md and "| 12 |" in md
+    assert "| short |" in md  # one word without a hyphen needs no span
+
+
+def test_an_atom_from_evidence_stays_escaped_inside_its_span() -> None:
+    display = pl.DataFrame({"model": ["[x](y)-*z*", "a|b-c"], "n": ["1", "2"]})
+    md = to_markdown(TableSpec("t_x", "T", display, display))
+    assert r"[\[x\](y)-\*z\*]{.nw}" in md and r"[a\|b-c]{.nw}" in md
+
+
+def test_notes_are_left_aligned_roman_divs_not_italic_paragraphs() -> None:
+    md = to_markdown(_spec(note="The arm's repeats."))
+    assert md.endswith("\n\n::: table-note\nThe arm’s repeats.\n:::\n") and "\n*The" not in md
+
+
+def test_a_column_of_zeros_is_left_out_with_its_reason() -> None:
+    rows = [{"arm": "j", "failing": "3", "no answer": "0"}, {"arm": "q", "failing": "0", "no answer": "0"}]
+    cols, why = without_zero_columns(rows, ["arm", "failing", "no answer"], optional=("failing", "no answer"))
+    assert cols == ["arm", "failing"] and why == " ‘no answer’: 0 in every row, so not shown as a column."
+    assert without_zero_columns([{"a": "0/8"}, {"a": "0/9"}], ["a"], optional=("a",))[0] == []  # none of 8, of 9
+    assert without_zero_columns([{"a": "0/8"}, {"a": "1/9"}], ["a"], optional=("a",))[0] == ["a"]
+    rows[1]["no answer"] = "1"
+    assert without_zero_columns(rows, ["arm", "failing", "no answer"], optional=("no answer",)) == (
+        ["arm", "failing", "no answer"], "")
+
+
+def test_a_note_explains_a_mark_only_where_the_table_holds_it() -> None:
+    assert if_marked([{"a": "0.5"}, {"a": "1.0"}], " — marks …") == ""
+    assert if_marked([{"a": "0.5"}, {"a": "[—, —]"}], " — marks …") == " — marks …"
+
+
+def test_the_status_legend_does_not_repeat_the_status() -> None:
+    assert _meaning("mismatch", "mismatch (missed): the value needs row-level data") == "the value needs row-level data"
+    assert _meaning("consistent with the printed cells", "consistent with the printed cells: arithmetic") == \
+        "arithmetic"
+    kept = "inconsistent under every reading tried: no data produce the printed value"
+    assert _meaning("inconsistent", kept) == kept  # its opening says more than the label
+
+
+def test_a_row_named_by_its_anchor_column_carries_its_id() -> None:
+    display = pl.DataFrame({"id": ["icc.s5.icc", "a b|c"], "status": ["fitted", "mismatch"]})
+    md = to_markdown(TableSpec("t_x", "T", display, display, anchor="id"))
+    assert "| [icc.s5.icc]{#claim-icc.s5.icc} | fitted |" in md
+    assert r"| [a b\|c]{#claim-a-b-c} | mismatch |" in md  # an id holds no space or syntax
+
+
+def test_claim_ids_in_the_audit_sentence_become_linked_names() -> None:
+    from analysis.report.render import linked_audit_sentence
+
+    audit = {"headline": "Its rules were tuned to 2 derived numbers, audited as: icc.s5.icc (fitted); "
+                         "icc.s5.icc_x (missed).", "tuned": {"icc.s5.icc": "fitted", "icc.s5.icc_x": "missed"}}
+    names = {"icc.s5.icc": "the value printed as 0.750 in section 4 Results"}
+    trace = NumberTrace()
+    text = str(linked_audit_sentence(audit, names, trace))
+    assert "audited as: [the value printed as 0.750 in section 4 Results](claims.html#claim-icc.s5.icc) " \
+           "(fitted); [icc.s5.icc\\_x](claims.html#claim-icc.s5.icc_x) (missed)." in text
+    assert "0.750" in " ".join(trace.strings)  # the name's number is a printed string the trace knows
+
+
+def test_one_header_vocabulary_across_tables(beside: Path) -> None:
+    # issue 34: "Model" in some tables, "model" or "configuration" in others; a header is a short lower-case
+    # name (a scenario code such as S5, or S(k), excepted) of at most three words plus a level or arm code
+    heads = {md.name: next(iter(md.read_text(encoding="utf-8").splitlines()), "")
+             for md in (beside / "tables").glob("t_*.md")}
+    bad = []
+    for name, line in heads.items():
+        if not line.startswith("|"):
+            continue
+        for h in [c.strip() for c in line.strip("|").split("|")]:
+            if h in ("Model", "Arm", "configuration", "Configuration") or (h[:1].isupper() and not re.match(
+                    r"S\d|S\(k\)", h)):
+                bad.append(f"{name}: {h}")
+    assert bad == []
+
+
+def test_no_note_explains_a_mark_its_table_lacks(beside: Path) -> None:
+    # issue 34: Table 4's note said "An em dash marks a mean that is undefined" over a table without one
+    for md in (beside / "tables").glob("t_*.md"):
+        body, _, note = md.read_text(encoding="utf-8").partition("::: table-note")
+        if "em dash" in note or "“—”" in note:
+            assert "—" in body, md.name
+
+
 def test_every_table_of_a_build_has_alignment_markers(beside: Path) -> None:
     for md in (beside / "tables").glob("t_*.md"):
         lines = md.read_text(encoding="utf-8").splitlines()
@@ -109,9 +203,11 @@ def test_sections_come_in_reader_order(beside: Path) -> None:
     assert order == sorted(order), heads
 
 
-def test_the_title_comes_from_the_study(beside: Path) -> None:
+def test_the_title_is_the_papers_and_the_subtitle_names_the_evidence(beside: Path) -> None:
+    # issue 34: the title was the study's name; it is the paper's title, the subtitle says what the report is
     meta = yaml.safe_load(_qmd(beside).split("---\n")[1])
-    assert meta["title"] == "hand-made oracle package"
+    assert meta["title"] == "Partitioned versus Undivided Compaction Carriers"
+    assert meta["subtitle"] == "A recomputation from the evidence tests/fixtures/handmade: hand-made oracle package"
 
 
 def test_served_models_sentence_reads_as_written(beside: Path) -> None:

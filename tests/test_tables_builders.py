@@ -32,9 +32,23 @@ def test_supporting_arms_cells_have_their_denominators() -> None:
     extra = pkg.rows.filter(pl.col("row_id") == "a1-m").with_columns(
         pl.lit("a1-l").alias("row_id"), pl.lit("l").alias("arm"), pl.lit(7, dtype=pl.Int64).alias("checks_passed"))
     t = arm_means.supporting_arms(context(dataclasses.replace(pkg, rows=pl.concat([pkg.rows, extra]))))
-    assert t.display.columns == ["Model", "l (plain headings at the deployed fold budget)",
-                                 "m (plain text, five headings)"]
+    # the arms' counts differ (1 and 2), so each cell keeps its own n; the headers are the arm codes, the
+    # arms' descriptions are in the note (issue 34: headers of at most three lines)
+    assert t.display.columns == ["model", "l", "m"]
     assert t.display.row(0) == ("acme/alpha-1", "0.500 (n=1)", "1.000 (n=2)")
+    assert "l, plain headings at the deployed fold budget; m, plain text, five headings" in t.note
+
+
+def test_supporting_arms_with_one_count_per_model_give_it_one_column() -> None:
+    # two l rows (7/14 and 14/14) beside a1-m and a2-m (14/14 each): n = 2 for both arms, so n is a column
+    # and the cells are the means, l (0.5 + 1)/2 = 0.750 and m 1.000
+    pkg, _ = handmade()
+    extra = pkg.rows.filter(pl.col("row_id").is_in(["a1-m", "a2-m"])).with_columns(
+        (pl.col("row_id") + "-l").alias("row_id"), pl.lit("l").alias("arm"),
+        pl.when(pl.col("row_id") == "a1-m").then(7).otherwise(14).cast(pl.Int64).alias("checks_passed"))
+    t = arm_means.supporting_arms(context(dataclasses.replace(pkg, rows=pl.concat([pkg.rows, extra]))))
+    assert t.display.columns == ["model", "n", "l", "m"]
+    assert t.display.row(0) == ("acme/alpha-1", "2", "0.750", "1.000")
 
 
 def test_ladder_rungs_hand_derived() -> None:
@@ -52,7 +66,7 @@ def test_ladder_rungs_hand_derived() -> None:
 def test_scenario_comparison_includes_s1_pair() -> None:
     # S1 pair of alpha-1: j 2/7 = 0.286, q 7/7 = 1.000.
     t = arm_means.scenario_comparison(context())
-    row = t.display.filter(pl.col("Arm").str.starts_with("j")).row(0, named=True)
+    row = t.display.filter(pl.col("arm").str.starts_with("j")).row(0, named=True)
     assert row["S1"] == "0.286 (n=1)" and row["S5"] == "0.500 (n=3)"
 
 
@@ -64,13 +78,13 @@ def test_fill_examples_hand_derived() -> None:
     assert fills["acme/alpha-1"] == pytest.approx(26700 / 3 / 9600)
     assert fills["acme/alpha-2"] == pytest.approx(0.75)
     assert fills["beta/beta-1"] == pytest.approx(800 / 9600)
-    assert t.display["of the declared ceiling"].to_list() == ["93%", "75%", "8%"]
+    assert t.display["fill"].to_list() == ["93%", "75%", "8%"]
 
 
 def test_table3_reads_results_and_fill() -> None:
     # README: effects 0.5, -0.5, 0.75 with 2 pairs each; j rows 3, 2, 2; q rows 2, 2, 3.
     t = panel.table3(context())
-    assert t.display["Paired q-j"].to_list() == ["+0.500", "-0.500", "+0.750"]
+    assert t.display["paired q−j"].to_list() == ["+0.500", "-0.500", "+0.750"]
     assert t.display["j rows"].to_list() == ["3", "2", "2"]
     assert t.display["q rows"].to_list() == ["2", "2", "3"]
     assert t.display["j fill"].to_list() == ["93%", "75%", "8%"]

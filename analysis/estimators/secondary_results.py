@@ -160,7 +160,7 @@ def _panel_inference_block(package: Any, params: Params, p: paired.Panel,
         "gee": json_ready(gee),
         "design_effect_intervals": {
             "label": OURS_LABEL,
-            "method": "wilson score interval at n_eff = rows * k / deff",
+            "method": "Wilson score interval at n_eff = rows * k / deff",
             "scenario": study.scenario, "checks_per_row": dep.checks_per_row,
             "design_effect": dep.design_effect,
             "cells": deff_cells,

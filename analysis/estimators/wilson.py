@@ -31,14 +31,14 @@ class DeffInterval:
     hi: float
     """Wilson upper end at effective_n (NaN when undefined)."""
     method: str
-    """'wilson score interval at n_eff = rows * k / deff'."""
+    """'Wilson score interval at n_eff = rows * k / deff'."""
     reason: str | None
     """Why the interval is undefined, else None."""
     label: str = OURS_LABEL
     """Provenance label: ours, not the paper's."""
 
 
-_DEFF_METHOD = "wilson score interval at n_eff = rows * k / deff"
+_DEFF_METHOD = "Wilson score interval at n_eff = rows * k / deff"
 
 
 def _wilson(p: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:

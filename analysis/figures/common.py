@@ -44,6 +44,25 @@ class FigureSpec:
     """Why the figure shows no data in this evidence; empty when it does."""
 
 
+MIN_SHOWN_PT = 8.0
+"""Smallest text size a reader meets, at the size a figure is shown (tests/test_figures_legible.py)."""
+NARROWEST_COLUMN_PX = 799
+"""Quarto's text column at 1280 px (the narrower of the two renders): a figure wider than it is scaled down."""
+
+
+def shown_scale(width_in: float, dpi: int = PNG_DPI, column_px: int = NARROWEST_COLUMN_PX) -> float:
+    """Factor from a text's size in points in the figure to its size on the page: the PNG (``width_in`` × dpi
+    pixels) is shown at its pixel width, or the column's where it is wider, and a CSS point is 96/72 px."""
+    return min(width_in * dpi, column_px) / (width_in * 96)
+
+
+def arm_key(*arms: str, sep: str = "; ") -> str:
+    """What each arm code means, for a figure's label: ``j: one opaque field; q: five named fields``."""
+    from analysis.tables.labels import ARM_LABELS
+
+    return sep.join(f"{a}: {ARM_LABELS[a]}" if a in ARM_LABELS else a for a in arms)
+
+
 @contextlib.contextmanager
 def style() -> Iterator[None]:
     """Draw and save under analysis/style/matplotlibrc only (rcParams restored afterwards)."""

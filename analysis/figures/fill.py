@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
+from analysis.figures.common import FigureSpec, arm_key, empty_figure, new_figure, style
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
 from analysis.tables.fill import fill_result
@@ -43,13 +43,13 @@ def fill_vs_effect(ctx: ReportContext) -> FigureSpec:
             ax.scatter([r["fill"]], [r["effect"]], facecolors="none", edgecolors=OKABE_ITO["black"], s=90,
                        zorder=4, label="borderline (control within margin of cutoff)")
         ax.axhline(0, color=OKABE_ITO["grey"], lw=0.8)
-        ax.set_xlabel(f"fill: share of the declared {s.control} ceiling carried")
+        ax.set_xlabel(f"fill: share of the declared {s.control} ceiling carried\n{arm_key(s.control, s.treatment)}")
         ax.set_ylabel(f"paired effect ({s.treatment} minus {s.control})")
         ax.set_title(title)
         ax.grid(axis="both")
         handles, labels = ax.get_legend_handles_labels()
         uniq = dict(zip(labels, handles, strict=True))
-        ax.legend(uniq.values(), uniq.keys(), loc="best")
+        fig.legend(uniq.values(), uniq.keys(), loc="outside lower center", ncol=2)  # never over a point
     return FigureSpec("fill_effect", title, fig,
                       "Scatter of control-arm fill against the paired effect per configuration, coloured "
                       "by the post-hoc rescue class; borderline configurations circled.")

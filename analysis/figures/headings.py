@@ -12,7 +12,7 @@ import polars as pl
 
 from analysis.estimators.common import as_float
 from analysis.estimators.headings import CELL, headings_rows
-from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
+from analysis.figures.common import FigureSpec, arm_key, empty_figure, new_figure, style
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
 
@@ -53,7 +53,7 @@ def headings(ctx: ReportContext) -> FigureSpec:
             ax1.annotate(f"n={n}", (h, m), textcoords="offset points", xytext=(0, 3), ha="center", fontsize=7.5)
         ax1.set_xticks(levels["headings"].to_list())
         ax1.set_ylim(0, 1.12)
-        ax1.set_xlabel("headings carried in the final carrier")
+        ax1.set_xlabel("headings carried in the final carrier\n" + arm_key(*ctx.params.single_field_arms, sep="\n"))
         ax1.set_ylabel("mean exact recall")
         ax1.set_title(f"Single-field arms ({', '.join(ctx.params.single_field_arms)})")
         ax1.grid(axis="y")
@@ -63,7 +63,7 @@ def headings(ctx: ReportContext) -> FigureSpec:
             slope = _slope(res)
             xs = np.array([as_float(res["xr"].min()), as_float(res["xr"].max())])
             ax2.plot(xs, slope * xs, color=OKABE_ITO["black"], lw=1.2, label=f"slope {slope:+.3f} per heading")
-            ax2.legend(loc="lower right")
+            fig.legend(loc="outside lower center")  # outside: a residual may lie anywhere in the panel
         else:
             ax2.text(0.5, 0.5, "no informative cell", ha="center", transform=ax2.transAxes)
         ax2.axhline(0, color=OKABE_ITO["grey"], lw=0.8)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
+from analysis.figures.common import FigureSpec, arm_key, empty_figure, new_figure, style
 from analysis.results.inputs import CONTRACT_SPARSE_K
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
@@ -32,6 +32,8 @@ def forest(ctx: ReportContext) -> FigureSpec:
         summary = ctx.estimates.panel.summary
         per_bounds = {r["configuration"]: (defined(r["lo"]), defined(r["hi"]))
                       for r in ctx.estimates.bounds.per_configuration.iter_rows(named=True)}
+        ci = ctx.estimates.configuration_intervals
+        per_ci = {r["configuration"]: (defined(r["lo"]), defined(r["hi"])) for r in ci.frame.iter_rows(named=True)}
         n = eff.height
         height = max(2.4, 0.28 * n + 1.4)
         fig, (ax,) = new_figure(height=height)
@@ -44,21 +46,31 @@ def forest(ctx: ReportContext) -> FigureSpec:
         mean = defined(summary.mean)
         if mean is not None:
             ax.axvline(mean, color=OKABE_ITO["blue"], lw=1.4, label=f"panel mean {mean:+.3f}")
+        ci_label: str | None = f"{100 * ci.level:g}% t interval over the configuration's pairs"
+        bound_label: str | None = "planned-repeat bounds (missing repeats at worst / best)"
         for i, conf in enumerate(eff["configuration"]):
             lo_b, hi_b = per_bounds.get(conf, (None, None))
             if lo_b is not None and hi_b is not None:
-                ax.plot([lo_b, hi_b], [i, i], color=OKABE_ITO["orange"], lw=2.2, alpha=0.55,
-                        solid_capstyle="butt", label="planned-repeat bounds" if i == 0 else None)
+                ax.plot([lo_b, hi_b], [i, i], color=OKABE_ITO["orange"], lw=5, alpha=0.45, solid_capstyle="butt",
+                        label=bound_label)
+                bound_label = None
+            lo_c, hi_c = per_ci.get(conf, (None, None))
+            if lo_c is not None and hi_c is not None:
+                ax.errorbar([(lo_c + hi_c) / 2], [i], xerr=[[(hi_c - lo_c) / 2]], fmt="none", ecolor=OKABE_ITO["black"],
+                            elinewidth=1.0, capsize=2.5, label=ci_label)
+                ci_label = None
         ax.scatter(eff["effect"], y, s=14 + 6 * eff["pairs"].to_numpy(), color=OKABE_ITO["black"],
                    zorder=3, label="paired effect (marker area ∝ pairs)")
         labels = [f"{c}  (pairs {k})" for c, k in zip(eff["configuration"], eff["pairs"], strict=True)]
         ax.set_yticks(y, labels)
-        ax.set_xlabel(f"mean within-repeat difference in exact recall ({s.treatment} minus {s.control})")
+        ax.set_xlim(-1.05, 1.05)  # a recall difference lies in [-1, 1]; so do its intervals and bounds
+        ax.set_xlabel(f"mean within-repeat difference in exact recall ({s.treatment} minus {s.control})\n"
+                      f"{arm_key(s.control, s.treatment)}")
         ax.set_title(title)
         fig.legend(loc="outside lower center", ncol=2)
         alt = (f"Dot plot of {n} configurations' paired effects sorted from lowest to highest, each with "
-               "its complete-pair count and planned-repeat bounds; vertical line at the panel mean, "
-               "shaded band for the dispersion interval.")
+               f"its complete-pair count, its {100 * ci.level:g}% t interval over its pairs and its planned-repeat "
+               "bounds; vertical line at the panel mean, shaded band for the dispersion interval.")
     return FigureSpec("forest", title, fig, alt)
 
 
@@ -66,32 +78,34 @@ def ladder(ctx: ReportContext) -> FigureSpec:
     """Mean recall of the three ladder rungs on every ladder endpoint, with row counts."""
     from analysis.tables.arm_means import ladder as ladder_table
 
-    title = "Assigned-policy ladder: mean exact recall per rung"
+    title = "Assigned-policy ladder: mean exact recall per arm"
     with style():
         t = ladder_table(ctx)
         if t.is_empty:
             reason = t.empty_reason.split(": ", 1)[-1]
             return FigureSpec("ladder", title, empty_figure(title, reason), t.empty_reason, reason)
-        fig, (ax,) = new_figure(height=3.2)
+        fig, (ax,) = new_figure(height=3.4)
         confs = sorted(set(t.data["configuration"]))
         colours = [OKABE_ITO[c] for c in ("blue", "orange", "green", "purple", "vermillion")]
-        for k, conf in enumerate(confs):
-            d = t.data.filter(t.data["configuration"] == conf)
-            x = np.arange(d.height)
-            ax.plot(x, d["mean"], marker="o", color=colours[k % len(colours)], label=conf)
-            for xi, m, nrow in zip(x, d["mean"], d["rows"], strict=True):
-                ax.annotate(f"n={nrow}", (xi, m), textcoords="offset points", xytext=(6, -10), fontsize=7.5)
         arms = list(t.data.filter(t.data["configuration"] == confs[0])["arm"])
-        ax.set_xticks(np.arange(len(arms)), arms)
+        for k, conf in enumerate(confs):  # the arms are categories: points side by side, no joining line
+            d = t.data.filter(t.data["configuration"] == conf)
+            x = np.arange(d.height) + (k - (len(confs) - 1) / 2) * 0.12
+            ax.plot(x, d["mean"], marker="o", ls="none", color=colours[k % len(colours)], label=conf)
+            for xi, m, nrow in zip(x, d["mean"], d["rows"], strict=True):
+                ax.annotate(f"n={nrow}", (xi, m), textcoords="offset points", xytext=(7, 0), va="center",
+                            fontsize=8)
+        ax.set_xticks(np.arange(len(arms)), [arm_key(a).replace(": ", "\n", 1) for a in arms])
+        ax.set_xlim(-0.5, len(arms) - 0.5)
         ax.set_ylim(-0.05, 1.08)
-        ax.set_xlabel("rung (arm)")
+        ax.set_xlabel("arm, in the ladder's order (control, treatment, plain headings)")
         ax.set_ylabel("mean exact recall")
         ax.set_title(title)
         ax.grid(axis="y")
-        ax.legend(loc="lower right")
+        fig.legend(loc="outside lower center", ncol=min(3, len(confs)))  # outside: never over a point
     return FigureSpec("ladder", title, fig,
-                      "Line plot of mean recall for the control, treatment and plain-heading rungs, "
-                      "one line per ladder endpoint, each point labelled with its row count.")
+                      "Dot plot of mean recall for the control, treatment and plain-heading arms of the ladder, "
+                      "one colour per ladder endpoint, each point labelled with its row count.")
 
 
 def sensitivity(ctx: ReportContext) -> FigureSpec:
@@ -116,11 +130,11 @@ def sensitivity(ctx: ReportContext) -> FigureSpec:
         b = {"lo": defined(ctx.estimates.bounds.lo), "hi": defined(ctx.estimates.bounds.hi)}
         each = ctx.estimates.each_excluded
         loo = {name: {"mean": defined(m)} for name, m in zip(each.configurations, each.mean, strict=True)}
-        fig, (ax1, ax2) = new_figure(2, width=8.6, height=max(3.4, 0.2 * len(loo) + 1.4))
+        fig, (ax1, ax2) = new_figure(2, width=8.6, height=max(3.6, 0.23 * len(loo) + 1.6))
         ys = np.arange(len(variants))[::-1]
         for yv, (_label, v) in zip(ys, variants, strict=True):
             if v is None:
-                ax1.text(0, yv, "undefined", va="center", ha="center", color=OKABE_ITO["grey"], fontsize=8)
+                ax1.text(0, yv, "undefined", va="center", ha="center", color=OKABE_ITO["grey"], fontsize=8.5)
             else:
                 ax1.plot([v], [yv], "o", color=OKABE_ITO["blue"])
         if b.get("lo") is not None and b.get("hi") is not None:
@@ -128,14 +142,16 @@ def sensitivity(ctx: ReportContext) -> FigureSpec:
                         label="planned-repeat bounds")
         ax1.axvline(0, color=OKABE_ITO["grey"], lw=0.8)
         ax1.set_yticks(ys, [v[0] for v in variants])
-        ax1.set_xlabel("equal-configuration paired mean")
+        s = ctx.study
+        ax1.set_xlabel(f"equal-configuration paired mean ({s.treatment} minus {s.control})\n"
+                       f"{arm_key(s.control, s.treatment)}")
         ax1.set_title("Populations (configurations)")
         items = sorted(((k, v.get("mean")) for k, v in loo.items() if v.get("mean") is not None),
                        key=lambda kv: (kv[1], kv[0]))
         if items:
             yl = np.arange(len(items))
             ax2.plot([v for _, v in items], yl, "o", color=OKABE_ITO["vermillion"], ms=4)
-            ax2.set_yticks(yl, [k for k, _ in items], fontsize=7)
+            ax2.set_yticks(yl, [k for k, _ in items], fontsize=8.5)
             if p.get("mean") is not None:
                 ax2.axvline(p["mean"], color=OKABE_ITO["blue"], lw=1.2, label="panel mean, all configurations")
         else:

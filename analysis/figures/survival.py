@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 from matplotlib.ticker import MaxNLocator
 
-from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
+from analysis.figures.common import FigureSpec, arm_key, empty_figure, new_figure, style
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
 from analysis.tables.spec import plural_noun
@@ -82,7 +82,7 @@ def fact_survival(ctx: ReportContext) -> FigureSpec:
             .get_column("row_id").implode()))
         arms = s.arms.get_column("arm").to_list()
         palette = list(OKABE_ITO.values())
-        fig, (ax, bx) = new_figure(2, height=3.4)
+        fig, (ax, bx) = new_figure(2, height=4.6)
         missing = []
         for i, arm in enumerate(arms):
             km = s.km.filter(pl.col("arm") == arm)
@@ -105,8 +105,8 @@ def fact_survival(ctx: ReportContext) -> FigureSpec:
         ax.set_xlabel("folds since entry")
         ax.set_ylabel("share of captured values never lost")
         ax.set_title(f"Kaplan–Meier, {label}")
-        if len(missing) < len(arms):
-            ax.legend(loc="best", fontsize=7, title_fontsize=7,
+        if len(missing) < len(arms):  # below the axes: a legend inside would cover a curve near 0 or 1
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=8, title_fontsize=8,
                       title=f"shaded: {level_text(ctx.params)} interval, rows as clusters")
         counts = loss_classes(facts)
         y = np.arange(len(arms))
@@ -120,7 +120,8 @@ def fact_survival(ctx: ReportContext) -> FigureSpec:
         bx.invert_yaxis()
         bx.set_xlabel("graded values (all rows)")
         bx.set_title("Where values end up")
-        bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.25), fontsize=7, ncol=2)
+        bx.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=8, ncol=1)
+        fig.supxlabel(arm_key(*arms), fontsize=8.5)
     alt = (f"Left: Kaplan–Meier survival of captured graded values by folds since entry (time to the first "
            f"loss), per arm ({label}), shaded with the {level_text(ctx.params)} interval that takes the row as the "
            "cluster; the legend "

@@ -1,10 +1,11 @@
 """The plan's figure (design_power.png|svg): power against K per effect, and power against the effect.
 
-Reference lines are labelled (target power, alpha), the recommended designs are marked (a design
-whose K lies outside the grid's K range is named in a note, never drawn off the simulated grid), the
+Reference lines are labelled (target power, alpha), the recommended designs are marked, the
 evidence's observed effect (its equal-configuration mean paired difference, treatment - control,
 read from the design, never typed) is drawn on the last panel, and the figure has one legend.
-Artists carry gids (target-power, alpha, recommended, observed-effect) so the SVG names them.
+Artists carry gids (target-power, alpha, recommended, observed-effect) so the SVG names them. A label sits
+beside its star, never on it; a recommended K outside the K grid the user asked for is said in words in its
+panel (gid recommended-beyond), not drawn beyond the grid. Text is at least 8 pt.
 """
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ def effect_name(design: Any) -> str:
     """'exact-recall difference q − j' for the design's contrast."""
     c = design.components.contrast
     return f"exact-recall difference {c.treatment} − {c.control}"
+
+
+def arm_key(design: Any) -> str:
+    """What the contrast's arm codes mean (their titles in the runner's arms.toml): ``j: Dedicated schema, …``."""
+    from analysis.runner.arms import load_arms
+
+    arms = load_arms()
+    c = design.components.contrast
+    return "; ".join(f"{a}: {arms[a].title}" if a in arms else a for a in (c.control, c.treatment))
 
 
 def power_figure(design: Any) -> Any:
@@ -47,16 +57,16 @@ def power_figure(design: Any) -> Any:
             colors[r] = line[0].get_color()
             ax.plot(g["configurations"], g["power_closed_form"], ls="--", color=colors[r], lw=0.8)
         rec = recs.get(float(effect))
-        if rec and not min(plan.configurations) <= rec["configurations"] <= max(plan.configurations):
-            ax.text(0.98, 0.04, f"recommended K={rec['configurations']}, R={rec['repeats']}:\noutside the grid's "
-                    f"K {min(plan.configurations)}..{max(plan.configurations)}", transform=ax.transAxes, ha="right",
-                    va="bottom", fontsize=6, gid="recommended-outside")
-        elif rec:
+        if rec and min(plan.configurations) <= rec["configurations"] <= max(plan.configurations):
             ax.plot([rec["configurations"]], [rec["power_closed_form"]], marker="*", ms=12, color="black",
                     ls="none", gid="recommended")
+            # beside the star, never on it: right-aligned text ending 10 points left of its centre
             ax.annotate(f"K={rec['configurations']}, R={rec['repeats']}", (rec["configurations"],
-                        rec["power_closed_form"]), textcoords="offset points", xytext=(-4, -12), ha="right",
-                        fontsize=7)
+                        rec["power_closed_form"]), textcoords="offset points", xytext=(-10, 0), ha="right",
+                        va="center", fontsize=8)
+        elif rec:  # outside the K the user asked to see: said in words, not drawn beyond the grid
+            ax.text(0.03, 0.97, f"recommended K={rec['configurations']}, R={rec['repeats']}\n(beyond the K grid)",
+                    transform=ax.transAxes, ha="left", va="top", fontsize=8, gid="recommended-beyond")
         ax.set_xscale("log")
         ax.set_xticks(list(plan.configurations), [str(k) for k in plan.configurations])
         ax.minorticks_off()
@@ -75,20 +85,20 @@ def power_figure(design: Any) -> Any:
         last.plot([rec["effect"]], [rec["power_closed_form"]], marker="*", ms=12, color="black", ls="none",
                   gid="recommended")
         last.annotate(f"K={rec['configurations']}, R={rec['repeats']}", (rec["effect"], rec["power_closed_form"]),
-                      textcoords="offset points", xytext=(6, -10), fontsize=6)
+                      textcoords="offset points", xytext=(10, 0), va="center", fontsize=8)
     if math.isfinite(design.observed_effect):
         last.axvline(design.observed_effect, color="tab:red", lw=1.0, ls="-.", gid="observed-effect")
         last.text(design.observed_effect, 0.5, f" observed {design.observed_effect:+.3f}", color="tab:red",
-                  fontsize=7, rotation=90, va="center", ha="right")
-    last.set_title("recommended designs: power vs true effect", fontsize=9)
+                  fontsize=8, rotation=90, va="center", ha="right")
+    last.set_title("recommended designs", fontsize=9)
     last.set_xlabel(f"true effect ({name})")
     for ax in axes:
         ax.axhline(plan.target_power, color="grey", lw=0.6, gid="target-power")
         ax.axhline(plan.alpha, color="grey", lw=0.6, ls=":", gid="alpha")
     axes[0].text(0.02, plan.target_power, f"target power {plan.target_power:g}",
-                 transform=axes[0].get_yaxis_transform(), va="bottom", fontsize=7, color="dimgrey")
+                 transform=axes[0].get_yaxis_transform(), va="bottom", fontsize=8, color="dimgrey")
     axes[0].text(0.02, plan.alpha, f"alpha {plan.alpha:g}", transform=axes[0].get_yaxis_transform(), va="bottom",
-                 fontsize=7, color="dimgrey")
+                 fontsize=8, color="dimgrey")
     handles = [Line2D([], [], color=c, marker="o", ms=3, label=f"R = {r} (simulated, 95% MC band)")
                for r, c in colors.items()]
     handles += [Line2D([], [], color="black", ls="--", lw=0.8, label="closed form (noncentral t)"),
@@ -98,6 +108,6 @@ def power_figure(design: Any) -> Any:
     if math.isfinite(design.observed_effect):
         handles.append(Line2D([], [], color="tab:red", ls="-.", label=f"observed effect in the evidence "
                                                                         f"({name}, equal-configuration mean)"))
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(4, len(handles)), fontsize=7, frameon=False)
-    fig.suptitle(f"Power of a v2 study: effect = {name}", fontsize=10)
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, frameon=False)
+    fig.suptitle(f"Power of a v2 study: effect = {name}\n{arm_key(design)}", fontsize=10)
     return fig

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from analysis.estimators import bounds as bounds_mod
+from analysis.estimators import configuration_intervals as intervals_mod
 from analysis.estimators import dependence as dependence_mod
 from analysis.estimators import families as families_mod
 from analysis.estimators import headings as headings_mod
@@ -83,6 +84,14 @@ class ResultsInputs:
         s = self.study
         return paired.panel(self.package.rows, runs_frame(s), contrast_of(s),
                             recency_cutoff=s.recency_cutoff, params=self.params)
+
+    @cached_property
+    def configuration_intervals(self) -> intervals_mod.ConfigurationIntervals:
+        """A t interval of each panel configuration's paired effect over its pairs (the forest plot's)."""
+        s = self.study
+        return intervals_mod.configuration_intervals(
+            self.package.rows, intervals_mod.in_window(runs_frame(s), s.recency_cutoff), contrast_of(s),
+            self.params.alpha)
 
     @cached_property
     def sparse_contract(self) -> paired.Subset:

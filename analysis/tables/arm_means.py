@@ -34,6 +34,7 @@ from analysis.tables.spec import (
     fmt_num,
     fmt_pct,
     fmt_signed,
+    if_marked,
 )
 
 
@@ -53,23 +54,31 @@ def supporting_arms(ctx: ReportContext) -> TableSpec:
     sweeps = rows.filter(pl.col("arm") != PLAIN_ARM).select("configuration", "execution_group").unique()
     rows = rows.join(sweeps, on=["configuration", "execution_group"], how="semi")
     if rows.height == 0:
-        return empty_table("t1_supporting_arms", title, ["Model", *SUPPORTING_ARMS],
+        return empty_table("t1_supporting_arms", title, ["model", *SUPPORTING_ARMS],
                            "no supporting sweep (an execution group with valid rows of "
                            f"{', '.join(a for a in SUPPORTING_ARMS if a != PLAIN_ARM)})")
     stats = cell_stats(rows, ["configuration", "arm"], ctx.threshold)
     arms = [a for a in SUPPORTING_ARMS if a in set(stats["arm"])]
+    confs = sorted(set(stats["configuration"]))
+    counts = {conf: set(stats.filter(pl.col("configuration") == conf)["rows"].to_list()) for conf in confs}
+    shared_n = all(len(ns) == 1 for ns in counts.values())  # one n per model: a column, not a (n=…) per cell
     out = []
-    for conf in sorted(set(stats["configuration"])):
-        rec = {"Model": conf}
+    for conf in confs:
+        rec = {"model": conf}
+        if shared_n:
+            rec["n"] = str(next(iter(counts[conf])))
         for a in arms:
             hit = _lookup(stats, configuration=conf, arm=a)
-            rec[arm_label(a)] = fmt_mean_n(hit["mean"], hit["rows"]) if hit else "—"
+            rec[a] = ("—" if not hit else fmt_num(hit["mean"]) if shared_n else fmt_mean_n(hit["mean"], hit["rows"]))
         out.append(rec)
-    cols = ["Model", *[arm_label(a) for a in arms]]
+    cols = ["model", *(["n"] if shared_n else []), *arms]
+    legend = "; ".join(f"{a}, {ARM_LABELS[a]}" for a in arms if a in ARM_LABELS)
     return TableSpec("t1_supporting_arms", title, stats, display_frame(out, cols),
-                     note="Cells are means over valid rows with an outcome in the supporting sweeps (execution "
-                          f"groups where a supporting arm other than {PLAIN_ARM} ran); n is the row count. "
-                          "Rows are effectively binary, so a mean stands for a small count.")
+                     note=f"Arms: {legend}. Cells are means over valid rows with an outcome in the supporting "
+                          f"sweeps (execution groups where a supporting arm other than {PLAIN_ARM} ran); n is the "
+                          + ("row count of each arm of the model" if shared_n else "row count")
+                          + ". Rows are effectively binary, so a mean stands for a small count."
+                          + if_marked(out, " “—”: the arm did not run for that model."))
 
 
 def _ladder_groups(ctx: ReportContext) -> pl.DataFrame:
@@ -87,7 +96,7 @@ def ladder(ctx: ReportContext) -> TableSpec:
     title = "Assigned-policy ladder on the endpoints where all three rungs ran (primary scenario)"
     study = ctx.study
     groups = _ladder_groups(ctx)
-    cols = ["Model", "rung", "change", "recall", "full-recall rows", "effect vs previous rung"]
+    cols = ["model", "rung", "change", "recall", "full-recall rows", "effect vs previous rung"]
     if groups.height == 0:
         return empty_table("t2_ladder", title, cols,
                            f"no execution group ran {study.control}, {study.treatment} and "
@@ -106,7 +115,7 @@ def ladder(ctx: ReportContext) -> TableSpec:
             effect: float | None = None if prev is None else hit["mean"] - prev
             data.append({"configuration": conf, "arm": arm, "rows": hit["rows"], "mean": hit["mean"],
                          "rows_full": hit["rows_full"], "effect_vs_previous": effect})
-            out.append({"Model": conf, "rung": arm, "change": ARM_LABELS.get(arm, arm),
+            out.append({"model": conf, "rung": arm, "change": ARM_LABELS.get(arm, arm),
                         "recall": fmt_mean_n(hit["mean"], hit["rows"]),
                         "full-recall rows": fmt_count_of(hit["rows_full"], hit["rows"]),
                         "effect vs previous rung": "—" if effect is None else fmt_signed(effect)})
@@ -124,7 +133,7 @@ def scenario_comparison(ctx: ReportContext) -> TableSpec:
     title = "Exploratory scenario comparison on the ladder endpoints: mean recall by arm and scenario"
     groups = _ladder_groups(ctx)
     confs = sorted(set(groups["configuration"]))
-    cols = ["Model", "Arm"]
+    cols = ["model", "arm"]
     if not confs:
         return empty_table("t_scenarios", title, cols, "no ladder endpoint (see the ladder table)")
     primary = ctx.study.scenario
@@ -142,7 +151,7 @@ def scenario_comparison(ctx: ReportContext) -> TableSpec:
     out = []
     for conf in confs:
         for arm in [a for a in SCENARIO_ARMS if a in set(stats.filter(pl.col("configuration") == conf)["arm"])]:
-            rec = {"Model": conf, "Arm": arm_label(arm)}
+            rec = {"model": conf, "arm": arm_label(arm)}
             for sc in scenarios:
                 hit = _lookup(stats, configuration=conf, arm=arm, scenario=sc)
                 rec[sc] = fmt_mean_n(hit["mean"], hit["rows"]) if hit else "—"
@@ -161,7 +170,7 @@ def _ceiling_groups(ctx: ReportContext) -> pl.DataFrame:
 def reduced_ceiling(ctx: ReportContext) -> TableSpec:
     """Paper section 4.5: control vs halved ceiling (and plain controls) in the ceiling groups."""
     title = "Reduced declared ceiling: rows, recall, carried characters and clipping (primary scenario)"
-    cols = ["Model", "Arm", "n", f"rows ≥ {ctx.threshold:g}", "mean", "carried chars", "folds clipped at cap"]
+    cols = ["model", "arm", "n", f"rows ≥ {ctx.threshold:g}", "mean", "carried chars", "folds clipped at cap"]
     groups = _ceiling_groups(ctx)
     if groups.height == 0:
         return empty_table("t_ceiling", title, cols, f"no valid rows of the reduced-ceiling arm {REDUCED_CEILING_ARM}")
@@ -176,7 +185,7 @@ def reduced_ceiling(ctx: ReportContext) -> TableSpec:
         .with_columns(pl.col("arm").replace_strict({a: i for i, a in enumerate(CEILING_ARMS)},
                                                    return_dtype=pl.Int64).alias("_o"))
         .sort("configuration", "_o").drop("_o"))
-    out = [{"Model": r["configuration"], "Arm": arm_label(r["arm"]), "n": str(r["rows"]),
+    out = [{"model": r["configuration"], "arm": arm_label(r["arm"]), "n": str(r["rows"]),
             cols[3]: str(r["rows_at_threshold"]), "mean": fmt_num(r["mean"]),
             "carried chars": fmt_int(r["carried_chars_mean"]),
             "folds clipped at cap": fmt_count_of(r["folds_clipped"], r["folds"])}
@@ -195,8 +204,8 @@ def reduced_ceiling_by_model(ctx: ReportContext) -> TableSpec:
     study = ctx.study
     c_arm, t_arm, thr = study.control, REDUCED_CEILING_ARM, ctx.threshold
     title = "Reduced-ceiling direction by endpoint: rows at or above the threshold, and control fill"
-    cols = ["Model", f"{c_arm} rows ≥ {thr:g}, ceiling runs", f"{t_arm} rows ≥ {thr:g}, ceiling runs",
-            f"{c_arm} rows ≥ {thr:g}, all runs", f"{c_arm} fill of its ceiling, all runs"]
+    cols = ["model", f"{c_arm}, ceiling runs", f"{t_arm}, ceiling runs", f"{c_arm}, all runs",
+            f"{c_arm} fill, all runs"]
     groups = _ceiling_groups(ctx)
     confs = sorted(set(groups["configuration"]))
     if not confs:
@@ -229,15 +238,16 @@ def reduced_ceiling_by_model(ctx: ReportContext) -> TableSpec:
                                        "reduced_rows_runs": pl.Int64, "control_at_threshold_all": pl.Int64,
                                        "control_rows_all": pl.Int64, "control_fill_all": pl.Float64})
     return TableSpec("t_ceiling_by_model", title, frame, display_frame(out, cols),
-                     note=f"Ceiling runs: execution groups in which {t_arm} ran. All runs: every valid row of "
-                          "the endpoint on the primary scenario.")
+                     note=f"The first three columns count rows with recall ≥ {thr:g} over the arm's rows; the "
+                          f"last is the {c_arm} arm's fill of its declared ceiling. Ceiling runs: execution groups "
+                          f"in which {t_arm} ran. All runs: every valid row of the endpoint on the primary scenario.")
 
 
 def fill_examples(ctx: ReportContext) -> TableSpec:
     """Paper section 4.6: carried characters and fill of the undivided arms, with recall."""
     study = ctx.study
     title = f"Fill of the undivided field ({study.control} by endpoint, {DESCRIBED_ARM} pooled), with recall"
-    cols = ["model", "rows", "carried chars", "of the declared ceiling", "recall"]
+    cols = ["model", "rows", "carried chars", "fill", "recall"]
     parts = []
     for arm in (study.control, DESCRIBED_ARM):
         fills = fill_fractions(ctx.rows, arm=arm, scenario=study.scenario)
@@ -260,9 +270,17 @@ def fill_examples(ctx: ReportContext) -> TableSpec:
     if not parts:
         return empty_table("t_fill_examples", title, cols,
                            f"no valid {study.control} rows recording carried and declared characters")
-    frame = pl.concat(parts).sort(["fill", "configuration"], descending=[True, False])
-    out = [{"model": r["configuration"], "rows": str(r["fill_rows"]), "carried chars": fmt_int(r["carried_mean"]),
-            "of the declared ceiling": fmt_pct(r["fill"]), "recall": fmt_mean_n(r["mean"], r["rows"])}
+    # the models first (by fill), the pooled described-arm row after them: a pool is not one of the models
+    frame = (pl.concat(parts).with_columns((pl.col("arm") == DESCRIBED_ARM).alias("_pooled"))
+             .sort(["_pooled", "fill", "configuration"], descending=[False, True, False]).drop("_pooled"))
+    out = [{"model": f"all models, arm {r['arm']}" if r["arm"] == DESCRIBED_ARM else r["configuration"],
+            "rows": str(r["fill_rows"]), "carried chars": fmt_int(r["carried_mean"]),
+            "fill": fmt_pct(r["fill"]), "recall": fmt_mean_n(r["mean"], r["rows"])}
            for r in frame.iter_rows(named=True)]
+    pooled = DESCRIBED_ARM in set(frame["arm"])
     return TableSpec("t_fill_examples", title, frame, display_frame(out, cols),
-                     note="Fill is carried / declared characters averaged over rows; every execution group.")
+                     note=f"Rows of arm {study.control} per model"
+                          + (f"; the last row pools arm {DESCRIBED_ARM} ({ARM_LABELS[DESCRIBED_ARM]}) over every "
+                             "model, as the paper does" if pooled else "")
+                          + ". Fill is carried / declared characters (the share of the declared ceiling used), "
+                          "averaged over rows; every execution group.")

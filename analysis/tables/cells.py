@@ -86,12 +86,12 @@ def validity(ctx: ReportContext) -> TableSpec:
 def recall_cells(ctx: ReportContext) -> TableSpec:
     """Per-cell denominators of every (scenario, configuration, execution group, arm) mean."""
     title = "Every cell mean with its row count (all scenarios)"
-    cols = ["scenario", "configuration", "execution group", "arm", "recall", f"rows ≥ {ctx.threshold:g}"]
+    cols = ["scenario", "model", "execution group", "arm", "recall", f"rows ≥ {ctx.threshold:g}"]
     rows = scored_rows(ctx.rows)
     if rows.height == 0:
         return empty_table("t_cells", title, cols, "no valid row with an outcome")
     frame = cell_stats(rows, ["scenario", "configuration", "execution_group", "arm"], ctx.threshold)
-    out = [{"scenario": r["scenario"], "configuration": r["configuration"],
+    out = [{"scenario": r["scenario"], "model": r["configuration"],
             "execution group": r["execution_group"], "arm": r["arm"],
             "recall": fmt_mean_n(r["mean"], r["rows"]), cols[5]: str(r["rows_at_threshold"])}
            for r in frame.iter_rows(named=True)]
@@ -103,16 +103,28 @@ def cell_intervals(ctx: ReportContext) -> TableSpec:
     s = ctx.study
     title = (f"Beyond the paper: {s.control} and {s.treatment} cell means with design-effect-aware "
              "intervals (ours)")
-    cols = ["configuration", "execution group", "arm", "recall", "effective n", "interval"]
+    cols = ["model", "execution group", "arm", "recall", "n", "effective n", "interval"]
     d = json_ready(ctx.estimates.beyond_paper).get("design_effect_intervals") or {}
     cells = [c for c in d.get("cells") or [] if c.get("arm") in (s.control, s.treatment)]
     if not cells:
         return empty_table("t_beyond_cells", title, cols, "no control or treatment cell with a valid row")
     data = pl.DataFrame(cells).sort("configuration", "execution_group", "arm")
-    out = [{"configuration": r["configuration"], "execution group": r["execution_group"], "arm": r["arm"],
-            "recall": fmt_mean_n(r["mean"], r["rows"]), "effective n": fmt_num(r["effective_n"], 1),
+    out = [{"model": r["configuration"], "execution group": r["execution_group"], "arm": r["arm"],
+            "recall": fmt_num(r["mean"]), "n": str(r["rows"]), "effective n": fmt_num(r["effective_n"], 1),
             "interval": f"[{fmt_num(r['lo'])}, {fmt_num(r['hi'])}]"} for r in data.iter_rows(named=True)]
+    one_group = data.group_by("configuration").agg(pl.col("execution_group").n_unique().alias("k"))["k"].max() == 1
+    if one_group:  # the group names nothing the model does not: said once in the note, not in a column
+        cols = [c for c in cols if c != "execution group"]
+    k, deff = d.get("checks_per_row"), d.get("design_effect")
+    if isinstance(k, (int, float)) and isinstance(deff, (int, float)) and deff > 0:
+        # one factor for every cell: the column would repeat n times a constant, so the note states the factor
+        cols = [c for c in cols if c != "effective n"]
+        scale = f"effective n = n × {fmt_num(k, 0)} checks / design effect = {fmt_num(k / deff, 2)} n"
+    else:
+        scale = "effective n: n × checks per row / design effect"
     return TableSpec("t_beyond_cells", title, data, display_frame(out, cols),
-                     note=f"{d.get('method', '')}; "
+                     note=("Each model's cells come from one execution group. " if one_group else "")
+                     + f"n: valid rows of the cell; {scale}. "
+                     + f"{d.get('method', '')}; "
                           f"{stated('design effect', d.get('design_effect'), fmt_num(d.get('design_effect')))}, "
                           "from the within-row dependence of the checks. Ours, not the paper's.")

@@ -8,13 +8,22 @@ this module formats them. Fabrication is classified on the retained answer prefi
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import polars as pl
 
 from analysis.tables.context import ReportContext
 from analysis.tables.labels import arm_label
-from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_mean_n, fmt_num
+from analysis.tables.spec import (
+    TableSpec,
+    counted,
+    display_frame,
+    empty_table,
+    fmt_mean_n,
+    fmt_num,
+    without_zero_columns,
+)
 
 
 def fabrication(ctx: ReportContext) -> TableSpec:
@@ -29,16 +38,17 @@ def fabrication(ctx: ReportContext) -> TableSpec:
     out = [{"arm": arm_label(r["arm"]), "failing rows": str(r["failing_rows"]),
             cols[2]: str(r["fabricates"]), cols[3]: str(r["abstains"]), "no answer": str(r["no_answer"])}
            for r in frame.iter_rows(named=True)]
+    cols, zeros = without_zero_columns(out, cols, optional=("no answer",))
     return TableSpec("t_fabrication", title, frame, display_frame(out, cols),
-                     note=f"{fa.failing_rows} failing rows; {fa.placeholder_rows} contain a high-frequency "
-                          "placeholder value (stock port, round number, documentation host). Classified on "
-                          "the retained answer prefix only.")
+                     note=f"{counted(fa.failing_rows, 'failing row')}; {fa.placeholder_rows} contain a "
+                          "high-frequency placeholder value (stock port, round number, documentation host). "
+                          "Classified on the retained answer prefix only." + zeros)
 
 
 def parse_failure_summary(ctx: ReportContext) -> TableSpec:
     """Paper 6: rows carrying a parse failure against clean rows, per arm group and over all arms."""
     title = "Parse failures: rows carrying one, how many stay valid, and their recall against clean rows"
-    cols = ["arms", "rows with a parse failure", "of which valid", "their recall", "clean rows' recall"]
+    cols = ["arms", "parse-failure rows", "of which valid", "their recall", "clean rows' recall"]
     groups = ctx.estimates.failures.parse
     if all(g.failure_rows == 0 and g.clean_rows == 0 for g in groups):
         return empty_table("t_parse_failures", title, cols, "no rows of the primary scenario")
@@ -53,8 +63,10 @@ def parse_failure_summary(ctx: ReportContext) -> TableSpec:
             cols[3]: fmt_mean_n(g.failure_mean, g.failure_valid),
             cols[4]: fmt_mean_n(g.clean_mean, g.clean_rows)} for g in groups]
     return TableSpec("t_parse_failures", title, data, display_frame(out, cols),
-                     note="Parse failures stay in the means by design: a schema the model cannot satisfy "
-                          "is arm behaviour, not an infrastructure fault.")
+                     note="Parse-failure rows: rows with at least one fold whose reply did not parse, valid or "
+                          "not; clean rows: valid rows with an outcome and none. Parse failures stay in the means "
+                          "by design: a schema the model cannot satisfy is arm behaviour, not an infrastructure "
+                          "fault.")
 
 
 def invalid_summary(ctx: ReportContext) -> TableSpec:
@@ -111,7 +123,14 @@ def claims_audit(ctx: ReportContext) -> TableSpec:
                                    f"(data/v1/RECONSTRUCTION.md).")
     from analysis.audit.derive import LEGEND
     note += " Legend: " + " ".join(f"[{s}] {m}." for s, m in LEGEND.items())
-    return TableSpec("t_claims_audit", title, frame, disp, note=note)
+    return TableSpec("t_claims_audit", title, frame, disp, note=note, anchor="id")
+
+
+def _meaning(status: str, legend: str) -> str:
+    """A status's legend without the opening that repeats the status label beside it: ``mismatch (missed):
+    the value …`` -> ``the value …``; a legend whose opening says more than the label is kept whole."""
+    head, sep, rest = legend.partition(": ")
+    return rest if sep and re.sub(r"\s*\([^)]*\)", "", head).strip() == status else legend
 
 
 def claims_summary(ctx: ReportContext) -> TableSpec:
@@ -134,7 +153,7 @@ def claims_summary(ctx: ReportContext) -> TableSpec:
             .with_columns(pl.col("derived", "all").fill_null(0)).select("status", "derived", "all", "meaning"))
     total = {"status": "total", "derived": int(data["derived"].sum()), "all": int(data["all"].sum()), "meaning": ""}
     out = [{"status": r["status"], "derived claims": str(r["derived"]), "all claims": str(r["all"]),
-            "meaning": r["meaning"]} for r in [*data.iter_rows(named=True), total]]
+            "meaning": _meaning(r["status"], r["meaning"])} for r in [*data.iter_rows(named=True), total]]
     return TableSpec("t_claims_summary", title, data,
                      display_frame(out, ["status", "derived claims", "all claims", "meaning"]),
                      note="Derived claims are the statistics the paper computes from other numbers; primitive "

@@ -31,6 +31,7 @@ from analysis.tables.spec import (
     fmt_num,
     fmt_pct,
     fmt_signed,
+    if_marked,
 )
 
 _EFFECT_SCHEMA = {"configuration": pl.String, "effect": pl.Float64, "pairs": pl.Int64,
@@ -74,21 +75,21 @@ def table3(ctx: ReportContext) -> TableSpec:
     s = ctx.study
     c, t = s.control, s.treatment
     title = f"Primary panel: per-configuration paired effect {t}−{c} on {s.scenario}"
-    cols = ["Model", f"{c} mean", f"{t} mean", "Complete pairs", f"Paired {t}-{c}",
-            f"{c} rows", f"{t} rows", f"{c} fill"]
+    cols = ["model", f"{c} mean", f"{t} mean", "pairs", f"paired {t}−{c}", f"{c} rows", f"{t} rows", f"{c} fill"]
     eff = panel_effects_rows(ctx.estimates.panel)
     if eff.height == 0:
         return empty_table("t3_panel", title, cols, "no configuration in the primary panel")
     frame = eff.join(panel_fills(ctx).select("configuration", "fill"), on="configuration", how="left")
-    out = [{"Model": r["configuration"], cols[1]: fmt_num(r["control_mean"]),
-            cols[2]: fmt_num(r["treatment_mean"]), "Complete pairs": str(r["pairs"]),
+    out = [{"model": r["configuration"], cols[1]: fmt_num(r["control_mean"]),
+            cols[2]: fmt_num(r["treatment_mean"]), "pairs": str(r["pairs"]),
             cols[4]: fmt_signed(r["effect"]), cols[5]: str(r["control_rows"]),
             cols[6]: str(r["treatment_rows"]), cols[7]: fmt_pct(r["fill"])}
            for r in frame.iter_rows(named=True)]
     return TableSpec("t3_panel", title, frame, display_frame(out, cols),
                      note=f"Means count every valid row of the arm in the partition run ({c} rows, {t} "
-                          "rows are their denominators); the paired effect averages complete "
-                          f"within-repeat pairs. {c} fill is the share of the declared ceiling used.")
+                          "rows are their denominators); pairs: complete within-repeat pairs, whose differences "
+                          f"the paired effect averages. {c} fill is the share of the declared ceiling used."
+                          + if_marked(out, " “—” marks a value that is not defined."))
 
 
 def out_of_window(ctx: ReportContext) -> TableSpec:
@@ -101,8 +102,7 @@ def out_of_window(ctx: ReportContext) -> TableSpec:
     s = ctx.study
     c, t = s.control, s.treatment
     title = f"Outside the recency window: paired effect {t}−{c} on {s.scenario} (not in the panel)"
-    cols = ["Model", "Published", f"{c} mean", f"{t} mean", "Complete pairs", f"Paired {t}-{c}",
-            f"{c} rows", f"{t} rows"]
+    cols = ["model", "published", f"{c} mean", f"{t} mean", "pairs", f"paired {t}−{c}", f"{c} rows", f"{t} rows"]
     runs = runs_frame(s).filter(pl.col("published") < s.recency_cutoff)
     if runs.height == 0:
         return empty_table("t3_out_of_window", title, cols,
@@ -117,17 +117,17 @@ def out_of_window(ctx: ReportContext) -> TableSpec:
              .join(eff.select("configuration", "pairs", "effect", "control_mean", "treatment_mean",
                               "control_rows", "treatment_rows"), on="configuration", how="left")
              .sort("configuration"))
-    out = [{"Model": r["configuration"], "Published": str(r["published"]),
+    out = [{"model": r["configuration"], "published": str(r["published"]),
             cols[2]: fmt_num(r["control_mean"]), cols[3]: fmt_num(r["treatment_mean"]),
-            "Complete pairs": fmt_int(r["pairs"] or 0), cols[5]: fmt_signed(r["effect"]),
+            "pairs": fmt_int(r["pairs"] or 0), cols[5]: fmt_signed(r["effect"]),
             cols[6]: fmt_int(r["control_rows"]), cols[7]: fmt_int(r["treatment_rows"])}
            for r in frame.iter_rows(named=True)]
     return TableSpec("t3_out_of_window", title, frame, display_frame(out, cols),
                      note=f"Configurations published before the study's recency cutoff ({s.recency_cutoff}) "
                           "are not in the primary panel; their effects are computed exactly as the panel's "
                           "(complete within-repeat pairs of the partition run) and shown for reference. "
-                          "Means and row counts cover configurations with at least one complete pair; "
-                          "“—” marks a value that is not defined.")
+                          "Means and row counts cover configurations with at least one complete pair."
+                          + if_marked(out, " “—” marks a value that is not defined."))
 
 
 def panel_summary(ctx: ReportContext) -> TableSpec:
@@ -186,7 +186,8 @@ def sparse_cells(ctx: ReportContext) -> TableSpec:
             cols[2]: fmt_signed(d.get("mean")), "median": fmt_signed(d.get("median"))}
            for label, _, d in rows]
     return TableSpec("t_sparse", title, data, display_frame(out, cols),
-                     note="An em dash marks a mean that is undefined because no configuration remains.")
+                     note=if_marked(out, "An em dash marks a mean that is undefined because no configuration "
+                                         "remains."))
 
 
 def sensitivity(ctx: ReportContext) -> TableSpec:

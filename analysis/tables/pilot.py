@@ -35,12 +35,12 @@ def v2_pilot(ctx: ReportContext) -> TableSpec:
     Split from the fold columns so that each table fits a page's text column (issue 23)."""
     title = "The v2 pilot per arm: rows, recall and repeat identity"
     thr = float(getattr(ctx.params, "threshold_partial", 0.5))
-    cols = ["configuration", "arm", "rows (valid)", "mean recall", f"rows ≥ {thr:g}", "distinct answers over repeats"]
+    cols = ["model", "arm", "rows (valid)", "mean recall", f"rows ≥ {thr:g}", "distinct answers"]
     got = _pilot_arms(ctx, "t_v2_pilot", title, cols)
     if isinstance(got, TableSpec):
         return got
     package, data = got
-    out = [{"configuration": r["configuration"], "arm": arm_label(r["arm"]),
+    out = [{"model": r["configuration"], "arm": arm_label(r["arm"]),
             "rows (valid)": f"{r['rows']} ({r['valid_rows']})",
             "mean recall": fmt_mean_n(r["mean_recall"], r["scored_rows"]),
             cols[4]: fmt_count_of(r["rows_partial"], r["scored_rows"]),
@@ -48,7 +48,7 @@ def v2_pilot(ctx: ReportContext) -> TableSpec:
            for r in data.iter_rows(named=True)]
     return TableSpec("t_v2_pilot", title, data, display_frame(out, cols),
                      note=f"Scenario {package.study.scenario}, valid rows with an outcome (n); the same estimators "
-                          "as v1 (cell summaries). Distinct answers: different recall answers among the arm's "
+                          "as v1 (cell summaries). Distinct answers: different recall answers over the arm's "
                           "repeats (1 means every repeat returned the same text). Folds and the final carrier "
                           "per arm are in the next table.")
 
@@ -61,19 +61,19 @@ FOLD_COLUMNS = ("configuration", "arm", "folds", "parse_failures", "finish_lengt
 def v2_pilot_folds(ctx: ReportContext) -> TableSpec:
     """The v2 pilot per arm: fold failures, length cuts and what the final carrier holds."""
     title = "The v2 pilot per arm: fold failures and the final carrier"
-    cols = ["configuration", "arm", "folds with a parse failure", "folds cut at the length budget",
-            "final carrier chars", "graded values in the final carrier"]
+    cols = ["model", "arm", "unparsed folds", "folds cut", "final carrier chars", "values kept"]
     got = _pilot_arms(ctx, "t_v2_pilot_folds", title, cols)
     if isinstance(got, TableSpec):
         return got
     _, data = got
-    out = [{"configuration": r["configuration"], "arm": arm_label(r["arm"]),
+    out = [{"model": r["configuration"], "arm": arm_label(r["arm"]),
             cols[2]: fmt_count_of(r["parse_failures"], r["folds"]),
             cols[3]: fmt_count_of(r["finish_length"], r["folds"]),
             cols[4]: fmt_mean_n(r["mean_carried_chars"], r["carried_chars_rows"], 0),
             cols[5]: "—" if r["audited_rows"] is None else fmt_count_of(r["carrier_values"], r["audited_checks"])}
            for r in data.iter_rows(named=True)]
     return TableSpec("t_v2_pilot_folds", title, data.select(FOLD_COLUMNS), display_frame(out, cols),
-                     note="Fold counts are over the folds of the valid rows with an outcome; graded values are "
-                          "checks whose value appears in the final carrier, over rows whose checks record it "
-                          "(the carrier audit).")
+                     note="Fold counts are over the folds of the valid rows with an outcome: unparsed folds are "
+                          "folds with a parse failure, folds cut those cut at the length budget. Values kept are "
+                          "graded values (checks) whose value appears in the final carrier, over rows whose checks "
+                          "record it (the carrier audit).")

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import polars as pl
 
 from analysis import escape
-from analysis.tables.spec import TableSpec
+from analysis.tables.spec import TableSpec, anchor_id
 
 
 def _csv_frame(data: pl.DataFrame) -> pl.DataFrame:
@@ -80,6 +80,34 @@ def column_weight(header: str, cells: list[str]) -> int:
     return max(3, min(max(words), WORD_CAP), min(typical, WIDTH_CAP))
 
 
+_ATOM_NUMBER = re.compile(r"[^A-Za-z]*|[^A-Za-z]*\(n=[0-9,]+\)")
+"""A cell of digits, signs, separators and brackets, perhaps with its ``(n=…)``: ``0.161 (n=4)``,
+``[0.025, 0.584]``, ``0/3 (0.000)``."""
+ATOM_NUMBER_CAP = 22
+"""A numeric cell up to this many characters reads as one unit (a number with its n, an interval)."""
+ATOM_WORD_CAP = 48
+"""A one-word cell (a model, rung or configuration id, a date) up to this long never breaks."""
+_BREAKABLE = re.compile(r"[\s\-/‐–—,]")
+"""Where a browser may end a line inside a cell: spaces, hyphens and dashes, slashes, commas."""
+
+
+def atom(text: str) -> bool:
+    """Whether a cell is one unit that must stay on one line (issue 34): a short numeric cell, or one word
+    such as ``qwen/qwen3.6-35b-a3b`` or ``2024-09-25`` that a browser would otherwise break at a hyphen or
+    slash. A cell with nowhere to break needs no mark."""
+    if not _BREAKABLE.search(text, 1):  # a sign or dash at the start is no place to break
+        return False
+    if len(text) <= ATOM_NUMBER_CAP and any(ch.isdigit() for ch in text) and _ATOM_NUMBER.fullmatch(text):
+        return True
+    return len(text) <= ATOM_WORD_CAP and not any(ch.isspace() for ch in text)
+
+
+def _atom_cell(text: str) -> str:
+    """A body cell: an atom wrapped in a ``nw`` span (white-space: nowrap in both renders' CSS, a Pandoc
+    bracketed span Quarto reads alike), any other cell as ``_cell`` writes it."""
+    return f"[{_cell(text)}]{{.nw}}" if atom(text) else _cell(text)
+
+
 def _curly(text: str) -> str:
     """Typographic apostrophes and single quotes, as Pandoc's smart punctuation prints them in the prose
     (``paper’s``, ``‘appeared at a later fold’``): after a letter a closing mark, elsewhere before one an
@@ -103,17 +131,22 @@ def to_markdown(spec: TableSpec) -> str:
     """A pipe table with its reading note, or the empty-reason when the evidence holds no rows.
 
     Text columns are left-aligned and number columns right-aligned (explicit markers, so no
-    renderer centres a cell), and column widths follow the content (``separator``)."""
+    renderer centres a cell), column widths follow the content (``separator``), atoms never wrap
+    (``atom``) and the note is a ``table-note`` div after the table."""
     if spec.is_empty or spec.display.height == 0:
         return f"*{escape.markdown(_curly(spec.empty_reason or 'Not in this evidence.'))}*\n"
     cols = spec.display.columns
     rows = [["" if v is None else str(v) for v in row] for row in spec.display.iter_rows()]
     lines = ["| " + " | ".join(_cell(c) for c in cols) + " |", separator(cols, rows)]
+    named = cols.index(spec.anchor) if spec.anchor in cols else -1
     for row in rows:
-        lines.append("| " + " | ".join(_cell(v) for v in row) + " |")
+        cells = [_atom_cell(v) for v in row]
+        if named >= 0:  # the row's id on its naming cell, so prose can link to the row
+            cells[named] = f"[{_cell(row[named])}]{{#{anchor_id(row[named])}}}"
+        lines.append("| " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"
-    if spec.note:
-        text += f"\n*{_cell(_curly(spec.note))}*\n"
+    if spec.note:  # a left-aligned note in roman type (class table-note), not a centred italic paragraph
+        text += f"\n::: table-note\n{_cell(_curly(spec.note))}\n:::\n"
     return text
 
 

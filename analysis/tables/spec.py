@@ -7,6 +7,7 @@ through the helpers below, so CSV stays machine-readable at full precision.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import polars as pl
@@ -30,11 +31,24 @@ class TableSpec:
     """Reading note printed under the table (methods, denominators)."""
     empty_reason: str = ""
     """Why the table has no rows in this evidence; empty when it has rows."""
+    anchor: str = ""
+    """A display column whose cells name their row: each gets the id ``anchor_id(cell)``, so prose can link
+    to the row (the claims list: ``claims.html#claim-icc.s5.icc``); empty for none."""
 
     @property
     def is_empty(self) -> bool:
         """True when the evidence holds nothing for this table."""
         return self.data.height == 0
+
+
+CLAIM_ANCHOR = "claim-"
+"""Prefix of a row id on the claims list (``claim-<claim id>``)."""
+
+
+def anchor_id(text: str, prefix: str = CLAIM_ANCHOR) -> str:
+    """The HTML id of a row named ``text``: ``prefix`` + the text with every character other than a letter,
+    digit, ``.``, ``_`` or ``-`` replaced by ``-`` (what a Pandoc ``{#id}`` attribute takes as is)."""
+    return prefix + re.sub(r"[^A-Za-z0-9._-]", "-", text)
 
 
 def empty_table(name: str, title: str, columns: list[str], reason: str) -> TableSpec:
@@ -129,6 +143,32 @@ def plural_noun(n: int | None, singular: str, many: str | None = None) -> str:
 def counted(n: int, singular: str, many: str | None = None) -> str:
     """``n`` with its noun in agreement: ``1 configuration``, ``3 configurations``."""
     return f"{n:,} {plural_noun(n, singular, many)}"
+
+
+DASH = "—"
+"""The mark of an undefined value in a table cell (fmt_num and its kin)."""
+
+
+def if_marked(rows: list[dict[str, str]], sentence: str, mark: str = DASH) -> str:
+    """``sentence`` (a note's explanation of ``mark``) when some cell of ``rows`` holds the mark, else "": a
+    note never describes a mark its table does not contain (issue 34)."""
+    return sentence if any(mark in str(v) for row in rows for v in row.values()) else ""
+
+
+_ZERO = re.compile(r"0(?:/[0-9,]+)?")
+"""A count of none: ``0``, or ``0/56`` (none of 56)."""
+
+
+def without_zero_columns(rows: list[dict[str, str]], columns: list[str],
+                         optional: tuple[str, ...]) -> tuple[list[str], str]:
+    """``columns`` less each ``optional`` one whose every cell is a count of none (``0``, ``0/8``), and the note's
+    sentence saying so: a
+    table shows no column of zeros without a reason (issue 34). The sentence is "" when none is left out."""
+    zero = [c for c in optional if c in columns and rows and all(_ZERO.fullmatch(row.get(c) or "") for row in rows)]
+    if not zero:
+        return columns, ""
+    names = " and ".join(f"‘{c}’" for c in zero)
+    return [c for c in columns if c not in zero], f" {names}: 0 in every row, so not shown as a column."
 
 
 def display_frame(rows: list[dict[str, str]], columns: list[str]) -> pl.DataFrame:

@@ -25,6 +25,7 @@ from analysis.tables.spec import (
     empty_table,
     fmt_count_of,
     fmt_num,
+    without_zero_columns,
 )
 
 
@@ -56,10 +57,9 @@ def survival_source(ctx: ReportContext) -> SurvivalSource | str:
     return (why or "no fact timeline").removeprefix("not in this evidence: ")
 
 
-ARM_COLUMNS = ["evidence", "arm", "rows", "values captured at entry", "lost (first absence after entry)",
-               "never lost (to the final carrier)", "lost, back in the final carrier",
-               "not captured: entry fold did not parse", "not captured: appeared at a later fold"]
-"""Column headers of t_fact_survival; ``{level}`` is filled from the params (:func:`level_text`)."""
+ARM_COLUMNS = ["evidence", "arm", "rows", "captured at entry", "lost", "never lost", "lost, came back",
+               "unparsed at entry", "first seen later"]
+"""Column headers of t_fact_survival: short names of at most three words (the note defines each)."""
 
 
 def level_text(params: Any) -> str:
@@ -67,9 +67,8 @@ def level_text(params: Any) -> str:
     return f"{100 * (1 - params.alpha):g}%"
 
 
-CURVE_COLUMNS = ["evidence", "arm", "S(k) by folds since entry",
-                 "S at the last fold, {level} interval (rows as clusters)", "hazard per fold",
-                 "losses at clipped folds", "losses at parse failures"]
+CURVE_COLUMNS = ["evidence", "arm", "S(k) by folds since entry", "final S [{level} interval]", "hazard per fold",
+                 "losses when clipped", "losses when unparsed"]
 """Column headers of t_fact_survival_curves; ``{level}`` is filled from the params (:func:`level_text`)."""
 
 
@@ -96,7 +95,8 @@ def _final_interval(km: pl.DataFrame, arm: str) -> str:
         return "—"
     first, last = part.row(0, named=True), part.row(-1, named=True)
     return (f"{fmt_num(last['survival'], 2)} [{fmt_num(last['ci_rows_lo'], 2)}, {fmt_num(last['ci_rows_hi'], 2)}] "
-            f"(k = {last['folds_since_entry']}; n = {first['at_risk_rows']} rows, {first['at_risk']} values)")
+            f"(k = {last['folds_since_entry']}; {counted(first['at_risk_rows'], 'row')}, "
+            f"{counted(first['at_risk'], 'value')})")
 
 
 def _paired_note(s: FactSurvival) -> str:
@@ -130,14 +130,17 @@ def fact_survival(ctx: ReportContext) -> TableSpec:
             cols[8]: fmt_count_of(r["appeared_late"], r["not_captured"]),
         })
     note = (f"Valid rows of scenario {s.contrast.scenario} ({label}). Entry fold: the first fold that read the "
-            "value's chunk; captured: the value is a whole token of that fold's carrier. Loss is the first fold "
-            "after entry whose carrier lacks a captured value (time to first loss): a value that comes back later "
-            "stays lost and is counted again in 'lost, back in the final carrier', so captured = lost + never "
-            "lost. A value absent at its entry fold but present in a later carrier is not captured ('appeared "
-            "at a later fold') and is outside the survival analysis; the curves are in the next table. "
+            "value's chunk; captured at entry: the value is a whole token of that fold's carrier (captured / "
+            "entered, with the rate). Lost: the first fold after entry whose carrier lacks a captured value "
+            "(time to first loss); never lost: present in every carrier to the final one. A value that comes "
+            "back later stays lost and is counted again in 'lost, came back' (back in the final carrier), so "
+            "captured = lost + never lost. Values not captured at entry are split into 'unparsed at entry' (the "
+            "entry fold did not parse) and 'first seen later' (absent at entry, present in a later carrier); "
+            "they are outside the survival analysis. The curves are in the next table. "
             "Paired within repeat blocks (primary panel estimator): " + _paired_note(s) + ". Ours, not the paper's.")
     data = s.arms.with_columns(pl.lit(label).alias("evidence"))
-    return TableSpec("t_fact_survival", title, data, display_frame(rows, cols), note=note)
+    cols, zeros = without_zero_columns(rows, cols, optional=(cols[6], cols[7], cols[8]))
+    return TableSpec("t_fact_survival", title, data, display_frame(rows, cols), note=note + zeros)
 
 
 def fact_survival_curves(ctx: ReportContext) -> TableSpec:
@@ -157,18 +160,17 @@ def fact_survival_curves(ctx: ReportContext) -> TableSpec:
              cols[6]: fmt_count_of(r["losses_parse_failed"], r["losses"])}
             for r in s.arms.iter_rows(named=True)]
     note = (f"Captured values of valid rows of scenario {s.contrast.scenario} ({label}). S(k): Kaplan–Meier "
-            "survival of captured values k folds after entry (right-censored at the last fold); hazard: first "
-            f"losses over values at risk at k. The {level_text(ctx.params)} interval takes the row as the cluster "
-            "(cluster-robust variance, log-log), since the values of one row share its carrier; n gives the rows "
-            "and values at risk at entry. Losses at clipped folds / parse failures count losses whose fold was "
-            "clipped at the carry cap / did not parse (a fold can be both), out of all losses. Ours, not the "
-            "paper's.")
+            "survival of captured values k folds after entry (right-censored at the last fold); final S: S at "
+            f"the last fold k; hazard: first losses over values at risk at k. The {level_text(ctx.params)} "
+            "interval takes the row as the cluster (cluster-robust variance, log-log), since the values of one "
+            "row share its carrier; the rows and values at risk at entry follow it. Losses when clipped / "
+            "unparsed count losses whose fold was clipped at the carry cap / did not parse (a fold can be "
+            "both), out of all losses. Ours, not the paper's.")
     data = s.km.with_columns(pl.lit(label).alias("evidence"))
     return TableSpec("t_fact_survival_curves", title, data, display_frame(rows, cols), note=note)
 
 
-CUT_COLUMNS = ["evidence", "cut", "level", "arm", "values", "captured at entry", "lost (first absence after entry)",
-               "never lost (to the final carrier)"]
+CUT_COLUMNS = ["evidence", "cut", "level", "arm", "values", "captured at entry", "lost", "never lost"]
 
 
 def fact_survival_cuts(ctx: ReportContext) -> TableSpec:
@@ -189,4 +191,5 @@ def fact_survival_cuts(ctx: ReportContext) -> TableSpec:
                      display_frame(rows, CUT_COLUMNS),
                      note=f"Values with an entry fold, valid rows ({label}). 'Folds after entry' = last fold − "
                           "entry fold (0: the value arrives in the last fold). Lost: first absence after entry, "
-                          "also when the value comes back later; captured = lost + never lost. Ours, not the paper's.")
+                          "also when the value comes back later; never lost: present to the final carrier; "
+                          "captured = lost + never lost. Ours, not the paper's.")
