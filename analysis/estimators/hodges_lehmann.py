@@ -253,7 +253,7 @@ def hodges_lehmann_row(value: Mapping[str, Any]) -> InferenceRow:
     how = "exact signed-rank interval" if value.get("method") == EXACT else "signed-rank interval, normal approximation"
     return InferenceRow("hodges_lehmann", f"Hodges–Lehmann pseudo-median (assumes symmetric effects), {how}",
                         value.get("estimate"), value.get("lo"), value.get("hi"), None, value.get("n"),
-                        "configurations")
+                        "configurations", value.get("reason"))
 
 
 REGISTRATION = ResultsBlock(

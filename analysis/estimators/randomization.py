@@ -61,6 +61,10 @@ def sign_flip_test(
     n = x.size
     if n == 0:
         return SignFlipTest(math.nan, math.nan, 0, 0, False, None, "no configurations")
+    if not np.any(x):
+        return SignFlipTest(0.0, math.nan, n, 0, False, None,
+                            f"every one of the {n} configuration effects is 0, so flipping signs changes nothing "
+                            "and there is nothing to test")
     obs = abs(float(x.sum()))
     tol = 1e-9 * max(1.0, float(np.abs(x).sum()))
     if n <= exact_max_n:

@@ -22,7 +22,10 @@ Methods note. Input is a :class:`~analysis.estimators.fact_timeline.FactTimeline
   variance of S(k), the sum over rows of the squared sum of the row's values' influence
   ``-S(k) * sum_{j<=k} (dN_i(j) n_j - d_j Y_i(j)) / (n_j (n_j - d_j))`` (R survival's
   ``survfit(..., cluster=row)`` robust variance, without a small-sample factor), so it is as wide
-  as the number of rows allows. S = 1 gives [1, 1] and S = 0 gives [0, 0] (lifelines' convention);
+  as the number of rows allows. Neither interval is estimable (null bounds, with the reason in
+  ``ci_*_reason``: analysis.estimators.estimable.cluster_boundary) at S = 0 or S = 1, where its
+  variance is identically 0 (R ``survfit`` gives NA; lifelines would print [0, 0] or [1, 1]), with
+  fewer than two rows (values) at entry, or where every row behaved alike (variance 0);
 * **hazard per fold** — d_k / n_k, losses at k over values at risk at k (k >= 1);
 * **where losses happen** — share of losses at folds clipped at the carry cap and at folds
   whose reply did not parse (a fold can be both), and the same for values not captured at
@@ -55,8 +58,12 @@ from analysis.estimators.common import (
     require_columns,
     runs_frame,
 )
+from analysis.estimators.estimable import cluster_boundary
 from analysis.estimators.fact_timeline import FactTimeline
 from analysis.params import Params
+
+ZERO_SD = 1e-9
+"""A standard deviation of S below this is rounding noise of an identically zero variance (not estimable)."""
 
 ARM_SCHEMA: dict[str, pl.DataType] = {
     "arm": pl.String(), "rows": pl.Int64(), "facts": pl.Int64(), "entered": pl.Int64(),
@@ -71,11 +78,12 @@ KM_SCHEMA: dict[str, pl.DataType] = {
     "arm": pl.String(), "folds_since_entry": pl.Int64(), "at_risk": pl.Int64(), "at_risk_rows": pl.Int64(),
     "events": pl.Int64(), "censored": pl.Int64(), "survival": pl.Float64(), "hazard": pl.Float64(),
     "ci_rows_lo": pl.Float64(), "ci_rows_hi": pl.Float64(), "ci_values_lo": pl.Float64(),
-    "ci_values_hi": pl.Float64(),
+    "ci_values_hi": pl.Float64(), "ci_rows_reason": pl.String(), "ci_values_reason": pl.String(),
 }
 """Columns of :attr:`FactSurvival.km` (one line per arm and k = 0..max): ``at_risk`` values and
 ``at_risk_rows`` rows with a value at risk; ``ci_rows_*`` the interval with the row as the cluster,
-``ci_values_*`` lifelines' interval with every value independent (module note)."""
+``ci_values_*`` lifelines' interval with every value independent (module note); ``ci_rows_reason`` and
+``ci_values_reason`` say why that interval is not estimable (its bounds are then null), else null."""
 CUT_SCHEMA: dict[str, pl.DataType] = {
     "cut": pl.String(), "level": pl.String(), "arm": pl.String(), "facts": pl.Int64(),
     "captured": pl.Int64(), "capture_rate": pl.Float64(), "survived": pl.Int64(),
@@ -236,7 +244,7 @@ def kaplan_meier(durations: Sequence[int] | np.ndarray, events: Sequence[bool] |
     np.maximum.at(cluster_last, codes, dur)
     times = np.arange(int(dur.max()) + 1)
     rows_at_risk = len(cluster_last) - np.searchsorted(np.sort(cluster_last), times, side="left")
-    out = []
+    out: list[dict[str, Any]] = []
     at_risk = len(durations)
     for k in times.tolist():
         if k in table.index:
@@ -252,8 +260,15 @@ def kaplan_meier(durations: Sequence[int] | np.ndarray, events: Sequence[bool] |
     surv = np.array([r["survival"] for r in out])
     var = row_cluster_variance(dur, ev, codes, times, surv)
     lo, hi = _loglog(surv, var, float(norm.ppf(1 - alpha / 2)))
-    for r, a, b in zip(out, lo.tolist(), hi.tolist(), strict=True):
-        r["ci_rows_lo"], r["ci_rows_hi"] = a, b
+    rows0, values0 = int(rows_at_risk[0]), len(durations)
+    for r, s_k, a, b, v in zip(out, surv.tolist(), lo.tolist(), hi.tolist(), var.tolist(), strict=True):
+        why_rows = cluster_boundary(s_k, rows0) or (
+            None if v > ZERO_SD**2 else "every row behaved alike, so the variance with rows as clusters is 0")
+        why_values = cluster_boundary(s_k, values0, unit="value")
+        r.update(ci_rows_lo=None if why_rows else a, ci_rows_hi=None if why_rows else b, ci_rows_reason=why_rows,
+                 ci_values_reason=why_values)
+        if why_values:
+            r.update(ci_values_lo=None, ci_values_hi=None)
     return pl.DataFrame(out, schema=schema)
 
 

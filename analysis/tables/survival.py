@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis.estimators.estimable import not_estimable
 from analysis.estimators.fact_timeline import FactTimeline
 from analysis.estimators.survival import FactSurvival
 from analysis.tables.context import ReportContext
@@ -95,7 +96,11 @@ def _final_interval(km: pl.DataFrame, arm: str) -> str:
     if part.height == 0:
         return "—"
     first, last = part.row(0, named=True), part.row(-1, named=True)
-    return (f"{fmt_num(last['survival'], 2)} [{fmt_num(last['ci_rows_lo'], 2)}, {fmt_num(last['ci_rows_hi'], 2)}] "
+    if last["ci_rows_lo"] is None or last["ci_rows_hi"] is None:
+        span = f" (interval {not_estimable(last.get('ci_rows_reason'))})"
+    else:
+        span = f" [{fmt_num(last['ci_rows_lo'], 2)}, {fmt_num(last['ci_rows_hi'], 2)}]"
+    return (f"{fmt_num(last['survival'], 2)}{span} "
             f"(k = {last['folds_since_entry']}; n = {first['at_risk_rows']} rows, {first['at_risk']} values)")
 
 
