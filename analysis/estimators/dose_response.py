@@ -12,7 +12,8 @@ differences (one configuration) or over configurations (several); a rung with fe
 ``params.min_pairs`` complete pairs keeps its estimate and says so. Fact survival per (rung,
 arm): of the graded values the rows read, how many entered the carrier at their entry fold
 (captured) and how many of those were never lost, i.e. in every carrier from the entry fold to the
-last (survived; a value dropped and back later counts as lost), from the fact timeline. A declared rung without a valid row is listed in ``missing``.
+last (survived; a value dropped and back later counts as lost), from the fact timeline. A declared
+rung without a valid row is listed in ``missing``.
 """
 
 from __future__ import annotations

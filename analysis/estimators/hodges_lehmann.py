@@ -250,7 +250,8 @@ def hodges_lehmann_block(inputs: Any) -> Block:
 def hodges_lehmann_row(value: Mapping[str, Any]) -> InferenceRow:
     """Its row of t_beyond_inference, from the block's results.json value (the label names the estimand
     and how the interval was computed)."""
-    how = "exact signed-rank interval" if value.get("method") == EXACT else "signed-rank interval, normal approximation"
+    how = {EXACT: "exact signed-rank interval", NORMAL: "signed-rank interval, normal approximation"}.get(
+        value.get("method") or "", "signed-rank interval")
     return InferenceRow("hodges_lehmann", f"Hodges–Lehmann pseudo-median (assumes symmetric effects), {how}",
                         value.get("estimate"), value.get("lo"), value.get("hi"), None, value.get("n"),
                         "configurations", value.get("reason"))

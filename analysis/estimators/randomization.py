@@ -61,6 +61,10 @@ def sign_flip_test(
     n = x.size
     if n == 0:
         return SignFlipTest(math.nan, math.nan, 0, 0, False, None, "no configurations")
+    if n == 1:
+        return SignFlipTest(float(x[0]), math.nan, 1, 2, False, None,
+                            "1 configuration: flipping the sign of one effect always gives an equally extreme mean, "
+                            "so the test needs at least 2 configurations")
     if not np.any(x):
         return SignFlipTest(0.0, math.nan, n, 0, False, None,
                             f"every one of the {n} configuration effects is 0, so flipping signs changes nothing "

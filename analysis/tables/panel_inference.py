@@ -35,6 +35,10 @@ def _p_value(r: InferenceRow) -> str:
     return not_estimable(r.reason) if r.reason and r.method in ("sign_flip", "gee") else "—"
 
 
+def _units(r: InferenceRow) -> str:
+    return f"{fmt_int(r.units)} {r.unit.removesuffix('s') if r.units == 1 else r.unit}"
+
+
 def panel_inference(ctx: ReportContext) -> TableSpec:
     """Bootstrap interval, sign-flip p and row-level GEE for the panel effect."""
     title = "Beyond the paper: inference on the paired effect, and the unpaired row-level GEE contrast (ours)"
@@ -63,7 +67,7 @@ def panel_inference(ctx: ReportContext) -> TableSpec:
                         schema={"method": pl.String, "estimate": pl.Float64, "lo": pl.Float64, "hi": pl.Float64,
                                 "p_value": pl.Float64, "units": pl.Int64})
     out = [{"method": r.label, "estimate": fmt_signed(r.estimate), "interval": _interval(r),
-            "p-value": _p_value(r), "units": f"{fmt_int(r.units)} {r.unit}"} for r in rows]
+            "p-value": _p_value(r), "units": _units(r)} for r in rows]
     return TableSpec("t_beyond_inference", title, data, display_frame(out, cols),
                      note="Ours, not the paper's. The bootstrap and sign flip are inference on the paired "
                           "equal-configuration effect, with configurations as the units. The GEE is not: it "
