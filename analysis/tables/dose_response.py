@@ -69,6 +69,8 @@ def _paired(p: Mapping[str, Any] | None, min_pairs: int) -> str:
 def _survival(s: Mapping[str, Any] | None) -> str:
     if not s or not s.get("facts"):
         return "—"
+    if not s.get("captured"):  # nothing captured: survival is not estimable, not a dash
+        return f"{fmt_count_of(s['captured'], s['facts'])} → none captured, so no survival"
     return f"{fmt_count_of(s['captured'], s['facts'])} → {fmt_count_of(s['survived'], s['captured'])}"
 
 
