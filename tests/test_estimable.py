@@ -109,3 +109,17 @@ def test_dose_response_rung_with_constant_differences_has_no_interval() -> None:
 
 def test_exact_p_alone_is_unchanged() -> None:
     assert exact.exact_p(0, 0) == (1.0, 1.0)  # the pairing ranges still read it; counts() is what says why
+
+
+def test_no_survival_curve_from_one_row_per_arm() -> None:
+    """One row per arm: a curve and its row-cluster interval need at least 2 rows with a captured value, so
+    the curves table and figure are left out and one sentence says why (issue 30)."""
+    from analysis.estimators.survival import curves_reason
+
+    one = pl.concat([kaplan_meier([1], [True], 0.05).with_columns(arm=pl.lit("j")),
+                     kaplan_meier([2], [False], 0.05).with_columns(arm=pl.lit("q"))])
+    why = curves_reason(one)
+    assert why == ("arm j: 1 value captured at entry in 1 row; arm q: 1 value captured at entry in 1 row; "
+                   "a survival curve needs at least 2 rows with a captured value")
+    two = kaplan_meier([1, 2, 2], [True, False, False], 0.05, clusters=["a", "b", "b"]).with_columns(arm=pl.lit("m"))
+    assert curves_reason(pl.concat([one, two])) is None  # arm m has 2 rows: the curves are estimable

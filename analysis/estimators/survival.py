@@ -290,6 +290,24 @@ def _paired(per_row: pl.DataFrame, rows: pl.DataFrame, study: Any, outcome: str,
                        p.summary.mean * total if total else NAN, p.summary.mean, effects, reason)
 
 
+def curves_reason(km: pl.DataFrame) -> str | None:
+    """Why no survival curve is estimable, in one sentence, or None: a curve (and its interval with rows as
+    clusters) needs at least 2 rows with a value captured at entry in some arm (analysis.estimators.estimable).
+    None too when no arm has a curve at all (nothing captured: the report says that apart)."""
+    if km.height == 0:
+        return None
+    entry = km.filter(pl.col("folds_since_entry") == 0).sort("arm")
+    if entry.get_column("at_risk_rows").max() >= 2:  # type: ignore[operator]
+        return None
+
+    def n(x: int, noun: str) -> str:
+        return f"{x} {noun}" + ("" if x == 1 else "s")
+
+    parts = [f"arm {arm}: {n(values, 'value')} captured at entry in {n(rows_, 'row')}"
+             for arm, values, rows_ in entry.select("arm", "at_risk", "at_risk_rows").iter_rows()]
+    return "; ".join(parts) + "; a survival curve needs at least 2 rows with a captured value"
+
+
 def fact_survival(timeline: FactTimeline, rows: pl.DataFrame, study: Any, params: Params) -> FactSurvival:
     """Capture, Kaplan–Meier survival, hazard, loss sites, paired q-j and cuts (module note)."""
     require_columns(rows, ("row_id", "arm", "scenario", "valid"), "rows")

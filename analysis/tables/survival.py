@@ -16,7 +16,7 @@ import polars as pl
 
 from analysis.estimators.estimable import not_estimable
 from analysis.estimators.fact_timeline import FactTimeline
-from analysis.estimators.survival import FactSurvival
+from analysis.estimators.survival import FactSurvival, curves_reason
 from analysis.tables.context import ReportContext
 from analysis.tables.labels import arm_label
 from analysis.tables.spec import (
@@ -154,6 +154,11 @@ def fact_survival_curves(ctx: ReportContext) -> TableSpec:
     if isinstance(src, str):
         return empty_table("t_fact_survival_curves", title, cols, src)
     s, label = src.survival, src.label
+    why = curves_reason(s.km)
+    if why:  # no arm has 2 rows with a captured value: no curve is estimable (one sentence says why)
+        empty = empty_table("t_fact_survival_curves", title, cols, why)
+        return TableSpec(empty.name, title, empty.data, empty.display,
+                         empty_reason=f"No survival curve is estimated: {why}")
     rows = [{"evidence": label, "arm": arm_label(r["arm"]),
              cols[2]: _curve(s.km, r["arm"], "survival", 0),
              cols[3]: _final_interval(s.km, r["arm"]),
