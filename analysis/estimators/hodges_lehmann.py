@@ -268,7 +268,7 @@ REGISTRATION = ResultsBlock(
     sentence="**Hodges–Lehmann** (ours; estimates the pseudo-median of the configuration effects, their "
              "centre if they are symmetric): {{ s.estimate|signed }} over {{ s.n|plural('configuration') }}"
              "{% if s.lo is number %}, {{ 'exact signed-rank ' ~ (s.achieved|pct) if s.achieved is number "
-             "else 'signed-rank ' ~ (s.nominal|pct) ~ ' (normal approximation: the effects have zeros or ties)' }}"
+             "else 'signed-rank ' ~ (s.nominal|pct) ~ ' (normal approximation with zero and tie corrections, as R gives)' }}"
              " interval [{{ s.lo|signed }}, {{ s.hi|signed }}], conditional on this panel and not a confidence "
              "interval for a population of models"
              "{% elif s.reason %}; its interval is not estimable: {{ s.reason }}{% endif %}"
