@@ -7,7 +7,8 @@ built in full. What is not estimable, by hand:
 - one configuration (3 repeats): the dispersion interval, the bootstrap, the sign flip (1 configuration
   gives p = 1 whatever its effect) and the Hodges–Lehmann interval need at least 2;
 - one row per arm (2 configurations, 1 pair each, 7 vs 10 and 3 vs 4 passed): the Hodges–Lehmann
-  interval (2 configurations cannot reach 95%: P(W = 0) = 1/4 > 0.025);
+  interval (2 configurations cannot reach 95%: P(W = 0) = 1/4 > 0.025); and one row per arm in all (one
+  configuration, one repeat, 7 vs 10: both succeed at 0.5): every interval and McNemar;
 - recall 0 on every row: every effect is 0, so no spread (dispersion, bootstrap), nothing to flip (sign
   flip), no discordant pair (McNemar);
 - every row alike (7 of 14 on every row): the same as recall 0, at recall 0.5;
@@ -32,6 +33,7 @@ from analysis.params import DEFAULT_PARAMS
 CASES: dict[str, dict[str, list[tuple[int | None, int | None]]]] = {
     "one_configuration": {"m/a": [(7, 10), (5, 12), (9, 9)]},
     "one_row_per_arm": {"m/a": [(7, 10)], "m/b": [(3, 4)]},
+    "one_row_in_all": {"m/a": [(7, 10)]},
     "recall_zero": {"m/a": [(0, 0), (0, 0)], "m/b": [(0, 0), (0, 0)]},
     "all_alike": {"m/a": [(7, 7), (7, 7)], "m/b": [(7, 7), (7, 7)]},
     "no_discordant": {"m/a": [(8, 14), (9, 12)], "m/b": [(10, 11), (13, 7)]},
@@ -43,6 +45,9 @@ REASONS = {
                           "the sign-flip randomisation test (1 configuration",
                           "the configuration-level bootstrap (one configuration"],
     "one_row_per_arm": ["its interval is not estimable: 2 configurations cannot reach a 95% exact interval"],
+    "one_row_in_all": ["the dispersion interval is not estimable: fewer than two units",
+                       "1 configuration: a signed-rank interval needs at least 2",
+                       "the McNemar test is not estimable: no discordant pair"],
     "recall_zero": ["the dispersion interval is not estimable: all 2 values are equal",
                     "the McNemar test is not estimable: no discordant pair",
                     "every one of the 2 configuration effects is 0"],
