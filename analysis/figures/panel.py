@@ -56,9 +56,14 @@ def forest(ctx: ReportContext) -> FigureSpec:
         ax.set_xlabel(f"mean within-repeat difference in exact recall ({s.treatment} minus {s.control})")
         ax.set_title(title)
         fig.legend(loc="outside lower center", ncol=2)
+        band = ("shaded band for the dispersion interval." if lo_d is not None and hi_d is not None else
+                "no dispersion band: the interval is not estimable ("
+                + (summary.reasons.get("dispersion_lo") or "undefined") + ").")
+        if lo_d is None or hi_d is None:
+            ax.text(0.01, 0.01, "dispersion interval not estimable", transform=ax.transAxes, fontsize=7,
+                    va="bottom", color=OKABE_ITO["grey"])
         alt = (f"Dot plot of {n} configurations' paired effects sorted from lowest to highest, each with "
-               "its complete-pair count and planned-repeat bounds; vertical line at the panel mean, "
-               "shaded band for the dispersion interval.")
+               f"its complete-pair count and planned-repeat bounds; vertical line at the panel mean, {band}")
     return FigureSpec("forest", title, fig, alt)
 
 
