@@ -123,3 +123,19 @@ def test_no_survival_curve_from_one_row_per_arm() -> None:
                    "a survival curve needs at least 2 rows with a captured value")
     two = kaplan_meier([1, 2, 2], [True, False, False], 0.05, clusters=["a", "b", "b"]).with_columns(arm=pl.lit("m"))
     assert curves_reason(pl.concat([one, two])) is None  # arm m has 2 rows: the curves are estimable
+
+
+def test_pairing_range_without_any_discordant_pair_is_not_estimable() -> None:
+    """Every row succeeds under both arms: no pairing has a discordant pair, so there is no p to range over
+    (it used to report p = 1 for every pairing)."""
+    from analysis.estimators.pairing import pairing_range
+
+    rows = pl.DataFrame([{"row_id": f"{arm}{rep}", "scenario": "S5", "configuration": "m", "execution_group": "g",
+                          "repeat": rep, "arm": arm, "valid": True, "checks_total": 14, "checks_passed": 14}
+                         for arm in ("j", "q") for rep in (1, 2, 3)])
+    runs = pl.DataFrame({"configuration": ["m"], "execution_group": ["g"]})
+    r = pairing_range(rows, "j", "q", scenario="S5", threshold=0.5, runs=runs, rng=np.random.default_rng(1),
+                      draws=20)
+    assert r.pairs == 3 and r.shipped.both == 3 and "no discordant pair" in (r.shipped.reason or "")
+    assert math.isnan(r.shipped.p_value) and math.isnan(r.p_lo) and math.isnan(r.p_hi)
+    assert "no discordant pair" in (r.reason or "")
