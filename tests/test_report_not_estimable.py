@@ -139,6 +139,7 @@ def test_scripted_run_of_one_configuration_and_two_repeats_has_no_placeholder(sc
     qmd, tables = _outputs(scripted_run)
     flat = _flat(qmd)
     assert "+0.214 over 1 configuration" in flat  # 3/14 in both pairs: the effect itself is estimable
+    assert "1 configurations" not in flat and "The primary panel holds the only configuration" in flat
     assert placeholders_in_prose(qmd) == []
     assert zero_width_intervals(qmd) == [] and zero_width_intervals(tables) == []
     assert "the dispersion interval is not estimable" in flat

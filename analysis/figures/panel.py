@@ -62,8 +62,9 @@ def forest(ctx: ReportContext) -> FigureSpec:
         if lo_d is None or hi_d is None:
             ax.text(0.01, 0.01, "dispersion interval not estimable", transform=ax.transAxes, fontsize=7,
                     va="bottom", color=OKABE_ITO["grey"])
-        alt = (f"Dot plot of {n} configurations' paired effects sorted from lowest to highest, each with "
-               f"its complete-pair count and planned-repeat bounds; vertical line at the panel mean, {band}")
+        alt = (f"Dot plot of {n} configuration{'' if n == 1 else 's'}' paired effects sorted from lowest to "
+               "highest, each with its complete-pair count and planned-repeat bounds; vertical line at the "
+               f"panel mean, {band}")
     return FigureSpec("forest", title, fig, alt)
 
 
