@@ -41,12 +41,12 @@ CASES: dict[str, dict[str, list[tuple[int | None, int | None]]]] = {
 """Per case: configuration -> (j passed, q passed) per repeat."""
 
 REASONS = {
-    "one_configuration": ["1 configuration: a signed-rank interval needs at least 2",
+    "one_configuration": ["its interval is not estimable: 1 configuration: it needs at least 2 configurations",
                           "the sign-flip randomisation test (1 configuration",
                           "the configuration-level bootstrap (one configuration"],
     "one_row_per_arm": ["its interval is not estimable: 2 configurations cannot reach a 95% exact interval"],
     "one_row_in_all": ["the dispersion interval is not estimable: fewer than two units",
-                       "1 configuration: a signed-rank interval needs at least 2",
+                       "its interval is not estimable: 1 configuration: it needs at least 2 configurations",
                        "the McNemar test is not estimable: no discordant pair"],
     "recall_zero": ["the dispersion interval is not estimable: all 2 values are equal",
                     "the McNemar test is not estimable: no discordant pair",

@@ -11,7 +11,14 @@ one of the functions below so that every output says the same thing; the outputs
 
 The cases: fewer than two units (:func:`too_few`), no spread (:func:`no_spread`), no discordant pair
 (:func:`no_discordant_pairs`), a probability on its boundary under a cluster-robust variance, or fewer
-than two clusters at risk (:func:`cluster_boundary`).
+than two clusters (:func:`cluster_boundary`).
+
+Who applies it: every t interval (analysis.estimators.common.t_interval: the panel's and the families'
+dispersion intervals, the load ladder's per-rung interval), the configuration bootstrap, the sign flip and
+the Hodges–Lehmann interval (fewer than two configurations, no spread), the McNemar counts and the
+pairing ranges (no discordant pair), and the Kaplan–Meier intervals (analysis.estimators.survival:
+S = 0 or 1, one row). The tables print :func:`not_estimable` in the cell, the report says the reason in
+its sentence, and tests/test_report_not_estimable.py checks reports of bad input for a dash or [x, x].
 """
 
 from __future__ import annotations

@@ -40,6 +40,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from analysis.estimators.common import OURS_LABEL, finite_effects
+from analysis.estimators.estimable import too_few
 from analysis.estimators.registration import Block, InferenceRow, ResultsBlock
 
 EXACT_BELOW = 50
@@ -227,7 +228,7 @@ def hodges_lehmann(effects: Sequence[float] | np.ndarray, alpha: float) -> Hodge
     estimate = walsh_median(e)
     if n < 2:
         return HodgesLehmann(OURS_LABEL, n, estimate, None, None, nominal, None,
-                             "1 configuration: a signed-rank interval needs at least 2")
+                             too_few(n, "configuration"))
     exact = n < EXACT_BELOW and not np.any(e == 0) and np.unique(np.abs(e)).size == n
     if exact:
         bounds = _exact_bounds(e, alpha)
