@@ -185,11 +185,13 @@ def sparse_cells(ctx: ReportContext) -> TableSpec:
           "mean": d.get("mean"), "median": d.get("median")} for _, key, d in rows],
         schema={"population": pl.String, "configurations": pl.Int64, "mean": pl.Float64,
                 "median": pl.Float64})
+    none_left = not_estimable("no configuration remains")
     out = [{"population": label, "configurations": str(int(d.get("configurations") or 0)),
-            cols[2]: fmt_signed(d.get("mean")), "median": fmt_signed(d.get("median"))}
+            cols[2]: none_left if d.get("mean") is None else fmt_signed(d.get("mean")),
+            "median": none_left if d.get("median") is None else fmt_signed(d.get("median"))}
            for label, _, d in rows]
     return TableSpec("t_sparse", title, data, display_frame(out, cols),
-                     note="An em dash marks a mean that is undefined because no configuration remains.")
+                     note="A population without a configuration has no mean or median (not estimable).")
 
 
 def sensitivity(ctx: ReportContext) -> TableSpec:
