@@ -139,3 +139,12 @@ def test_pairing_range_without_any_discordant_pair_is_not_estimable() -> None:
     assert r.pairs == 3 and r.shipped.both == 3 and "no discordant pair" in (r.shipped.reason or "")
     assert math.isnan(r.shipped.p_value) and math.isnan(r.p_lo) and math.isnan(r.p_hi)
     assert "no discordant pair" in (r.reason or "")
+
+
+def test_dose_response_table_cell_says_why_the_interval_is_missing() -> None:
+    from analysis.tables.dose_response import _paired
+
+    cell = _paired({"effect": 0.0, "lo": None, "hi": None, "pairs": 3, "enough_pairs": False,
+                    "reason": "interval: all 3 values are equal (+0.000), so they have no spread"}, 4)
+    assert cell.startswith("+0.00 (interval not estimable: all 3 values are equal")
+    assert "[+0.00, +0.00]" not in cell

@@ -91,6 +91,11 @@ def test_bad_input_report_says_not_estimable_and_prints_no_placeholder(built: di
     assert zero_width_intervals(qmd) == [], case
     assert zero_width_intervals(tables) == [], case
     assert "—, —" not in tables  # an interval of dashes (t_beyond_cells without a design effect)
+    if case == "one_configuration":  # the tables say why in the cell, not with a dash
+        summary = (out / "tables" / "t3_summary.md").read_text(encoding="utf-8")
+        assert "| dispersion interval, low | not estimable: fewer than two units" in summary
+        inference = (out / "tables" / "t_beyond_inference.md").read_text(encoding="utf-8")
+        assert "not estimable: 1 configuration: it needs at least 2 configurations" in inference
     if case in ("one_configuration", "recall_zero", "all_alike"):  # the forest figure says why it has no band
         assert "no dispersion band: the interval is not estimable" in flat
     if case in ("recall_zero", "all_alike"):  # every effect 0, no discordant pair: no test has anything to test
