@@ -22,7 +22,8 @@ effects_st = st.lists(st.integers(-14, 14).map(lambda k: k / 14), min_size=1, ma
 # ----------------------------------------------------------------------------- bootstrap
 def test_bootstrap_degenerate_cases():
     eq = bootstrap_mean([0.25, 0.25, 0.25])
-    assert (eq.lo, eq.hi, eq.estimate) == (0.25, 0.25, 0.25) and "collapses" in eq.reason
+    # equal effects: no spread, so not estimable (issue 30; it used to print the zero-width [0.25, 0.25])
+    assert eq.estimate == 0.25 and math.isnan(eq.lo) and math.isnan(eq.hi) and "no spread" in eq.reason
     one = bootstrap_mean([0.4])
     assert one.estimate == 0.4 and math.isnan(one.lo) and "one configuration" in one.reason
     none = bootstrap_mean([])
@@ -50,8 +51,8 @@ def test_bootstrap_seeded_and_close_to_scipy():
 @given(effects_st, st.sampled_from(["percentile", "bca"]))
 def test_bootstrap_interval_contains_the_mean(x, method):
     r = bootstrap_mean(x, resamples=400, seed=11, method=method)
-    if len(x) == 1:
-        assert math.isnan(r.lo)
+    if len(x) == 1 or len(set(x)) == 1:  # one configuration, or no spread: not estimable (issue 30)
+        assert math.isnan(r.lo) and math.isnan(r.hi) and r.reason
     else:
         assert r.lo - 1e-12 <= r.estimate <= r.hi + 1e-12
         assert min(x) - 1e-12 <= r.lo and r.hi <= max(x) + 1e-12

@@ -57,16 +57,28 @@ def test_sign_flip_exact_at_20_and_monte_carlo_above():
 @given(effects_st)
 def test_sign_flip_p_in_unit_interval_and_symmetric(x):
     r = sign_flip_test(x)
+    if not any(x) or len(x) == 1:  # all zero, or one configuration: not estimable (tests below)
+        assert math.isnan(r.p_value)
+        return
     assert 0 < r.p_value <= 1
     assert sign_flip_test([-v for v in x]).p_value == pytest.approx(r.p_value)
 
 
 @settings(max_examples=10, deadline=None)
 @given(st.integers(1, 20))
-def test_sign_flip_all_zero_effects_give_p_one(n):
-    assert sign_flip_test([0.0] * n).p_value == 1.0
+def test_sign_flip_all_zero_effects_are_not_estimable(n):
+    # every pattern gives the observed 0, so p = 1 says nothing: not estimable, like McNemar without a
+    # discordant pair (issue 30)
+    r = sign_flip_test([0.0] * n)
+    assert math.isnan(r.p_value) and ("is 0" in r.reason or n == 1)
 
 
 def test_sign_flip_empty_is_nan_with_reason():
     r = sign_flip_test([])
     assert math.isnan(r.p_value) and r.reason
+
+
+def test_sign_flip_of_one_configuration_is_not_estimable():
+    # two patterns, +e and -e, both as extreme as the observed: p = 1 whatever e is (issue 30)
+    r = sign_flip_test([0.214])
+    assert math.isnan(r.p_value) and r.n == 1 and "at least 2 configurations" in r.reason

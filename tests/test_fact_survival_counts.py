@@ -187,7 +187,10 @@ def test_rows_as_clusters_widen_the_interval_when_a_row_loses_its_values_togethe
     a = kaplan_meier(durations, events, 0.05, clusters=spread).row(1, named=True)
     b = kaplan_meier(durations, events, 0.05, clusters=together).row(1, named=True)
     assert (a["ci_values_lo"], a["ci_values_hi"]) == (b["ci_values_lo"], b["ci_values_hi"])
-    assert b["ci_rows_hi"] - b["ci_rows_lo"] > a["ci_rows_hi"] - a["ci_rows_lo"]
+    # every row of ``spread`` lost exactly one of its 4 values: the rows behaved alike, so the variance with rows
+    # as clusters is identically 0 and the interval is not estimable (issue 30; it used to be [S, S])
+    assert a["ci_rows_lo"] is None and a["ci_rows_hi"] is None and "behaved alike" in a["ci_rows_reason"]
+    assert b["ci_rows_hi"] - b["ci_rows_lo"] > 0.1 and b["ci_rows_reason"] is None
 
 
 # ---------------------------------------------------------------- outputs say the same
@@ -218,12 +221,16 @@ def test_report_table_and_figure_use_the_same_counts(built: Path) -> None:
             "(2 of the lost values were back in the final carrier and count as lost)") in section
     assert "Arm **j**: 22 of 28 values captured at entry; 22 of them lost and 0 never lost" in section
     assert "2 appeared in a later fold's carrier" in section
-    assert "95% interval with rows as clusters [0.78, 0.78] over 2 rows and 26 values" in section
+    # two rows that lost their values alike: the row-cluster variance is 0, so no zero-width [0.78, 0.78] (issue 30)
+    assert ("its interval with rows as clusters not estimable (every row behaved alike, so the variance with rows "
+            "as clusters is 0) over 2 rows and 26 values") in section
+    assert "[0.78, 0.78]" not in section
     md = unspanned((built / "tables" / "t_fact_survival.md").read_text(encoding="utf-8"))
     line = next(x for x in md.splitlines() if x.startswith("| this evidence | m"))
     assert "| 26/28 (0.929) | 4/26 | 22/26 | 2/4 |" in line
-    curves = (built / "tables" / "t_fact_survival_curves.md").read_text(encoding="utf-8")
-    assert "(k = 4; 2 rows, 26 values)" in next(x for x in curves.splitlines() if x.startswith("| this evidence | m"))
+    curves = unspanned((built / "tables" / "t_fact_survival_curves.md").read_text(encoding="utf-8"))
+    m_curve = next(x for x in curves.splitlines() if x.startswith("| this evidence | m"))
+    assert "(k = 4; 2 rows, 26 values)" in m_curve and "(interval not estimable: every row behaved alike" in m_curve
     cuts = (built / "tables" / "t_fact_survival_cuts.md").read_text(encoding="utf-8")
     assert "| lost | never lost |" in cuts.splitlines()[0]
 

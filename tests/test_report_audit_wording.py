@@ -60,3 +60,15 @@ def test_each_tuned_claim_is_named_once_with_its_computed_status(qmd: str) -> No
     assert ("[the value printed as 10.745 in section 4 Results](claims.html#claim-icc.s5.design_effect) as "
             "reachable under a choice") in qmd
     assert "these values are fitted" not in qmd
+
+
+def test_no_audit_note_names_a_status_its_claim_does_not_have() -> None:
+    """A note explains a derived status; it never announces another one in capitals (issue 30:
+    ``carrier.j.length_calls`` said INCONSISTENT under the status "not determinable")."""
+    from analysis.audit import STATUSES
+    from analysis.audit.statuses import EXPLAIN, PREFIX_EXPLAIN
+
+    notes = [*EXPLAIN.values(), *(note for _, note in PREFIX_EXPLAIN)]
+    for note in notes:
+        for status in STATUSES:
+            assert status.upper() not in note, (status, note)

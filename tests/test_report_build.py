@@ -215,8 +215,11 @@ def test_the_committed_pilot_section_reports_the_null_result(built: Path) -> Non
     qmd = (built / "report" / "index.qmd").read_text(encoding="utf-8")
     section = " ".join(qmd.split("## The v2 pilot\n")[1].split("## How to rebuild")[0].split())
     assert "1 configurations" not in section and "holds 1 configuration:" in section
-    assert "4 complete pairs with paired effect +0.000" in section and "[+0.000, +0.000]" in section
-    assert "4 under neither (two-sided exact McNemar p = 1.0000)" in section
+    assert "4 complete pairs with paired effect +0.000" in section
+    # nothing missing and no discordant pair: said in words, not as [+0.000, +0.000] or p = 1.0000 (issue 30)
+    assert "No planned repeat of its panel is missing" in section and "[+0.000, +0.000]" not in section
+    assert "4 under neither (the McNemar test is not estimable: no discordant pair" in section
+    assert "p = 1.0000" not in section
     assert "**The pilot's result is null.**" in section and "none of the 168 graded values" in section
     assert "copies of each other" in section
     assert "`describe`" in section and "`json_object_schema`" in section

@@ -117,7 +117,9 @@ def test_secondary_mcnemar(results):
     q_m = sec["partial"]
     assert len(sec["runs"]) == 1 and sec["runs"][0].startswith("acme/alpha-1 ")
     assert (q_m["complete"]["both"], q_m["complete"]["b"], q_m["complete"]["c"]) == (2, 0, 0)
-    assert q_m["complete"]["p_value"] == 1.0 and q_m["first_only"] == 0
+    # no discordant block: the test is not estimable (issue 30), null with its reason, not p = 1
+    assert q_m["complete"]["p_value"] is None and "no discordant pair" in q_m["complete"]["reason"]
+    assert q_m["first_only"] == 0
     assert q_m["missing_as_failure"]["pairs"] == 2
     # No t rows at all: j vs t has no complete block -> null p with a reason.
     j_t = results["mcnemar_secondary"]["j_vs_t"]["full"]["complete"]

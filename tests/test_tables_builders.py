@@ -90,11 +90,12 @@ def test_table3_reads_results_and_fill() -> None:
     assert t.display["j fill"].to_list() == ["93%", "75%", "8%"]
 
 
-def test_sparse_table_undefined_mean_is_a_dash_not_zero() -> None:
-    # No configuration has >= 4 pairs: mean and median undefined (null), printed as an em dash.
+def test_sparse_table_undefined_mean_says_not_estimable_not_zero() -> None:
+    # No configuration has >= 4 pairs: mean and median undefined (null), printed as "not estimable" with the
+    # reason (issue 30: no dash in place of a statistic).
     t = panel.sparse_cells(context())
     row = t.display.row(1, named=True)
-    assert row["configurations"] == "0" and row["median"] == "—"
+    assert row["configurations"] == "0" and row["median"] == "not estimable: no configuration remains"
     assert t.data["mean"][1] is None
 
 

@@ -48,7 +48,9 @@ EXPLAIN: dict[str, str] = {
     "fill25.spearman": "the 25-configuration exploratory fill dataset is not printed",
     "threshold.fail8.gain_ge_0_20.fill_margin": "the two bounding configurations both print 81%; needs unrounded fills",
     "carrier.j.stop_calls": "the population of the 714 j calls is not stated",
-    "carrier.j.length_calls": "the population is not stated; INCONSISTENT with 4 schema-invalid folds in 4.5",
+    "carrier.j.length_calls": "the population is not stated, so the count cannot be checked; the page calls these "
+                              "'the schema-invalid folds reported above', but 4.5 reports 4 schema-invalid j folds, "
+                              "not 20 (a conflict in the text that no printed cell decides)",
     "probe.no_measurable_rows.configs": "capability-probe verdicts are not evidence rows",
     "probe.plain_text_arms_attempted": "capability-probe verdicts are not evidence rows",
     "t1.k_vs_m.mean_gap": "each model weighing equally, the printed Table 1 cells give 0.060, not 0.066; the printed "

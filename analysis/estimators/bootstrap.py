@@ -2,8 +2,9 @@
 
 bootstrap_mean resamples configurations with replacement from an explicit numpy Generator
 seeded from the params; percentile interval by default, BCa (bias-corrected and accelerated,
-jackknife acceleration) on request. When every effect is equal the interval collapses to the
-point (with a reason). Every result carries `label = "ours, not the paper's"`.
+jackknife acceleration) on request. When every effect is equal the interval is not estimable
+(NaN bounds with the reason of analysis.estimators.estimable.no_spread), never [mean, mean].
+Every result carries `label = "ours, not the paper's"`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 from scipy import stats
 
 from analysis.estimators.common import OURS_LABEL, EstimatorInputError, finite_effects
+from analysis.estimators.estimable import no_spread
 
 _CHUNK = 2048  # bootstrap resamples per vectorised block (bounds memory at ~_CHUNK * n indices)
 
@@ -79,9 +81,9 @@ def bootstrap_mean(
     if n == 1:
         return BootstrapInterval(est, math.nan, math.nan, 1, resamples, seed, method, level,
                                  "one configuration: resampling cannot vary the mean")
-    if np.all(x == x[0]):
-        return BootstrapInterval(est, est, est, n, resamples, seed, method, level,
-                                 "every effect is equal: the interval collapses to the point")
+    flat = no_spread(x, "configuration effects")
+    if flat:
+        return BootstrapInterval(est, math.nan, math.nan, n, resamples, seed, method, level, flat)
     rng = np.random.Generator(np.random.PCG64(seed))
     boots = _boot_means(x, resamples, rng)
     q_lo, q_hi = alpha / 2, 1 - alpha / 2

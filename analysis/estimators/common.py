@@ -20,6 +20,8 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
+from analysis.estimators.estimable import no_spread
+
 NAN = float("nan")
 
 ROW_COLUMNS = ("row_id", "scenario", "configuration", "execution_group", "repeat", "arm",
@@ -152,11 +154,15 @@ def recall_at_least(threshold: float) -> pl.Expr:
 def t_interval(values: np.ndarray, alpha: float) -> tuple[float, float, str | None]:
     """mean +/- t(1 - alpha/2, n - 1) * sd(ddof=1) / sqrt(n); NaNs and a reason when n < 2.
 
-    With zero spread the interval is the degenerate [mean, mean] (defined, not null).
+    With zero spread (every value equal) it is not estimable either: NaNs and the reason of
+    analysis.estimators.estimable.no_spread (R's t.test refuses constant data), never [mean, mean].
     """
     n = int(values.size)
     if n < 2:
         return NAN, NAN, FEWER_THAN_TWO if n == 1 else NO_CONFIGURATIONS
+    flat = no_spread(values, "values")
+    if flat:
+        return NAN, NAN, flat
     mean = float(values.mean())
     half = float(stats.t.ppf(1.0 - alpha / 2.0, n - 1)) * float(values.std(ddof=1)) / math.sqrt(n)
     return mean - half, mean + half, None

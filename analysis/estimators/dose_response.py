@@ -11,8 +11,9 @@ recency window is not applied: the ladder is descriptive), with a t interval ove
 differences (one configuration) or over configurations (several); a rung with fewer than
 ``params.min_pairs`` complete pairs keeps its estimate and says so. Fact survival per (rung,
 arm): of the graded values the rows read, how many entered the carrier at their entry fold
-(captured) and how many of those were still there after the last fold (survived), from the fact
-timeline. A declared rung without a valid row is listed in ``missing``.
+(captured) and how many of those were never lost, i.e. in every carrier from the entry fold to the
+last (survived; a value dropped and back later counts as lost), from the fact timeline. A declared
+rung without a valid row is listed in ``missing``.
 """
 
 from __future__ import annotations
@@ -123,7 +124,9 @@ def _paired(rows: pl.DataFrame, study: Any, rungs: pl.DataFrame, params: Params)
             reason = why and f"interval: {why}"
         else:
             s = p.summary
-            lo, hi = s.dispersion_lo, s.dispersion_hi
+            why = s.reasons.get("dispersion_lo")
+            lo, hi = (None, None) if why else (s.dispersion_lo, s.dispersion_hi)
+            reason = why and f"interval: {why}"
         effect = p.summary.mean if p.effects else None
         recs.append({"rung": rung, "configurations": len(p.effects), "pairs": pairs, "effect": effect,
                      "lo": lo, "hi": hi, "enough_pairs": bool(p.effects) and min(e.pairs for e in p.effects)

@@ -7,7 +7,9 @@ where both arms have a valid outcome: b = only the first arm succeeds, c = only
 the second, plus the concordant counts. With n = b + c and X ~ Bin(n, 1/2):
   p     = min(1, 2 P(X <= min(b, c)))                    (two-sided exact)
   mid-p = min(1, 2 P(X <= min(b, c)) - P(X = min(b, c)))  (Lancaster mid-p)
-With n = 0 both are 1; with no blocks at all they are NaN with a reason.
+With n = 0 (no discordant pair) the test is not estimable: both are NaN with the reason of
+analysis.estimators.estimable.no_discordant_pairs (exact_p alone still returns 1); with no blocks
+at all they are NaN with a reason.
 The missing-partner variants add the blocks where exactly one arm has a valid
 outcome, with the absent outcome counted as a failure, or as a success. Pass `runs`
 to fix the population; ``runs_planning_both`` gives the runs (configuration,
@@ -34,6 +36,7 @@ from analysis.estimators.common import (
     outcomes,
     single_outcomes,
 )
+from analysis.estimators.estimable import no_discordant_pairs
 
 NO_BLOCKS = "no block has both arms' outcomes"
 
@@ -116,6 +119,9 @@ def counts(first_ok: np.ndarray, second_ok: np.ndarray) -> McNemarCounts:
     pairs = b + c + both + neither
     if pairs == 0:
         return McNemarCounts(0, 0, 0, 0, 0, NAN, NAN, NO_BLOCKS)
+    none_discordant = no_discordant_pairs(b, c)
+    if none_discordant:
+        return McNemarCounts(b, c, both, neither, pairs, NAN, NAN, none_discordant)
     p, mid = exact_p(b, c)
     return McNemarCounts(b, c, both, neither, pairs, p, mid, None)
 

@@ -10,7 +10,9 @@ does not print. Keeping every row and re-pairing them inside each run gives, per
 - random (a uniform permutation inside each run, ``draws`` times from an explicit
   ``numpy.random.Generator``): both ~ hypergeometric(s1 successes, n - s1 failures, s2 drawn);
 and b = s1 - both, c = s2 - both, neither = n - s1 - s2 + both. The pooled counts are summed over runs
-and tested with ``exact.exact_p``. "As shipped" is the package's own pairing (its repeat index).
+and tested with ``exact.exact_p``. "As shipped" is the package's own pairing (its repeat index). A pairing
+without a discordant pair has no p (not estimable: analysis.estimators.estimable); the ranges are over the
+pairings that have one, and are null with the reason when none has.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from analysis.estimators.estimable import no_discordant_pairs
 from analysis.estimators.exact import McNemarCounts, block_successes, exact_p
 
 NO_PAIRS = "no complete pairs in the runs"
@@ -58,7 +61,16 @@ class PairingRange:
     """Why the fields are undefined (None when defined)."""
 
 
+def _p(b: int, c: int) -> float:
+    """The exact two-sided p of discordant counts b, c; NaN without a discordant pair (not estimable)."""
+    return float("nan") if no_discordant_pairs(b, c) else exact_p(b, c)[0]
+
+
 def _counts(b: int, c: int, both: int, neither: int) -> McNemarCounts:
+    why = no_discordant_pairs(b, c)
+    if why:
+        nan = float("nan")
+        return McNemarCounts(b, c, both, neither, b + c + both + neither, nan, nan, why)
     p, mid = exact_p(b, c)
     return McNemarCounts(b, c, both, neither, b + c + both + neither, p, mid, None)
 
@@ -92,11 +104,19 @@ def pairing_range(rows: pl.DataFrame, first: str, second: str, *, scenario: str,
     p_of: dict[tuple[int, int], float] = {}  # draws repeat few (b, c): each exact p is summed once per call
     for key in zip(b.tolist(), c.tolist(), strict=True):
         if key not in p_of:
-            p_of[key] = exact_p(*key)[0]
+            p_of[key] = _p(*key)
     ps = np.array([p_of[key] for key in zip(b.tolist(), c.tolist(), strict=True)])
     every = np.concatenate([ps, [shipped.p_value, srt.p_value, rev.p_value]])
+    nan = float("nan")
+    if np.all(np.isnan(every)):  # no pairing has a discordant pair: no p to range over
+        return PairingRange(per.height, int(n.sum()), shipped, srt, rev, float(b.mean()), float(c.mean()),
+                            nan, nan, nan, nan, nan, int(draws), shipped.reason)
+    # pairings without a discordant pair have no p (not estimable); the range is over those that have one
+    defined = ps[~np.isnan(ps)]
     return PairingRange(
         runs=per.height, pairs=int(n.sum()), shipped=shipped, sorted=srt, reversed=rev,
-        random_b_mean=float(b.mean()), random_c_mean=float(c.mean()), random_p_median=float(np.median(ps)),
-        random_p_lo=float(np.percentile(ps, 2.5)), random_p_hi=float(np.percentile(ps, 97.5)),
-        p_lo=float(every.min()), p_hi=float(every.max()), draws=int(draws), reason=None)
+        random_b_mean=float(b.mean()), random_c_mean=float(c.mean()),
+        random_p_median=float(np.median(defined)) if defined.size else nan,
+        random_p_lo=float(np.percentile(defined, 2.5)) if defined.size else nan,
+        random_p_hi=float(np.percentile(defined, 97.5)) if defined.size else nan,
+        p_lo=float(np.nanmin(every)), p_hi=float(np.nanmax(every)), draws=int(draws), reason=None)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from analysis.estimators.common import OURS_LABEL, finite_effects
+from analysis.estimators.estimable import too_few
 
 _CHUNK = 2048  # Monte Carlo sign patterns per vectorised block
 
@@ -61,6 +62,14 @@ def sign_flip_test(
     n = x.size
     if n == 0:
         return SignFlipTest(math.nan, math.nan, 0, 0, False, None, "no configurations")
+    if n == 1:
+        return SignFlipTest(float(x[0]), math.nan, 1, 2, False, None,
+                            f"{too_few(1, 'configuration')} (flipping the sign of one effect always gives an "
+                            "equally extreme mean)")
+    if not np.any(x):
+        return SignFlipTest(0.0, math.nan, n, 0, False, None,
+                            f"every one of the {n} configuration effects is 0, so flipping signs changes nothing "
+                            "and there is nothing to test")
     obs = abs(float(x.sum()))
     tol = 1e-9 * max(1.0, float(np.abs(x).sum()))
     if n <= exact_max_n:

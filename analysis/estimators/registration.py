@@ -57,6 +57,9 @@ class InferenceRow:
     """How many units it rests on."""
     unit: str
     """What the units are (``configurations``, ``clusters``)."""
+    reason: str | None = None
+    """Why its interval or test is not estimable (analysis.estimators.estimable), else None: the table then
+    prints ``not estimable: <reason>`` in place of the interval or p-value the method would give."""
 
 
 @dataclass(frozen=True, slots=True)

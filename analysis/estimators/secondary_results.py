@@ -163,6 +163,7 @@ def _panel_inference_block(package: Any, params: Params, p: paired.Panel,
             "method": "Wilson score interval at n_eff = rows * k / deff",
             "scenario": study.scenario, "checks_per_row": dep.checks_per_row,
             "design_effect": dep.design_effect,
+            "reason": dep.reasons.get("design_effect"),
             "cells": deff_cells,
         },
     }

@@ -22,9 +22,12 @@ Methods note. Input is a :class:`~analysis.estimators.fact_timeline.FactTimeline
   variance of S(k), the sum over rows of the squared sum of the row's values' influence
   ``-S(k) * sum_{j<=k} (dN_i(j) n_j - d_j Y_i(j)) / (n_j (n_j - d_j))`` (R survival's
   ``survfit(..., cluster=row)`` robust variance, without a small-sample factor), so it is as wide
-  as the number of rows allows. S = 0 gives [0, 0]; S = 1 gives [1, 1] for the values interval
-  (lifelines' convention) and, for the rows interval at k >= 1, [(alpha/2)^(1/R), 1] with R the rows at
-  risk one fold after entry (:func:`no_loss_lower`, issue 35: a curve without a loss is not certain);
+  as the number of rows allows. Where no value has been lost yet (S = 1 at k >= 1) the rows interval is
+  the exact no-loss bound [(alpha/2)^(1/R_k), 1], R_k the rows at risk at k (:func:`no_loss_lower`,
+  issue 35: a curve without a loss is not certain). Otherwise an interval is not estimable (null bounds,
+  with the reason in ``ci_*_reason``: analysis.estimators.estimable) with fewer than two rows at entry,
+  at S = 0, at S = 1 for the values interval, or where every row behaved alike: its variance is then
+  identically 0 (R ``survfit`` gives NA; lifelines would print [0, 0] or [1, 1]);
 * **hazard per fold** — d_k / n_k, losses at k over values at risk at k (k >= 1);
 * **where losses happen** — share of losses at folds clipped at the carry cap and at folds
   whose reply did not parse (a fold can be both), and the same for values not captured at
@@ -57,8 +60,12 @@ from analysis.estimators.common import (
     require_columns,
     runs_frame,
 )
+from analysis.estimators.estimable import cluster_boundary, too_few
 from analysis.estimators.fact_timeline import FactTimeline
 from analysis.params import Params
+
+ZERO_SD = 1e-9
+"""A standard deviation of S below this is rounding noise of an identically zero variance (not estimable)."""
 
 ARM_SCHEMA: dict[str, pl.DataType] = {
     "arm": pl.String(), "rows": pl.Int64(), "facts": pl.Int64(), "entered": pl.Int64(),
@@ -73,11 +80,12 @@ KM_SCHEMA: dict[str, pl.DataType] = {
     "arm": pl.String(), "folds_since_entry": pl.Int64(), "at_risk": pl.Int64(), "at_risk_rows": pl.Int64(),
     "events": pl.Int64(), "censored": pl.Int64(), "survival": pl.Float64(), "hazard": pl.Float64(),
     "ci_rows_lo": pl.Float64(), "ci_rows_hi": pl.Float64(), "ci_values_lo": pl.Float64(),
-    "ci_values_hi": pl.Float64(),
+    "ci_values_hi": pl.Float64(), "ci_rows_reason": pl.String(), "ci_values_reason": pl.String(),
 }
 """Columns of :attr:`FactSurvival.km` (one line per arm and k = 0..max): ``at_risk`` values and
 ``at_risk_rows`` rows with a value at risk; ``ci_rows_*`` the interval with the row as the cluster,
-``ci_values_*`` lifelines' interval with every value independent (module note)."""
+``ci_values_*`` lifelines' interval with every value independent (module note); ``ci_rows_reason`` and
+``ci_values_reason`` say why that interval is not estimable (its bounds are then null), else null."""
 CUT_SCHEMA: dict[str, pl.DataType] = {
     "cut": pl.String(), "level": pl.String(), "arm": pl.String(), "facts": pl.Int64(),
     "captured": pl.Int64(), "capture_rate": pl.Float64(), "survived": pl.Int64(),
@@ -172,7 +180,7 @@ def _loglog(s: np.ndarray, var: np.ndarray, z: float) -> tuple[np.ndarray, np.nd
 
 def no_loss_lower(rows: int, alpha: float) -> float:
     """Lower end of the rows interval where no value was lost yet (S(k) = 1, k >= 1): ``(alpha/2)^(1/R)``,
-    R the rows at risk one fold after entry: the exact (Clopper–Pearson) lower bound for no loss in R
+    R the rows at risk at k: the exact (Clopper–Pearson) lower bound for no loss in R
     independent rows, each row counted once however many values it holds (conservative). The log-log
     interval has no width there ([1, 1]); the calibration of issue 35 (data/v2/calibration) found it
     covering 0.30 of a planted S = 0.95."""
@@ -247,7 +255,7 @@ def kaplan_meier(durations: Sequence[int] | np.ndarray, events: Sequence[bool] |
     np.maximum.at(cluster_last, codes, dur)
     times = np.arange(int(dur.max()) + 1)
     rows_at_risk = len(cluster_last) - np.searchsorted(np.sort(cluster_last), times, side="left")
-    out = []
+    out: list[dict[str, Any]] = []
     at_risk = len(durations)
     for k in times.tolist():
         if k in table.index:
@@ -263,11 +271,20 @@ def kaplan_meier(durations: Sequence[int] | np.ndarray, events: Sequence[bool] |
     surv = np.array([r["survival"] for r in out])
     var = row_cluster_variance(dur, ev, codes, times, surv)
     lo, hi = _loglog(surv, var, float(norm.ppf(1 - alpha / 2)))
-    first = int(rows_at_risk[min(1, len(times) - 1)])  # rows at risk one fold after entry
-    if first > 0:
-        lo = np.where((times >= 1) & (surv == 1.0), no_loss_lower(first, alpha), lo)
-    for r, a, b in zip(out, lo.tolist(), hi.tolist(), strict=True):
-        r["ci_rows_lo"], r["ci_rows_hi"] = a, b
+    rows0, values0 = int(rows_at_risk[0]), len(durations)
+    for r, s_k, a, b, v in zip(out, surv.tolist(), lo.tolist(), hi.tolist(), var.tolist(), strict=True):
+        k, rows_k = r["folds_since_entry"], int(rows_at_risk[r["folds_since_entry"]])
+        why_rows = too_few(rows0, "row")
+        if why_rows is None and s_k >= 1.0 and k >= 1 and rows_k > 0:
+            a, b = no_loss_lower(rows_k, alpha), 1.0  # no loss yet: the exact bound, not a zero-width interval
+        elif why_rows is None:
+            why_rows = cluster_boundary(s_k, rows0) or (
+                None if v > ZERO_SD**2 else "every row behaved alike, so the variance with rows as clusters is 0")
+        why_values = cluster_boundary(s_k, values0, unit="value")
+        r.update(ci_rows_lo=None if why_rows else a, ci_rows_hi=None if why_rows else b, ci_rows_reason=why_rows,
+                 ci_values_reason=why_values)
+        if why_values:
+            r.update(ci_values_lo=None, ci_values_hi=None)
     return pl.DataFrame(out, schema=schema)
 
 
@@ -287,6 +304,24 @@ def _paired(per_row: pl.DataFrame, rows: pl.DataFrame, study: Any, outcome: str,
     reason = p.summary.reasons.get("mean")
     return PairedFacts(outcome, p.summary.configurations, sum(e.pairs for e in p.effects),
                        p.summary.mean * total if total else NAN, p.summary.mean, effects, reason)
+
+
+def curves_reason(km: pl.DataFrame) -> str | None:
+    """Why no survival curve is estimable, in one sentence, or None: a curve (and its interval with rows as
+    clusters) needs at least 2 rows with a value captured at entry in some arm (analysis.estimators.estimable).
+    None too when no arm has a curve at all (nothing captured: the report says that apart)."""
+    if km.height == 0:
+        return None
+    entry = km.filter(pl.col("folds_since_entry") == 0).sort("arm")
+    if entry.get_column("at_risk_rows").max() >= 2:  # type: ignore[operator]
+        return None
+
+    def n(x: int, noun: str) -> str:
+        return f"{x} {noun}" + ("" if x == 1 else "s")
+
+    parts = [f"arm {arm}: {n(values, 'value')} captured at entry in {n(rows_, 'row')}"
+             for arm, values, rows_ in entry.select("arm", "at_risk", "at_risk_rows").iter_rows()]
+    return "; ".join(parts) + "; a survival curve needs at least 2 rows with a captured value"
 
 
 def fact_survival(timeline: FactTimeline, rows: pl.DataFrame, study: Any, params: Params) -> FactSurvival:

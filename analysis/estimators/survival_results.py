@@ -15,7 +15,7 @@ import polars as pl
 
 from analysis.estimators.common import json_ready_block
 from analysis.estimators.fact_timeline import FactTimeline, fact_timeline
-from analysis.estimators.survival import FactSurvival, fact_survival
+from analysis.estimators.survival import FactSurvival, curves_reason, fact_survival
 from analysis.params import Params
 
 if TYPE_CHECKING:
@@ -102,6 +102,7 @@ def survival_json(out: PackageSurvival, params: Params) -> dict[str, Any]:
                      "scenario": s.contrast.scenario},
         "arms": {r.pop("arm"): r for r in _records(s.arms)},
         "km": km,
+        "curves_reason": curves_reason(s.km),
         "paired": {k: {"configurations": p.configurations, "pairs": p.pairs, "mean": p.mean,
                        "mean_share": p.mean_share, "effects": p.effects, "reason": p.reason}
                    for k, p in s.paired.items()},

@@ -68,9 +68,15 @@ def forest(ctx: ReportContext) -> FigureSpec:
                       f"{arm_key(s.control, s.treatment)}")
         ax.set_title(title)
         fig.legend(loc="outside lower center", ncol=2)
-        alt = (f"Dot plot of {n} configurations' paired effects sorted from lowest to highest, each with "
-               f"its complete-pair count, its {100 * ci.level:g}% t interval over its pairs and its planned-repeat "
-               "bounds; vertical line at the panel mean, shaded band for the dispersion interval.")
+        band = ("shaded band for the dispersion interval." if lo_d is not None and hi_d is not None else
+                "no dispersion band: the interval is not estimable ("
+                + (summary.reasons.get("dispersion_lo") or "undefined") + ").")
+        if lo_d is None or hi_d is None:
+            ax.text(0.01, 0.01, "dispersion interval not estimable", transform=ax.transAxes, fontsize=8,
+                    va="bottom", color=OKABE_ITO["grey"])
+        alt = (f"Dot plot of {n} configuration{'' if n == 1 else 's'}' paired effects sorted from lowest to "
+               f"highest, each with its complete-pair count, its {100 * ci.level:g}% t interval over its pairs "
+               f"and its planned-repeat bounds; vertical line at the panel mean, {band}")
     return FigureSpec("forest", title, fig, alt)
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 from matplotlib.ticker import MaxNLocator
 
+from analysis.estimators.survival import curves_reason
 from analysis.figures.common import FigureSpec, arm_key, empty_figure, new_figure, style
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
@@ -76,6 +77,10 @@ def fact_survival(ctx: ReportContext) -> FigureSpec:
         if isinstance(src, str):
             return FigureSpec("fact_survival", title, empty_figure(title, src), f"Not in this evidence: {src}", src)
         s, label, package = src.survival, src.label, src.package
+        why = curves_reason(s.km)
+        if why:  # no curve is estimable: the figure is left out and one sentence says why
+            reason = f"No survival curve is estimated: {why}"
+            return FigureSpec("fact_survival", title, empty_figure(title, reason), reason, reason)
         facts = src.timeline.facts.join(package.rows.select("row_id", "arm"), on="row_id", how="inner")
         facts = facts.filter(pl.col("row_id").is_in(
             package.rows.filter(pl.col("valid").fill_null(False) & (pl.col("scenario") == s.contrast.scenario))

@@ -5,9 +5,12 @@ results.json ``beyond_paper.design_effect_intervals``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
 from analysis.estimators.common import json_ready
+from analysis.estimators.estimable import not_estimable
 from analysis.tables.context import ReportContext, cell_stats, scored_rows
 from analysis.tables.panel import partition_runs_frame
 from analysis.tables.spec import (
@@ -98,6 +101,17 @@ def recall_cells(ctx: ReportContext) -> TableSpec:
     return TableSpec("t_cells", title, frame, display_frame(out, cols))
 
 
+def _effective_n(x: float | None) -> str:
+    return "not estimable" if x is None else fmt_num(x, 1)
+
+
+def _cell_interval(r: dict[str, Any], design_reason: str | None) -> str:
+    """``[lo, hi]``, or why it is not estimable (the design effect's reason), never ``[—, —]``."""
+    if r.get("lo") is not None and r.get("hi") is not None:
+        return f"[{fmt_num(r['lo'])}, {fmt_num(r['hi'])}]"
+    return not_estimable(f"no design effect ({design_reason})" if design_reason else "no design effect")
+
+
 def cell_intervals(ctx: ReportContext) -> TableSpec:
     """Design-effect-aware Wilson intervals of the control and treatment cells of the primary scenario."""
     s = ctx.study
@@ -110,8 +124,8 @@ def cell_intervals(ctx: ReportContext) -> TableSpec:
         return empty_table("t_beyond_cells", title, cols, "no control or treatment cell with a valid row")
     data = pl.DataFrame(cells).sort("configuration", "execution_group", "arm")
     out = [{"model": r["configuration"], "execution group": r["execution_group"], "arm": r["arm"],
-            "recall": fmt_num(r["mean"]), "n": str(r["rows"]), "effective n": fmt_num(r["effective_n"], 1),
-            "interval": f"[{fmt_num(r['lo'])}, {fmt_num(r['hi'])}]"} for r in data.iter_rows(named=True)]
+            "recall": fmt_num(r["mean"]), "n": str(r["rows"]), "effective n": _effective_n(r["effective_n"]),
+            "interval": _cell_interval(r, d.get("reason"))} for r in data.iter_rows(named=True)]
     one_group = data.group_by("configuration").agg(pl.col("execution_group").n_unique().alias("k"))["k"].max() == 1
     if one_group:  # the group names nothing the model does not: said once in the note, not in a column
         cols = [c for c in cols if c != "execution group"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from analysis.estimators.estimable import not_estimable
 from analysis.tables.context import ReportContext
 from analysis.tables.labels import arm_label
 from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_count_of, fmt_num, fmt_signed
@@ -50,11 +51,17 @@ def _interval(r: Mapping[str, Any] | None) -> str:
     return f"{fmt_num(r['recall'], 2)}{span} (n={r['rows']})"
 
 
+def _why(reason: Any) -> str | None:
+    """The interval's reason without the estimator's ``interval: `` scope prefix."""
+    return str(reason).removeprefix("interval: ") if reason else None
+
+
 def _paired(p: Mapping[str, Any] | None, min_pairs: int) -> str:
     if not p or p.get("effect") is None:
         return "— (" + str((p or {}).get("reason") or "no complete pair") + ")"
     lo, hi = p.get("lo"), p.get("hi")
-    span = f" [{fmt_signed(lo, 2)}, {fmt_signed(hi, 2)}]" if lo is not None and hi is not None else ""
+    span = (f" [{fmt_signed(lo, 2)}, {fmt_signed(hi, 2)}]" if lo is not None and hi is not None
+            else f" (interval {not_estimable(_why(p.get('reason')))})")
     few = "" if p.get("enough_pairs") else f", fewer than {min_pairs} pairs"
     return f"{fmt_signed(p['effect'], 2)}{span} ({p['pairs']} pairs{few})"
 
@@ -62,6 +69,8 @@ def _paired(p: Mapping[str, Any] | None, min_pairs: int) -> str:
 def _survival(s: Mapping[str, Any] | None) -> str:
     if not s or not s.get("facts"):
         return "—"
+    if not s.get("captured"):  # nothing captured: survival is not estimable, not a dash
+        return f"{fmt_count_of(s['captured'], s['facts'])} → none captured, so no survival"
     return f"{fmt_count_of(s['captured'], s['facts'])} → {fmt_count_of(s['survived'], s['captured'])}"
 
 
@@ -111,7 +120,8 @@ def dose_response(ctx: ReportContext) -> TableSpec:
             f"{block['interval']}. {t} − {c} (on the {t} line of each rung): the primary estimator "
             f"(equal-configuration mean of paired differences within repeat blocks) on the rung, with a t "
             f"interval over pair differences. Captured → survived: graded values in the carrier at their "
-            f"entry fold, of those read, and still there after the last fold, of those captured."
+            f"entry fold, of those read, and never lost (in every carrier from the entry fold to the last; a "
+            f"value dropped and later back counts as lost), of those captured."
             + (f" Survival not available: {surv_why}." if surv_why else "") + missing + " Ours, not the paper's."
             + (" Simulated, planted truth: 'planted' columns are the closed-form values of the truth file "
                "(docs/SIMULATION.md) the estimates should recover." if planted else ""))

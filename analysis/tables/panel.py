@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 from analysis.estimators.common import Contrast, runs_frame
+from analysis.estimators.estimable import not_estimable
 from analysis.estimators.fill import fill_fractions
 from analysis.estimators.paired import Panel, PanelSummary, paired_effects_frame
 from analysis.results.inputs import CONTRACT_SPARSE_K
@@ -152,7 +153,9 @@ def panel_summary(ctx: ReportContext) -> TableSpec:
     values = {k: defined(getattr(summary, k)) for k, _, _ in spec}
     data = pl.DataFrame({"key": [k for k, _, _ in spec], "value": [values[k] for k, _, _ in spec]},
                         schema={"key": pl.String, "value": pl.Float64})
-    out = [{"statistic": label, "value": f(values[k])} for k, label, f in spec]
+    why = summary.reasons
+    out = [{"statistic": label, "value": not_estimable(why[k]) if values[k] is None and why.get(k) else f(values[k])}
+           for k, label, f in spec]
     return TableSpec("t3_summary", title, data, display_frame(out, cols),
                      note="The dispersion interval is mean ± t(0.975, n−1)·sd/√n over configurations, "
                           "conditional on this panel; it is not a confidence interval for recent models.")
@@ -182,12 +185,14 @@ def sparse_cells(ctx: ReportContext) -> TableSpec:
           "mean": d.get("mean"), "median": d.get("median")} for _, key, d in rows],
         schema={"population": pl.String, "configurations": pl.Int64, "mean": pl.Float64,
                 "median": pl.Float64})
+    none_left = not_estimable("no configuration remains")
     out = [{"population": label, "configurations": str(int(d.get("configurations") or 0)),
-            cols[2]: fmt_signed(d.get("mean")), "median": fmt_signed(d.get("median"))}
+            cols[2]: none_left if d.get("mean") is None else fmt_signed(d.get("mean")),
+            "median": none_left if d.get("median") is None else fmt_signed(d.get("median"))}
            for label, _, d in rows]
     return TableSpec("t_sparse", title, data, display_frame(out, cols),
-                     note=if_marked(out, "An em dash marks a mean that is undefined because no configuration "
-                                         "remains."))
+                     note=if_marked(out, "A population without a configuration has no mean or median (not "
+                                         "estimable).", mark=none_left))
 
 
 def sensitivity(ctx: ReportContext) -> TableSpec:
@@ -208,7 +213,9 @@ def sensitivity(ctx: ReportContext) -> TableSpec:
     data = pl.DataFrame({"key": [k for k, *_ in spec],
                          "value": [None if v is None else float(v) for _, _, v, _ in spec]},
                         schema={"key": pl.String, "value": pl.Float64})
-    out = [{"analysis": label, "value": fmt(v)} for _, label, v, fmt in spec]
+    why = {f"families.{k}": r for k, r in f.reasons.items()}
+    out = [{"analysis": label, "value": not_estimable(why[k]) if v is None and why.get(k) else fmt(v)}
+           for k, label, v, fmt in spec]
     return TableSpec("t_sensitivity", title, data, display_frame(out, cols),
                      note="Bounds set every missing planned-repeat outcome to its worst and best case "
                           "within [0, 1]; family figures weight families equally.")

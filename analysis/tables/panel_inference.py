@@ -9,10 +9,34 @@ from __future__ import annotations
 import polars as pl
 
 from analysis.estimators.common import json_ready
+from analysis.estimators.estimable import not_estimable
 from analysis.results.block import InferenceRow
 from analysis.results.registry import RESULTS_BLOCKS
 from analysis.tables.context import ReportContext
 from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_int, fmt_num, fmt_signed
+
+
+def _defined(x: float | None) -> bool:
+    return x is not None and x == x
+
+
+def _interval(r: InferenceRow) -> str:
+    """``[lo, hi]``; ``not estimable: <reason>`` where the method gives one and the data cannot; else a dash
+    (the method gives no interval: a test)."""
+    if _defined(r.lo) and _defined(r.hi):
+        return f"[{fmt_signed(r.lo)}, {fmt_signed(r.hi)}]"
+    return not_estimable(r.reason) if r.reason and r.method != "sign_flip" else "—"
+
+
+def _p_value(r: InferenceRow) -> str:
+    """The p-value; ``not estimable: <reason>`` for a test the data cannot support; else a dash (no test)."""
+    if _defined(r.p_value):
+        return fmt_num(r.p_value, 4)
+    return not_estimable(r.reason) if r.reason and r.method in ("sign_flip", "gee") else "—"
+
+
+def _units(r: InferenceRow) -> str:
+    return f"{fmt_int(r.units)} {r.unit.removesuffix('s') if r.units == 1 else r.unit}"
 
 
 def panel_inference(ctx: ReportContext) -> TableSpec:
@@ -26,12 +50,13 @@ def panel_inference(ctx: ReportContext) -> TableSpec:
     rows = [
         InferenceRow("bootstrap", f"configuration bootstrap ({boot.get('method', '—')}, "
                      f"{fmt_int(boot.get('resamples'))} resamples)", boot.get("estimate"), boot.get("lo"),
-                     boot.get("hi"), None, boot.get("n"), "configurations"),
+                     boot.get("hi"), None, boot.get("n"), "configurations", boot.get("reason")),
         InferenceRow("sign_flip", "sign-flip randomisation" + (" (exact)" if flip.get("exact") else ""),
-                     flip.get("estimate"), None, None, flip.get("p_value"), flip.get("n"), "configurations"),
+                     flip.get("estimate"), None, None, flip.get("p_value"), flip.get("n"), "configurations",
+                     flip.get("reason")),
         InferenceRow("gee", "row-level GEE (unpaired, row-weighted contrast of rows, not the paired effect)",
                      gee.get("coefficient"), gee.get("lo"), gee.get("hi"), gee.get("p_value"), gee.get("clusters"),
-                     "clusters")]
+                     "clusters", gee.get("reason"))]
     for block in RESULTS_BLOCKS:  # the registered statistics that feed this table, in results.json order
         value = ctx.estimates.block_value(block) if block.inference_row is not None else None
         row = block.inference_row(value) if block.inference_row is not None and isinstance(value, dict) else None
@@ -41,12 +66,14 @@ def panel_inference(ctx: ReportContext) -> TableSpec:
                           "units": r.units} for r in rows],
                         schema={"method": pl.String, "estimate": pl.Float64, "lo": pl.Float64, "hi": pl.Float64,
                                 "p_value": pl.Float64, "units": pl.Int64})
-    out = [{"method": r.label, "estimate": fmt_signed(r.estimate),
-            "interval": "—" if r.lo is None else f"[{fmt_signed(r.lo)}, {fmt_signed(r.hi)}]",
-            "p-value": fmt_num(r.p_value, 4), "units": f"{fmt_int(r.units)} {r.unit}"} for r in rows]
+    out = [{"method": r.label, "estimate": fmt_signed(r.estimate), "interval": _interval(r),
+            "p-value": _p_value(r), "units": _units(r)} for r in rows]
     return TableSpec("t_beyond_inference", title, data, display_frame(out, cols),
                      note="Ours, not the paper's. The bootstrap and sign flip are inference on the paired "
                           "equal-configuration effect, with configurations as the units. The GEE is not: it "
                           "contrasts every valid treatment row with every valid control row (unpaired), so each "
                           "configuration weighs by its rows; it uses an exchangeable working correlation within "
-                          "configuration, a bias-reduced sandwich and a t(G−1) reference.")
+                          "configuration, a bias-reduced sandwich and a t(G−1) reference. The bootstrap, sign-flip "
+                          "and Hodges–Lehmann results describe these configurations: none is a confidence "
+                          "interval for a population of models. A dash marks what a method does not give (a test "
+                          "has no interval); \"not estimable\" says why the data cannot give what it would.")

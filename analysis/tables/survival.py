@@ -14,8 +14,9 @@ from typing import Any
 
 import polars as pl
 
+from analysis.estimators.estimable import not_estimable
 from analysis.estimators.fact_timeline import FactTimeline
-from analysis.estimators.survival import FactSurvival
+from analysis.estimators.survival import FactSurvival, curves_reason
 from analysis.tables.context import ReportContext
 from analysis.tables.labels import arm_label
 from analysis.tables.spec import (
@@ -94,7 +95,11 @@ def _final_interval(km: pl.DataFrame, arm: str) -> str:
     if part.height == 0:
         return "—"
     first, last = part.row(0, named=True), part.row(-1, named=True)
-    return (f"{fmt_num(last['survival'], 2)} [{fmt_num(last['ci_rows_lo'], 2)}, {fmt_num(last['ci_rows_hi'], 2)}] "
+    if last["ci_rows_lo"] is None or last["ci_rows_hi"] is None:
+        span = f" (interval {not_estimable(last.get('ci_rows_reason'))})"
+    else:
+        span = f" [{fmt_num(last['ci_rows_lo'], 2)}, {fmt_num(last['ci_rows_hi'], 2)}]"
+    return (f"{fmt_num(last['survival'], 2)}{span} "
             f"(k = {last['folds_since_entry']}; {counted(first['at_risk_rows'], 'row')}, "
             f"{counted(first['at_risk'], 'value')})")
 
@@ -152,6 +157,11 @@ def fact_survival_curves(ctx: ReportContext) -> TableSpec:
     if isinstance(src, str):
         return empty_table("t_fact_survival_curves", title, cols, src)
     s, label = src.survival, src.label
+    why = curves_reason(s.km)
+    if why:  # no arm has 2 rows with a captured value: no curve is estimable (one sentence says why)
+        empty = empty_table("t_fact_survival_curves", title, cols, why)
+        return TableSpec(empty.name, title, empty.data, empty.display,
+                         empty_reason=f"No survival curve is estimated: {why}")
     rows = [{"evidence": label, "arm": arm_label(r["arm"]),
              cols[2]: _curve(s.km, r["arm"], "survival", 0),
              cols[3]: _final_interval(s.km, r["arm"]),
