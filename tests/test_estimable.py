@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -50,9 +51,12 @@ def test_mcnemar_without_a_discordant_pair_is_not_estimable() -> None:
 
 def test_survival_interval_at_s_one_and_with_one_row_is_not_estimable() -> None:
     km = kaplan_meier([3, 3, 3, 3], [False] * 4, 0.05, clusters=["a", "a", "b", "b"])  # nothing lost: S = 1
-    last = km.row(-1, named=True)
+    entry, last = km.row(0, named=True), km.row(-1, named=True)
     assert last["survival"] == 1.0
-    assert last["ci_rows_lo"] is None and last["ci_rows_hi"] is None and "S = 1" in last["ci_rows_reason"]
+    # at entry the rows interval is not estimable; after it, no loss yet gives the exact no-loss bound
+    # [(alpha/2)^(1/2), 1] over the 2 rows at risk (issue 35), which has width
+    assert entry["ci_rows_lo"] is None and "S = 1" in entry["ci_rows_reason"]
+    assert last["ci_rows_lo"] == pytest.approx(0.025 ** 0.5) and last["ci_rows_hi"] == 1.0
     assert last["ci_values_lo"] is None and "S = 1" in last["ci_values_reason"]
     lost = kaplan_meier([1, 1], [True, True], 0.05, clusters=["a", "b"]).row(-1, named=True)  # S = 0
     assert lost["survival"] == 0.0 and lost["ci_rows_lo"] is None and "S = 0" in lost["ci_rows_reason"]

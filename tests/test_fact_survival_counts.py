@@ -285,9 +285,17 @@ def test_a_curve_without_a_loss_gets_the_exact_no_loss_bound_not_a_point() -> No
     from scipy.stats import beta
 
     km = kaplan_meier([2, 2, 2, 2, 1, 2], [False] * 6, 0.05, clusters=["a", "a", "b", "b", "c", "c"])
-    assert km["ci_rows_lo"].to_list() == pytest.approx([1.0, beta.ppf(0.025, 3, 1), beta.ppf(0.025, 3, 1)])
-    assert km["ci_rows_hi"].to_list() == [1.0, 1.0, 1.0]
-    assert km["ci_values_lo"].to_list() == [1.0, 1.0, 1.0]
+    b3 = beta.ppf(0.025, 3, 1)
+    # at entry (k = 0) S = 1 by definition: no interval (issue 30's rule), and the values interval at S = 1
+    # has variance 0 (lifelines' [1, 1]): not estimable, with the reason
+    assert km["ci_rows_lo"].to_list() == [None, pytest.approx(b3), pytest.approx(b3)]
+    assert km["ci_rows_hi"].to_list() == [None, 1.0, 1.0]
+    assert km["ci_values_lo"].to_list() == [None, None, None]
+    assert all("no value has been lost" in r for r in km["ci_values_reason"].to_list())
+    # R is the rows still at risk at k, not at k = 1 (a reviewer found R_1 anti-conservative): row c
+    # leaves after fold 1, so S(2) rests on 2 rows, beta.ppf(alpha/2, 2, 1)
+    km = kaplan_meier([2, 2, 2, 2, 1, 1], [False] * 6, 0.05, clusters=["a", "a", "b", "b", "c", "c"])
+    assert km["ci_rows_lo"].to_list() == [None, pytest.approx(b3), pytest.approx(beta.ppf(0.025, 2, 1))]
     # after a loss the log-log cluster interval applies again (the issue example's S(1) = 0.75 is unchanged)
     durations, events = [3] * 36 + [1] * 12, [False] * 36 + [True] * 12
     row = kaplan_meier(durations, events, 0.05, clusters=[f"r{i // 12}" for i in range(48)]).row(1, named=True)

@@ -5,8 +5,8 @@ treatment minus control recall, d_i = (passed_t - passed_c) / T. Its interval he
 mean(d) +/- t(1 - alpha/2, n - 1) sd(d) / sqrt(n) over those n pair differences, clipped to [-1, 1] (a recall
 difference cannot leave it). It treats the repeats of one configuration as independent draws, which they
 are by design (one repeat is one fresh run of both arms); it says nothing about other configurations. With
-one pair it is undefined (reason: fewer than two values); when every pair differs by the same amount it is the
-degenerate interval [d, d] (a statement about few repeats, not certainty). Ours, not the paper's: the paper
+one pair, or when every pair differs by the same amount, it is not estimable (analysis.estimators.estimable:
+the reason says which), never the degenerate interval [d, d]. Ours, not the paper's: the paper
 gives no interval per configuration. Reference: any one-sample t interval (scipy.stats.t.interval).
 """
 
