@@ -143,14 +143,13 @@ def _block_for(tmp_path: Path, records: list[dict]) -> dict:
     prepare_sweep(args, argv)
     toml, files = package_extras(args, records, ["c/a", "c/b"])
     pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "study.toml").write_text(toml, encoding="utf-8")
-    (pkg / PREREG_FILE).write_text(json.dumps(files[PREREG_FILE]), encoding="utf-8")
+    kept = {"study.toml": toml.encode("utf-8"), PREREG_FILE: json.dumps(files[PREREG_FILE]).encode("utf-8")}
     study = Study(name="s", recency_cutoff=dt.date(2026, 1, 28), control="j", treatment="q", scenario="S5",
                   configurations={k: Configuration(k, "c", dt.date(2026, 3, 1), "loopback", None)
                                   for k in ("c/a", "c/b")},
                   partition_runs=(PartitionRun("c/a", "g1", 1), PartitionRun("c/b", "g1", 1)))
-    package = SimpleNamespace(root=pkg, digests={PREREG_FILE: "pinned"}, study=study)
+    package = SimpleNamespace(root=pkg, digests={PREREG_FILE: "pinned"}, study=study,
+                              verified_bytes=kept.get)  # the verified bytes a loaded package keeps
     return preregistration_block(package, load_plan(d).params(), 2)
 
 

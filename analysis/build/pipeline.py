@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.build.keys import CLAIMS, STAGES, stage_keys
+from analysis.build.keys import CLAIMS, STAGES, keys_of
 from analysis.build.stages import STAGE_WORK
 from analysis.build.stamp import STAMP_NAME, digests, read_stamp, unchanged, write_stamp
 from analysis.outdir import (
@@ -89,20 +89,65 @@ def build(
         raise BuildError(f"{len(companions)} companions named; the report shows one pilot beside the "
                          "evidence: pass --companion once")
     validate_out(out_dir, [evidence_dir, *companions])
-    keys = stage_keys(evidence_dir, params, companions)
-    from analysis.plan.report_blocks import mix_design_key, read_design  # issue 13: OUT/design.json
+    from analysis.evidence import verify_files
 
-    design_key, design = read_design(out_dir)  # a declared input: read once, keyed on the bytes read
-    keys = mix_design_key(keys, design_key)
     package = None
-    if not out_dir.exists():  # verify before creating anything: a failing package writes nothing
-        from analysis.evidence import load_package
+    if not out_dir.exists():  # verify and parse before creating anything: a failing package writes nothing
+        from analysis.evidence.package import parse_verified
 
-        package = load_package(evidence_dir)  # verified and loaded once: the stages use this one
+        package = parse_verified(evidence_dir, verify_files(evidence_dir))  # read once: the stages use it
         out_dir.mkdir(parents=True, exist_ok=True)
     with interruptible(), BuildLock(out_dir, wait, say):
+        # under OUT's lock: every input is read once, here, and the stage keys are of those bytes
+        # (a package swapped while this build waited is the one keyed, verified and parsed)
+        held = VerifiedInputs.read(evidence_dir, companions, package)
+        del package
+        from analysis.plan.report_blocks import mix_design_key, read_design  # issue 13: OUT/design.json
+
+        design_key, design = read_design(out_dir)  # a declared input: read once, keyed on the bytes read
+        keys = mix_design_key(keys_of(held.evidence_key, params, held.companion_keys, held.fixtures.by_digest),
+                              design_key)
         return _build_locked(evidence_dir, out_dir, params, keys, say, force, companions,
-                             package=package, design=design)
+                             held=[held], design=design)
+
+
+@dataclass(slots=True)
+class VerifiedInputs:
+    """What a build reads of its inputs, once, under OUT's lock: the evidence's verified bytes, the
+    companions' (or why one failed) and the committed fixtures; the stage keys are computed from them."""
+
+    evidence: Any
+    """analysis.evidence.provenance.VerifiedFiles of the evidence package, or the EvidencePackage parsed
+    from them (a build into a missing OUT verifies and parses before creating it)."""
+    evidence_key: str
+    """Its content key (analysis.evidence.provenance.content_key of the verified digests)."""
+    companions: list[Any]
+    """Per companion: its VerifiedFiles, or the EvidenceError its verification raised."""
+    companion_keys: list[str | None]
+    """Per companion: its content key, None when it failed verification."""
+    fixtures: Any
+    """analysis.evidence.folds.FixtureLibrary: the committed fixtures, read once."""
+
+    @classmethod
+    def read(cls, evidence_dir: Path, companions: Sequence[Path], package: Any = None) -> VerifiedInputs:
+        """Verify (read once) the evidence unless its ``package`` is given, the companions and the fixtures."""
+        from analysis.evidence import EvidenceError, verify_files
+        from analysis.evidence.folds import load_fixture_library
+        from analysis.evidence.provenance import content_key
+
+        ev = package if package is not None else verify_files(evidence_dir)
+        done: list[Any] = []
+        keys: list[str | None] = []
+        for companion in companions:
+            try:
+                got = verify_files(companion)
+            except EvidenceError as exc:  # raised only if the build needs the companion (its key forces a rerun)
+                done.append(exc)
+                keys.append(None)
+                continue
+            done.append(got)
+            keys.append(content_key(got.digests, got.digests))
+        return cls(ev, content_key(ev.digests, ev.digests), done, keys, load_fixture_library())
 
 
 def _remove_staging(staging: Path) -> list[int]:
@@ -113,8 +158,9 @@ def _remove_staging(staging: Path) -> list[int]:
 
 
 def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str, str] | None,
-                  say: Progress, force: bool, companions: Sequence[Path], *, package: Any = None,
+                  say: Progress, force: bool, companions: Sequence[Path], *, held: list[VerifiedInputs],
                   design: Any = None) -> BuildSummary:
+    """The build under OUT's lock. ``held``: one VerifiedInputs, handed on (and so released) by BuildInputs."""
     remove_stale_staging(out_dir, say)  # a killed build's staging goes even when nothing is rebuilt
     previous = read_stamp(out_dir).get("stages", {})
     previous = previous if isinstance(previous, dict) else {}
@@ -137,9 +183,16 @@ def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str
                 write_bytes(staging / rel, read_bytes(out_dir / rel))
 
         from analysis.build.inputs import BuildInputs  # heavy imports only when there is work to do
+        from analysis.evidence.model import EvidencePackage
 
-        inputs = BuildInputs(evidence_dir, staging, params, claims_path=CLAIMS, package=package, design=design,
-                             pilot_dir=companions[0] if companions else None)
+        got = held.pop()
+        parsed = got.evidence if isinstance(got.evidence, EvidencePackage) else None
+        inputs = BuildInputs(evidence_dir, staging, params, claims_path=CLAIMS, design=design, package=parsed,
+                             pilot_dir=companions[0] if companions else None,
+                             verified=None if parsed is not None else got.evidence,
+                             pilot_verified=got.companions[0] if got.companions else None,
+                             fixtures=got.fixtures)
+        del got, parsed
         written: list[str] = []
         for i, stage in enumerate(STAGES, 1):
             if stage not in todo:

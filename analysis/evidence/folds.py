@@ -34,7 +34,6 @@ from analysis.safeio import LIMITS, SafeIOError, loads_json, read_bytes
 
 from .depth import MAX_DEPTH, json_depth
 from .errors import Problem, SchemaError
-from .files import UnsafeFileError, read_evidence_file
 from .schema import MAX_COUNT, extra_column
 
 FOLDS_FILE = "folds.jsonl"
@@ -243,7 +242,7 @@ class FixtureLibrary:
     """The repository's committed fixtures, read once: what entry folds are looked up in.
 
     Loaded by :func:`load_fixture_library` before estimation (the build loads it once, and its
-    stage key holds :func:`fixture_digests` of the same files), so no estimator reads a file."""
+    stage key holds the digests of this very library: ``by_digest``), so no estimator reads a file."""
 
     by_digest: Mapping[str, bytes]
     """SHA-256 of a fixture file's bytes -> those bytes (first file in search order wins)."""
@@ -267,25 +266,14 @@ def load_fixture_library(search: Iterable[Path] | None = None) -> FixtureLibrary
     return FixtureLibrary(found)
 
 
-def fixture_digests(search: Iterable[Path] | None = None) -> dict[str, str]:
-    """``path -> sha256`` of every committed fixture file (default :data:`FIXTURE_DIRS`; the build's
-    stage key holds them)."""
-    out: dict[str, str] = {}
-    for path in _fixture_files(FIXTURE_DIRS if search is None else search):
-        try:
-            out[path.as_posix()] = hashlib.sha256(read_bytes(path, limit=LIMITS["json"])).hexdigest()
-        except (OSError, SafeIOError):
-            out[path.as_posix()] = "unreadable"
-    return out
-
-
-def fixture_placements(root: Path, locked: Mapping[str, str], digests: Iterable[str],
+def fixture_placements(files: Mapping[str, bytes], locked: Mapping[str, str], digests: Iterable[str],
                        search: Iterable[Path] = FIXTURE_DIRS, *,
                        library: FixtureLibrary | None = None) -> tuple[pl.DataFrame, dict[str, str]]:
     """Graded values and their chunks for each wanted fixture digest, and why any is missing.
 
-    Looks first at the package's locked files whose lock digest equals the fixture digest
-    (already verified), then in ``library`` (the committed fixtures, read once; loaded from
+    Looks first at the package's locked files whose lock digest equals the fixture digest, parsed
+    from their verified bytes ``files`` (EvidencePackage.files: never read from the disk again),
+    then in ``library`` (the committed fixtures, read once; loaded from
     ``search`` here when not given).
     """
     want = {d for d in digests if d}
@@ -293,9 +281,8 @@ def fixture_placements(root: Path, locked: Mapping[str, str], digests: Iterable[
     found: set[str] = set()
     for name, digest in sorted(locked.items()):
         if digest in want and digest not in found:
-            try:
-                data = read_evidence_file(root, name)
-            except (OSError, UnsafeFileError):  # verified before; a file changed since is skipped
+            data = files.get(name)
+            if data is None:  # too large to be kept: never parsed
                 continue
             got = _placement_rows(digest, data)
             if got is not None:
@@ -338,7 +325,7 @@ def graded_facts(package: Any, search: Iterable[Path] = FIXTURE_DIRS, *,
         return empty, {"fixture": "rows.csv has no fixture_digest column, so entry folds are unknown"}
     digest = rows.select("row_id", pl.col(extra_column("fixture_digest")).cast(pl.String).alias("fixture_digest"))
     checks = package.checks.select("row_id", "check", "expected").join(digest, on="row_id", how="inner")
-    placements, missing = fixture_placements(package.root, package.digests,
+    placements, missing = fixture_placements(package.files, package.digests,
                                              checks.get_column("fixture_digest").drop_nulls().unique().to_list(),
                                              search, library=library)
     joined = checks.join(placements, on=["fixture_digest", "check"], how="left")
