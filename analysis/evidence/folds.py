@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import mmap
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from typing import Any
 import polars as pl
 
 from analysis.locations import package_path
-from analysis.safeio import LIMITS, SafeIOError, loads_json, read_bytes
+from analysis.safeio import LIMITS, SafeIOError, check_json_values, loads_json, read_bytes
 
 from .depth import MAX_DEPTH, json_depth
 from .errors import Problem, SchemaError
@@ -104,6 +105,21 @@ _KIND_WORDS = {"text": "a string", "bool": "true or false", "int": f"an integer 
                "int_list": f"a list of integers in 0..{MAX_COUNT}"}
 
 
+class _NotANumber(ValueError):
+    """NaN, Infinity or -Infinity in a line (the JSON door refuses them)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotANumber(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotANumber(f"{text[:40]} overflows a double")
+    return value
+
+
 FLUSH_LINES = 1 << 16
 """Lines parsed into Python objects before they are moved into a columnar frame (bounded memory)."""
 
@@ -149,16 +165,23 @@ def parse_folds(data: bytes | memoryview | None, row_ids: Iterable[str] | None,
         if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and json_depth(raw) > MAX_DEPTH:
             bad(None, f"nested deeper than {MAX_DEPTH} levels; write one flat JSON object per line")
             continue
-        try:
-            doc = json.loads(raw.decode("utf-8"))
+        try:  # the door's rules: no NaN/Infinity, no lone surrogate (analysis.safeio.check_json_values)
+            doc = json.loads(raw.decode("utf-8"), parse_constant=_no_constant, parse_float=_finite)
+            check_json_values(doc, raw, FOLDS_FILE, number)
+        except SafeIOError as exc:
+            bad(None, f"{exc.message}")
+            continue
         except UnicodeDecodeError as exc:
             bad(None, f"not UTF-8 (byte {exc.start}); write the file as UTF-8")
             continue
         except json.JSONDecodeError as exc:
             bad(None, f"not JSON ({exc.msg} at character {exc.pos + 1}); write one JSON object per line")
             continue
+        except _NotANumber as exc:
+            bad(None, f"{exc}; write a finite number or null")
+            continue
         except (RecursionError, ValueError):  # ValueError: e.g. an integer of over 4300 digits
-            bad(None, "not JSON: nested too deeply; write one flat JSON object per line")
+            bad(None, "not JSON: nested too deeply or a number too long; write one flat JSON object per line")
             continue
         if not isinstance(doc, dict):
             bad(None, f"is a JSON {type(doc).__name__}, not an object; write one JSON object per line")

@@ -201,6 +201,13 @@ def _surrogate_free(doc: Any, source: str | Path, line: int | None = None) -> No
                                           "write real characters", line) from None
 
 
+def check_json_values(doc: Any, raw: bytes, source: str | Path, line: int | None = None) -> None:
+    """The door's value checks of a document another JSON parser produced from ``raw`` (an allowed
+    bypass calls this): no lone surrogate (``\\ud800``) in any string or key. SafeIOError otherwise."""
+    if _SURROGATE_ESCAPE.search(raw):
+        _surrogate_free(doc, source, line)
+
+
 def loads_json(data: bytes | str, source: str | Path, *, allow_nan: bool = False,
                max_depth: int = JSON_DEPTH, line: int | None = None) -> Any:
     """Parse one JSON text: depth checked first, strict UTF-8, no lone surrogates, NaN/Infinity
