@@ -97,3 +97,15 @@ def test_folds_values_the_door_refuses_are_located_problems(tmp_path: Path, bad:
     assert (first.file, first.line) == ("folds.jsonl", 3) and words in first.message
     proc = run_cli("verify", str(root))
     assert proc.returncode == 1 and "Traceback" not in proc.stderr and "folds.jsonl:3" in proc.stderr, proc.stderr
+
+
+def test_a_lone_surrogate_in_the_lock_is_a_lock_format_error(tmp_path: Path) -> None:
+    from analysis.evidence import LockFormatError
+
+    root = copy_handmade(tmp_path / "p")
+    text = (root / "provenance.lock").read_text(encoding="utf-8")
+    (root / "provenance.lock").write_text(text.replace('"rows.csv"', '"rows\\ud800.csv"'), encoding="utf-8")
+    with pytest.raises(LockFormatError, match="lone surrogate"):
+        load_package(root)
+    proc = run_cli("verify", str(root))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
