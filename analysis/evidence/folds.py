@@ -166,8 +166,11 @@ def parse_folds(data: bytes | memoryview | None, row_ids: Iterable[str] | None,
             bad(None, f"nested deeper than {MAX_DEPTH} levels; write one flat JSON object per line")
             continue
         try:  # the door's rules: no NaN/Infinity, no lone surrogate (analysis.safeio.check_json_values)
-            doc = json.loads(raw.decode("utf-8"), parse_constant=_no_constant, parse_float=_finite)
-            check_json_values(doc, raw, FOLDS_FILE, number)
+            text = raw.decode("utf-8")
+            del raw  # memory: the line is held once as bytes or text, then as text and its parse
+            doc = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+            check_json_values(doc, text, FOLDS_FILE, number)
+            del text
         except SafeIOError as exc:
             bad(None, f"{exc.message}")
             continue

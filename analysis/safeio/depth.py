@@ -2,9 +2,14 @@
 
 Used by every door of :mod:`analysis.safeio` and by the evidence parsers (analysis.evidence.depth).
 
-Method: string literals (and TOML comments) are blanked with one regular expression, then
-the brackets ``[ {`` count +1 and ``] }`` count -1; a running sum (numpy) gives the deepest
-nesting. A text deeper than :data:`MAX_DEPTH` is refused before the parser sees it, so no
+Method (JSON, :func:`json_depth`): one streaming pass in blocks of :data:`BLOCK` bytes (numpy):
+a quote preceded by an even run of backslashes opens or closes a string, and outside strings the
+brackets ``[ {`` count +1 and ``] }`` count -1; a running sum gives the deepest nesting. The state
+carried between blocks (inside a string, trailing backslashes, level) is three integers, so memory
+is a fixed amount (about 30 bytes per block byte), whatever the input's size or shape. (TOML,
+:func:`toml_depth`: string literals and comments are blanked with one regular expression, whose
+quantifiers are possessive so a long string keeps no backtracking state, then the same sum.)
+A text deeper than :data:`MAX_DEPTH` is refused before the parser sees it, so no
 parser can reach Python's recursion limit; the parsers are still wrapped for RecursionError.
 TOML dotted keys and table names are limited to :data:`MAX_KEY_PARTS` parts.
 """
@@ -19,9 +24,10 @@ MAX_DEPTH = 32
 MAX_KEY_PARTS = 8
 """Most parts of one dotted TOML key or table name (``a.b.c`` has 3)."""
 
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+BLOCK = 1 << 20
+"""Bytes scanned at once by :func:`json_depth` (its working memory is a fixed multiple of this)."""
 _TOML_SKIP = re.compile(
-    rb'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*', re.DOTALL)
+    rb'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]++|\\.)*+"|\'[^\'\n]*+\'|#[^\n]*+', re.DOTALL)
 _OPEN = np.zeros(256, dtype=np.int8)
 _OPEN[[ord("["), ord("{")]] = 1
 _OPEN[[ord("]"), ord("}")]] = -1
@@ -39,9 +45,47 @@ def _depth(stripped: bytes) -> tuple[int, int]:
     return int(level[at]), at
 
 
-def json_depth(data: bytes) -> int:
-    """Deepest nesting of arrays and objects in a JSON text (strings ignored)."""
-    return _depth(_JSON_STRING.sub(b'""', data))[0]
+_QUOTE, _BACKSLASH = ord('"'), ord("\\")
+
+
+def json_depth(data: bytes | bytearray | memoryview) -> int:
+    """Deepest nesting of arrays and objects in a JSON text (strings ignored), streamed in blocks.
+
+    Exact for valid JSON (where a backslash occurs only inside a string); any text gets a number.
+    """
+    view = memoryview(data).cast("B")
+    in_string, run, level, deepest = 0, 0, 0, 0  # run: backslashes just before the block
+    for start in range(0, len(view), BLOCK):
+        arr = np.frombuffer(view[start:start + BLOCK], dtype=np.uint8)
+        quote = arr == _QUOTE
+        backslash = arr == _BACKSLASH
+        if backslash.any():  # a quote after an odd run of backslashes is escaped
+            pos = np.arange(arr.size, dtype=np.int32)
+            last_other = np.maximum.accumulate(np.where(backslash, np.int32(-1), pos))  # last non-backslash <= i
+            before = np.empty(arr.size, dtype=np.int64)  # backslashes just before position i
+            before[0] = run
+            before[1:] = pos[:-1] - last_other[:-1]
+            before[1:][last_other[:-1] < 0] += run  # a run that began in an earlier block
+            quote &= (before & 1) == 0
+            tail = arr.size - 1 - int(last_other[-1])
+            run = run + tail if last_other[-1] < 0 else tail
+            del pos, last_other, before
+        else:  # only the first byte can follow backslashes (of an earlier block)
+            if run & 1:
+                quote[0] = False
+            run = 0
+        steps = _OPEN[arr]
+        if quote.any():
+            inside = (np.cumsum(quote, dtype=np.int32) + in_string) & 1  # 1: inside a string after byte i
+            in_string = int(inside[-1])
+            steps = np.where(inside.astype(bool) | quote, np.int8(0), steps)
+        elif in_string:
+            continue
+        if steps.any():
+            levels = np.cumsum(steps, dtype=np.int64)
+            deepest = max(deepest, level + int(levels.max()))
+            level += int(levels[-1])
+    return deepest
 
 
 def toml_depth(data: bytes) -> tuple[int, int]:
