@@ -109,3 +109,15 @@ def test_a_lone_surrogate_in_the_lock_is_a_lock_format_error(tmp_path: Path) -> 
         load_package(root)
     proc = run_cli("verify", str(root))
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
+
+
+def test_messages_stay_short_whatever_the_file_holds(tmp_path: Path) -> None:
+    # a megabyte-long value quoted in a problem (the lock's "algorithm") printed a megabyte of stderr
+    root = copy_handmade(tmp_path / "p")
+    doc = json.loads((root / "provenance.lock").read_text(encoding="utf-8"))
+    doc["algorithm"] = "x" * 1_000_000
+    (root / "provenance.lock").write_text(json.dumps(doc), encoding="utf-8")
+    proc = run_cli("verify", str(root))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert len(proc.stderr) < 5000 and "more characters" in proc.stderr
+    assert len(str(SafeIOError("f" * 10_000, "y" * 10_000))) < 3000

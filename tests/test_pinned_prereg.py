@@ -186,3 +186,13 @@ def test_a_plan_with_one_configuration_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ParamsError, match="each >= 2"):
         DEFAULT_PLAN_PARAMS.replace(configurations=(1, 10))
     assert DEFAULT_PLAN_PARAMS.replace(configurations=(2,)).configurations == (2,)
+
+
+def test_ledger_times_of_any_shape_give_an_order_or_none(tmp_path: Path) -> None:
+    # issue 31 (dates parsed within a range): a naive first record beside the seal's aware time raised
+    # TypeError (offset-naive vs offset-aware) and stopped the build; a year-1 time or a huge string gives None.
+    block = _block_for(tmp_path / "a", [{"started": "2026-02-01T13:00:00"}])  # naive: read as UTC
+    assert block["sealed_before_first_record"] is True
+    for hostile in ("0001-01-01T00:00:00+14:00", "2026-02-01T13:00:00Z" + " " * 100):
+        block = _block_for(tmp_path / str(len(hostile)), [{"started": hostile}])
+        assert block["sealed_before_first_record"] is None

@@ -51,6 +51,21 @@ def _study_table(package: Any) -> dict[str, Any]:
     return table if isinstance(table, dict) else {}
 
 
+def _utc_time(text: Any) -> Any:
+    """An ISO 8601 time of the plan or ledger as an aware UTC datetime (a naive one is read as UTC), or None
+    when it is not one: not text, longer than 64 characters, unparsable, or outside the years 1970..9999."""
+    from datetime import UTC, datetime
+
+    if not isinstance(text, str) or not text or len(text) > 64:
+        return None
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+    except (ValueError, OverflowError):
+        return None
+    return when if 1970 <= when.year <= 9999 else None
+
+
 def preregistration_block(package: Any, params: Any, panel_configurations: int | None) -> dict[str, Any]:
     """Plan presence, seal, timing and every deviation (see the module note)."""
     table = _study_table(package)
@@ -106,14 +121,9 @@ def preregistration_block(package: Any, params: Any, panel_configurations: int |
     differ("analysis code digest", lock.get("code_digest"), now_code, "the analysis code changed after sealing")
     sealed, first = lock.get("sealed_at"), doc.get("first_ledger_record") or table.get("first_ledger_record")
     order = None
-    if isinstance(sealed, str) and isinstance(first, str) and first:
-        from datetime import datetime
-
-        try:
-            order = datetime.fromisoformat(sealed.replace("Z", "+00:00")) <= datetime.fromisoformat(
-                first.replace("Z", "+00:00"))
-        except ValueError:
-            order = None
+    sealed_t, first_t = _utc_time(sealed), _utc_time(first)
+    if sealed_t is not None and first_t is not None:
+        order = sealed_t <= first_t
     return {"present": True, "intact": not problems, "problems": problems, "plan_digest": plan.digest,
             "sealed_at": sealed, "first_ledger_record": first, "sealed_before_first_record": order,
             "plan": {"estimand": plan.estimand, "control": plan.control, "treatment": plan.treatment,
