@@ -108,3 +108,24 @@ def test_streamed_depth_equals_the_parsed_depth_for_any_block(doc: Any, block: i
         assert json_depth(text) == _parsed_depth(json.loads(text))
     finally:
         depth.BLOCK = old
+
+
+@pytest.mark.slow
+def test_the_rows_csv_scan_needs_a_fixed_amount_whatever_the_size() -> None:
+    # the structure scan of rows.csv (analysis.evidence.csvscan) works in blocks: its peak is a multiple of the
+    # block (about 11 bytes per block byte), the same for 25 MB and 100 MB, far below 3x the input
+    from analysis.evidence import csvscan
+    from analysis.evidence.schema import ROWS_COLUMNS
+
+    header = ",".join(c.name for c in ROWS_COLUMNS).encode() + b"\n"
+    line = b'r1,S5,fam1/model-1,group-0,1,j,1,true,,14,7,0,3,4000,9600,5,0,5,0,20000,"the port, ""q""\nsecond"\n'
+    peaks = []
+    found: list[Any] = []
+    for size in (SIZE // 4, SIZE):
+        data = header + line * (size // len(line))
+        peaks.append(_peak_above(lambda d=data: found.append(csvscan.scan(memoryview(d), "rows.csv"))))
+        structure, problems = found.pop()
+        assert structure is not None and problems == []
+        del data, structure
+    assert peaks[1] <= 12 * csvscan.BLOCK + FIXED
+    assert peaks[1] - peaks[0] <= FIXED  # the per-record line numbers only: 8 bytes a record
