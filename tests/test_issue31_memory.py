@@ -129,3 +129,12 @@ def test_the_rows_csv_scan_needs_a_fixed_amount_whatever_the_size() -> None:
         del data, structure
     assert peaks[1] <= 12 * csvscan.BLOCK + FIXED
     assert peaks[1] - peaks[0] <= FIXED  # the per-record line numbers only: 8 bytes a record
+
+
+def test_a_toml_multiline_string_is_blanked_without_backtracking_state() -> None:
+    # study.toml's largest (4 MiB) multi-line string: the depth scan needed about 144 bytes per byte
+    from analysis.safeio import loads_toml
+
+    data = b'a = """' + b"x\\n" * (2 * MB) + b'"""\n[t]\nb = [[1]]\n'
+    assert loads_toml(data, "study.toml")["t"] == {"b": [[1]]}
+    assert _peak_above(lambda: loads_toml(data, "study.toml")) <= 3 * len(data) + FIXED

@@ -27,13 +27,24 @@ MAX_KEY_PARTS = 8
 BLOCK = 1 << 20
 """Bytes scanned at once by :func:`json_depth` (its working memory is a fixed multiple of this)."""
 _TOML_SKIP = re.compile(
-    rb'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]++|\\.)*+"|\'[^\'\n]*+\'|#[^\n]*+', re.DOTALL)
+    rb'"""(?:[^\\"]++|\\.|"{1,2}(?!"))*+"{3,5}|\'\'\'.*?\'{3,5}|"(?:[^"\\\n]++|\\.)*+"|\'[^\'\n]*+\'|#[^\n]*+',
+    re.DOTALL)
+_BLANK = bytes(10 if b == 10 else 32 for b in range(256))
+"""Translation that blanks a string or comment: every byte a space but line feeds (lines keep their numbers)."""
+
+
+def _toml_blanked(data: bytes) -> bytearray:
+    """``data`` with TOML strings and comments blanked in place (one copy, whatever the number of strings)."""
+    out = bytearray(data)
+    for m in _TOML_SKIP.finditer(data):
+        out[m.start():m.end()] = m.group(0).translate(_BLANK)
+    return out
 _OPEN = np.zeros(256, dtype=np.int8)
 _OPEN[[ord("["), ord("{")]] = 1
 _OPEN[[ord("]"), ord("}")]] = -1
 
 
-def _depth(stripped: bytes) -> tuple[int, int]:
+def _depth(stripped: bytes | bytearray) -> tuple[int, int]:
     """(deepest nesting, byte offset where it is first reached) of bracket text."""
     if not stripped:
         return 0, 0
@@ -90,7 +101,7 @@ def json_depth(data: bytes | bytearray | memoryview) -> int:
 
 def toml_depth(data: bytes) -> tuple[int, int]:
     """(deepest bracket nesting, 1-based line where it is reached) of a TOML text."""
-    stripped = _TOML_SKIP.sub(lambda m: b"\n" * m.group(0).count(b"\n"), data)
+    stripped = _toml_blanked(data)
     depth, at = _depth(stripped)
     return depth, stripped.count(b"\n", 0, at) + 1
 
@@ -101,7 +112,7 @@ def toml_key_parts(data: bytes) -> tuple[int, int]:
     Strings and comments are blanked first, so dots inside them never count; on each line the
     dots of a ``[table]`` header, or of the key before the first ``=``, are counted.
     """
-    stripped = _TOML_SKIP.sub(lambda m: b"\n" * m.group(0).count(b"\n"), data)
+    stripped = _toml_blanked(data)
     most, where = 0, 1
     for number, line in enumerate(stripped.split(b"\n"), 1):
         head = line.lstrip()
