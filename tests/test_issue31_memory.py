@@ -135,6 +135,6 @@ def test_a_toml_multiline_string_is_blanked_without_backtracking_state() -> None
     # study.toml's largest (4 MiB) multi-line string: the depth scan needed about 144 bytes per byte
     from analysis.safeio import loads_toml
 
-    data = b'a = """' + b"x\\n" * (2 * MB) + b'"""\n[t]\nb = [[1]]\n'
+    data = b'a = """' + b"xy\n" * (MB + MB // 3) + b'"""\n[t]\nb = [[1]]\n'
     assert loads_toml(data, "study.toml")["t"] == {"b": [[1]]}
     assert _peak_above(lambda: loads_toml(data, "study.toml")) <= 3 * len(data) + FIXED

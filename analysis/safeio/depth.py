@@ -29,6 +29,8 @@ BLOCK = 1 << 20
 _TOML_SKIP = re.compile(
     rb'"""(?:[^\\"]++|\\.|"{1,2}(?!"))*+"{3,5}|\'\'\'.*?\'{3,5}|"(?:[^"\\\n]++|\\.)*+"|\'[^\'\n]*+\'|#[^\n]*+',
     re.DOTALL)
+_LINE = re.compile(rb"[^\n]*+(?:\n|\Z)")
+"""One line of a text (the last one may lack its line feed)."""
 _BLANK = bytes(10 if b == 10 else 32 for b in range(256))
 """Translation that blanks a string or comment: every byte a space but line feeds (lines keep their numbers)."""
 
@@ -45,15 +47,19 @@ _OPEN[[ord("]"), ord("}")]] = -1
 
 
 def _depth(stripped: bytes | bytearray) -> tuple[int, int]:
-    """(deepest nesting, byte offset where it is first reached) of bracket text."""
-    if not stripped:
-        return 0, 0
-    steps = _OPEN[np.frombuffer(stripped, dtype=np.uint8)]
-    if not steps.any():
-        return 0, 0
-    level = np.cumsum(steps, dtype=np.int64)
-    at = int(level.argmax())
-    return int(level[at]), at
+    """(deepest nesting, byte offset where it is first reached) of bracket text, in blocks of BLOCK bytes."""
+    view = memoryview(stripped)
+    level, deepest, where = 0, 0, 0
+    for start in range(0, len(view), BLOCK):
+        steps = _OPEN[np.frombuffer(view[start:start + BLOCK], dtype=np.uint8)]
+        if not steps.any():
+            continue
+        levels = np.cumsum(steps, dtype=np.int64)
+        at = int(levels.argmax())
+        if level + int(levels[at]) > deepest:
+            deepest, where = level + int(levels[at]), start + at
+        level += int(levels[-1])
+    return deepest, where
 
 
 _QUOTE, _BACKSLASH = ord('"'), ord("\\")
@@ -114,8 +120,8 @@ def toml_key_parts(data: bytes) -> tuple[int, int]:
     """
     stripped = _toml_blanked(data)
     most, where = 0, 1
-    for number, line in enumerate(stripped.split(b"\n"), 1):
-        head = line.lstrip()
+    for number, match in enumerate(_LINE.finditer(stripped), 1):  # one line at a time, no list of lines
+        head = match.group(0).lstrip()
         if head.startswith(b"["):
             key = head.split(b"]", 1)[0]
         elif b"=" in head:
