@@ -143,3 +143,28 @@ def test_a_package_swapped_while_the_build_waits_for_the_lock_is_the_one_keyed(
     stamp = read_stamp(out)["stages"]
     assert {s: e["key"] for s, e in stamp.items()} == key_b  # B's report under B's keys
     assert all(line.endswith("unchanged, skipped") for line in lines if line.startswith("["))
+
+
+@pytest.mark.slow  # one build with a companion (about 6 s)
+def test_a_build_reports_the_bytes_it_verified_when_the_files_change_after(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # the hook between verification and parsing: every file of the companion is swapped right after it was
+    # verified; the build parses the verified bytes, so results.json carries the pinned base_url, not the swap
+    import json
+
+    from analysis.evidence import provenance
+
+    companion = shutil.copytree(LADDER, tmp_path / "ladder")
+    real = provenance.verify_files
+
+    def verify_then_swap(root: str | Path, *args: object, **kwargs: object) -> object:
+        verified = real(root, *args, **kwargs)  # type: ignore[arg-type]
+        if Path(root) == companion:
+            _scribble(companion)
+        return verified
+
+    for module in ("analysis.evidence", "analysis.evidence.package", "analysis.evidence.provenance"):
+        monkeypatch.setattr(f"{module}.verify_files", verify_then_swap)
+    build(HANDMADE, tmp_path / "out", DEFAULT_PARAMS, progress=None, companions=[companion])
+    runner = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["v2_pilot"]["runner"]
+    assert "127.0.0.1" in json.dumps(runner) and "evil.example" not in json.dumps(runner)
