@@ -33,7 +33,7 @@ def _figure():  # what a builder draws from evidence strings: title, tick labels
 
 def test_hostile_text_draws_as_written_and_the_svg_is_xml(tmp_path: Path) -> None:
     assert png_bytes(_figure()).startswith(b"\x89PNG")
-    png, svg = save(FigureSpec("hostile", "t", _figure(), "alt"), tmp_path)
+    _png, svg = save(FigureSpec("hostile", "t", _figure(), "alt"), tmp_path)
     root = ET.fromstring(svg.read_bytes())  # well-formed: no control character reached the XML
     shown = "".join(root.itertext())
     assert f"study {HOSTILE}" in shown and HOSTILE in shown  # literal dollars, no math
