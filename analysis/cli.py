@@ -232,6 +232,7 @@ def regenerate(repo: Path, steps: Sequence[str] = REGENERATE_STEPS, *, dry_run: 
             from analysis.results.registry import DOCS_PATH, write_docs_index
 
             progress(f"regenerate docs: the index of {repo / DOCS_PATH}")
+            _inside(repo, DOCS_PATH.split("/"))
             if not dry_run:
                 write_docs_index(repo)
         elif step == "build":
@@ -248,11 +249,23 @@ def regenerate(repo: Path, steps: Sequence[str] = REGENERATE_STEPS, *, dry_run: 
             if HANDMADE_EVIDENCE is None:
                 raise UsageError("regenerate golden reads tests/fixtures/handmade; run it from a checkout")
             progress(f"regenerate golden: {repo.joinpath(*GOLDEN_TABLES)} from {HANDMADE_EVIDENCE}")
+            _inside(repo, GOLDEN_TABLES)
             if not dry_run:
                 write_golden(HANDMADE_EVIDENCE, repo.joinpath(*GOLDEN_TABLES), DEFAULT_PARAMS)
     done = ", ".join(s for s in REGENERATE_STEPS if s in steps)
     say("dry run: nothing written" if dry_run else f"regenerated {done}", err=False, one_line=True)
     return 0
+
+
+def _inside(repo: Path, parts: Sequence[str]) -> Path:
+    """The build's output-directory safety for a regenerate step (analysis.outdir.validate_target): no
+    component of the target below ``repo`` may be a symbolic link or lead outside it. CliError otherwise."""
+    from analysis.outdir import BuildError, validate_target
+
+    try:
+        return validate_target(repo, parts)
+    except BuildError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _cmd_regenerate(args: argparse.Namespace) -> int:

@@ -118,6 +118,20 @@ def terminal(text: str) -> str:
     return _BIDI.sub(_visible, _CONTROL.sub(_visible, str(text)))
 
 
+_UNESCAPED_DOLLAR = re.compile(r"(?<!\\)\$")
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def figure_text(text: str) -> str:
+    """Make ``text`` safe for a matplotlib figure: never parsed as mathtext, and XML-legal in an SVG.
+
+    Every unescaped ``$`` is escaped (``\\$``: matplotlib shows a literal dollar and parses no math),
+    and each character XML 1.0 cannot hold (C0 controls but tab, newline and carriage return; DEL, C1,
+    lone surrogates, U+FFFE/U+FFFF) is shown visibly as ``\\xNN``/``\\uNNNN``. Idempotent.
+    """
+    return _UNESCAPED_DOLLAR.sub(r"\\$", _NOT_XML.sub(_visible, str(text)))
+
+
 _SCRIPT_JSON = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _SCRIPT_JSON_TABLE = {ord(k): v for k, v in _SCRIPT_JSON.items()}
 

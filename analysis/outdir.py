@@ -26,7 +26,7 @@ import os
 import shutil
 import signal
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any, Self
@@ -150,6 +150,21 @@ def validate_out(out_dir: Path, inputs: Iterable[Path]) -> None:
         if (out_dir / name).is_symlink():
             raise BuildError(f"{out_dir / name} is a symbolic link; the build writes only inside OUT. "
                              "Replace the link by a directory (or file) or pass another --out")
+
+
+def validate_target(root: Path, parts: Sequence[str]) -> Path:
+    """``root`` joined with ``parts``, refused (BuildError) when any of its components below ``root`` is a
+    symbolic link or resolves outside ``root``: the output-directory safety of the build (validate_out) for a
+    writer that targets a path inside a directory (``regenerate``: docs, golden tables). Nothing is created."""
+    target = Path(root)
+    for part in parts:
+        target = target / part
+        if target.is_symlink():
+            raise BuildError(f"{target} is a symbolic link; regenerate writes only inside {root}. "
+                             "Replace the link by a directory (or file) and run again")
+    if target.exists() and not _within(_real(target), _real(root)):
+        raise BuildError(f"{target} resolves outside {root}; regenerate writes only inside it")
+    return target
 
 
 # --------------------------------------------------------------------------- the lock

@@ -38,7 +38,7 @@ from analysis.estimators import (
     randomization,
     survival_results,
 )
-from analysis.evidence import folds, package
+from analysis.evidence import folds, package, provenance
 from analysis.params import DEFAULT_PARAMS
 from analysis.results import registry
 from analysis.results.pilot import PILOT_READS
@@ -49,7 +49,8 @@ LADDER = REPO / "data" / "v2" / "ladder-pilot"
 V1 = REPO / "data" / "v1"
 
 PER_PACKAGE: dict[Callable[..., Any], int] = {
-    package.load_package: 1,
+    package.parse_verified: 1,  # the build parses the bytes it verified (issue 31), never load_package again
+    provenance.verify_files: 1,
     folds.graded_facts: 1,
     survival_results.package_survival: 1,
     bounds.planned_repeat_bounds: 1,
@@ -70,7 +71,8 @@ PER_PACKAGE: dict[Callable[..., Any], int] = {
 }
 """Estimators (and the loader) -> calls per analysed package in one build."""
 COMPANION_NEEDS: frozenset[Callable[..., Any]] = frozenset({
-    package.load_package, folds.graded_facts, survival_results.package_survival, bounds.planned_repeat_bounds,
+    package.parse_verified, provenance.verify_files, folds.graded_facts, survival_results.package_survival,
+    bounds.planned_repeat_bounds,
     dose_response.dose_block, paired.panel})
 """The estimators a companion pilot runs: those behind PILOT_READS and its tables and figures; no others."""
 
@@ -147,11 +149,11 @@ def test_v1_build_runs_the_audit_on_the_assembled_blocks(tmp_path: Path) -> None
     from analysis import results as results_pkg
 
     blocks = _block_computes()
-    watched = [package.load_package, results_pkg.build_results, fill.fill_analysis,
+    watched = [package.parse_verified, results_pkg.build_results, fill.fill_analysis,
                headings.headings_analysis, survival_results.package_survival, *blocks.values()]
     with counting(watched) as counts:
         build(V1, tmp_path / "out", DEFAULT_PARAMS, progress=None, companions=[PILOT])
-    assert counts[_name(package.load_package)] == 2
+    assert counts[_name(package.parse_verified)] == 2
     assert counts[_name(results_pkg.build_results)] == 0  # the audit is handed the assembled blocks
     assert counts[_name(headings.headings_analysis)] == 1  # the pilot's blocks and outputs show no headings
     assert counts[_name(survival_results.package_survival)] == 2

@@ -143,14 +143,13 @@ def _block_for(tmp_path: Path, records: list[dict]) -> dict:
     prepare_sweep(args, argv)
     toml, files = package_extras(args, records, ["c/a", "c/b"])
     pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "study.toml").write_text(toml, encoding="utf-8")
-    (pkg / PREREG_FILE).write_text(json.dumps(files[PREREG_FILE]), encoding="utf-8")
+    kept = {"study.toml": toml.encode("utf-8"), PREREG_FILE: json.dumps(files[PREREG_FILE]).encode("utf-8")}
     study = Study(name="s", recency_cutoff=dt.date(2026, 1, 28), control="j", treatment="q", scenario="S5",
                   configurations={k: Configuration(k, "c", dt.date(2026, 3, 1), "loopback", None)
                                   for k in ("c/a", "c/b")},
                   partition_runs=(PartitionRun("c/a", "g1", 1), PartitionRun("c/b", "g1", 1)))
-    package = SimpleNamespace(root=pkg, digests={PREREG_FILE: "pinned"}, study=study)
+    package = SimpleNamespace(root=pkg, digests={PREREG_FILE: "pinned"}, study=study,
+                              verified_bytes=kept.get)  # the verified bytes a loaded package keeps
     return preregistration_block(package, load_plan(d).params(), 2)
 
 
@@ -187,3 +186,13 @@ def test_a_plan_with_one_configuration_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ParamsError, match="each >= 2"):
         DEFAULT_PLAN_PARAMS.replace(configurations=(1, 10))
     assert DEFAULT_PLAN_PARAMS.replace(configurations=(2,)).configurations == (2,)
+
+
+def test_ledger_times_of_any_shape_give_an_order_or_none(tmp_path: Path) -> None:
+    # issue 31 (dates parsed within a range): a naive first record beside the seal's aware time raised
+    # TypeError (offset-naive vs offset-aware) and stopped the build; a year-1 time or a huge string gives None.
+    block = _block_for(tmp_path / "a", [{"started": "2026-02-01T13:00:00"}])  # naive: read as UTC
+    assert block["sealed_before_first_record"] is True
+    for hostile in ("0001-01-01T00:00:00+14:00", "2026-02-01T13:00:00Z" + " " * 100):
+        block = _block_for(tmp_path / str(len(hostile)), [{"started": hostile}])
+        assert block["sealed_before_first_record"] is None

@@ -133,12 +133,14 @@ def _package_findings(package: Any) -> dict[str, str]:
     """Inconsistencies the reconstruction engine recorded in the package's findings.csv (if locked)."""
     if "findings.csv" not in getattr(package, "digests", {}):
         return {}
-    from analysis.evidence import EvidenceError, read_evidence_file
-
-    try:  # a locked file of a verified package, read under the evidence file rules
-        data = read_evidence_file(package.root, "findings.csv")
+    data = package.verified_bytes("findings.csv")  # the verified bytes, never the file on disk again
+    if data is None:
+        return {}
+    try:
         df = pl.read_csv(io.BytesIO(data), infer_schema=False)
-    except (OSError, EvidenceError, pl.exceptions.PolarsError):
+    except pl.exceptions.PolarsError:
+        return {}
+    if "id" not in df.columns or "note" not in df.columns:
         return {}
     return dict(zip(df["id"].to_list(), df["note"].to_list(), strict=True))
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from analysis.evidence import load_package
 from analysis.evidence.describe import display_path, evidence_kind
+from analysis.evidence.package import parse_verified
 from analysis.outdir import BuildError
 from analysis.safeio import loads_json
 
@@ -32,11 +33,18 @@ class BuildInputs:
 
     def __init__(self, evidence_dir: Path, out_dir: Path, params: Any, *, claims_path: Path,
                  pilot_dir: Path | None = None, package: Any = None,
-                 design: Mapping[str, Any] | None = None, pointer_dir: Path | None = None) -> None:
+                 design: Mapping[str, Any] | None = None, verified: Any = None,
+                 pilot_verified: Any = None, fixtures: Any = None, pointer_dir: Path | None = None,
+                 pointer_verified: Any = None) -> None:
         """``pilot_dir``: the companion package reported beside the evidence (its pilot), if any;
         ``pointer_dir``: a pilot the report points to in one paragraph without analysing it (issue 30);
         ``package``: the evidence package when the build already verified and loaded it;
-        ``design``: OUT/design.json as the build read it (None: there is none)."""
+        ``design``: OUT/design.json as the build read it (None: there is none);
+        ``verified`` / ``pilot_verified``: the VerifiedFiles the build read (under OUT's lock, its stage
+        keys are of them), parsed here instead of reading the package again (``pilot_verified`` may be the
+        EvidenceError its verification raised, raised when the pilot is needed); ``fixtures``: the
+        FixtureLibrary the build keyed; ``pointer_verified``: the pointed-to pilot's VerifiedFiles (or the
+        EvidenceError of its verification). Each None: read here."""
         self.evidence_dir = Path(evidence_dir)
         self.evidence_label = display_path(self.evidence_dir).as_posix()
         self.out_dir = Path(out_dir)
@@ -46,6 +54,10 @@ class BuildInputs:
         self.pointer_dir = Path(pointer_dir) if pointer_dir is not None and pilot_dir is None else None
         self.design = design
         self._package: Any = package
+        self._verified: Any = verified
+        self._pilot_verified: Any = pilot_verified
+        self._pointer_verified: Any = pointer_verified
+        self._fixtures: Any = fixtures
         self._results: dict[str, Any] | None = None
         self._estimates: Any = None
         self._audit: Any = None
@@ -57,7 +69,9 @@ class BuildInputs:
     def package(self) -> Any:
         """The verified EvidencePackage (loaded, and so verified, once)."""
         if self._package is None:
-            self._package = load_package(self.evidence_dir)
+            verified, self._verified = self._verified, None  # the bytes go once they are parsed
+            self._package = load_package(self.evidence_dir) if verified is None \
+                else parse_verified(self.evidence_dir, verified)
         return self._package
 
     @property
@@ -67,11 +81,21 @@ class BuildInputs:
             from analysis.evidence.folds import load_fixture_library
             from analysis.results.inputs import ResultsInputs
 
-            pointer = load_package(self.pointer_dir) if self.pointer_dir is not None else None  # verified first
+            fixtures = self._fixtures if self._fixtures is not None else load_fixture_library()
+            pointer = self._pointer_package()
             self._estimates = ResultsInputs(self.package, self.params, pilot=self.pilot_package,
-                                            pilot_path=self.pilot_dir, fixtures=load_fixture_library(),
+                                            pilot_path=self.pilot_dir, fixtures=fixtures,
                                             design=self.design, pointer=pointer, pointer_path=self.pointer_dir)
         return self._estimates
+
+    def _pointer_package(self) -> Any:
+        """The pilot the report points to, parsed from the bytes verified under OUT's lock (None: none)."""
+        if self.pointer_dir is None:
+            return None
+        verified, self._pointer_verified = self._pointer_verified, None
+        if isinstance(verified, BaseException):
+            raise verified
+        return load_package(self.pointer_dir) if verified is None else parse_verified(self.pointer_dir, verified)
 
     @property
     def results(self) -> dict[str, Any]:
@@ -95,7 +119,11 @@ class BuildInputs:
         if not self._pilot_done:
             self._pilot_done = True
             if self.pilot_dir is not None and evidence_kind(self.package) != "v2-pilot":
-                pilot = load_package(self.pilot_dir)  # verifies the lock before parsing
+                verified, self._pilot_verified = self._pilot_verified, None
+                if isinstance(verified, BaseException):
+                    raise verified
+                pilot = load_package(self.pilot_dir) if verified is None \
+                    else parse_verified(self.pilot_dir, verified)  # the bytes verified under OUT's lock
                 if evidence_kind(pilot) != "v2-pilot":
                     kind = pilot.study.kind
                     declared = "no kind" if kind is None else f"kind = {kind!r}"

@@ -1,9 +1,10 @@
 """The content key of every build stage: what each stage reads, hashed.
 
 Methods note: a stage's key is the SHA-256 of the evidence package's content key (its lock and every
-locked file), the analysis Params, the Python version, the source files of the code the stage runs
-(analysis.sources), the claims file (results, tables), the companions' package keys and the committed
-fixtures behind entry folds (results), the versions of the libraries that shape its bytes
+locked file; the build computes it from the digests of the bytes it verified, under OUT's lock, so the
+key is of the very bytes the stages parse), the analysis Params, the Python version, the source files of
+the code the stage runs (analysis.sources), the claims file (results, tables), the companions' package
+keys and the committed fixtures behind entry folds (results), the versions of the libraries that shape its bytes
 (:data:`STAGE_LIBS`), and the key of the stage before it. OUT/design.json is mixed in by the pipeline
 (analysis.plan.report_blocks.mix_design_key) from the same bytes the results stage reads.
 """
@@ -74,10 +75,23 @@ def _params_text(params: Any) -> str:
 
 def stage_keys(evidence_dir: Path, params: Any, companions: Sequence[Path] = (),
                pointers: Sequence[Path] = ()) -> dict[str, str] | None:
-    """The content key of every stage, chained in stage order; None when the evidence is unreadable."""
+    """The content key of every stage, chained in stage order, of the files as they are on disk now
+    (the build itself keys the bytes it verified: :func:`keys_of`); None when the evidence is unreadable."""
     ev = evidence_key(evidence_dir)
     if ev is None:
         return None
+    from analysis.evidence.folds import load_fixture_library
+
+    return keys_of(ev, params, [evidence_key(c, strict=False) for c in companions],
+                   load_fixture_library().by_digest, [evidence_key(p, strict=False) for p in pointers])
+
+
+def keys_of(ev: str, params: Any, companion_keys: Sequence[str | None], fixtures: Iterable[str],
+            pointer_keys: Sequence[str | None] = ()) -> dict[str, str]:
+    """The content key of every stage from the evidence's content key ``ev``, the companions' keys (None:
+    unusable), the committed fixtures' digests (the ones the build loaded: FixtureLibrary.by_digest) and
+    the keys of a pilot the report only points to (issue 30)."""
+    fixture_list = sorted(fixtures)
     keys: dict[str, str] = {}
     prev = f"evidence:{ev}\nparams:{_params_text(params)}\npython:{sys.version_info[:2]}"
     for stage in STAGES:
@@ -87,13 +101,11 @@ def stage_keys(evidence_dir: Path, params: Any, companions: Sequence[Path] = (),
         if stage in ("results", "tables") and CLAIMS.is_file():
             h.update(f"claims:{file_sha256(CLAIMS)}\n".encode())
         if stage == "results":  # the companions' bytes; later stages chain this key, so they rerun too
-            for companion in companions:
-                h.update(f"companion:{evidence_key(companion, strict=False)}\n".encode())
-            for pointer in pointers:  # a pilot the report points to (its headline counts)
-                h.update(f"pointer:{evidence_key(pointer, strict=False)}\n".encode())
-            from analysis.evidence.folds import fixture_digests
-
-            for digest in sorted(fixture_digests().values()):  # the committed fixtures behind entry folds
+            for companion in companion_keys:
+                h.update(f"companion:{companion}\n".encode())
+            for pointer in pointer_keys:  # a pilot the report points to (its headline counts)
+                h.update(f"pointer:{pointer}\n".encode())
+            for digest in fixture_list:  # the committed fixtures behind entry folds
                 h.update(f"fixture:{digest}\n".encode())
         h.update(_lib_versions(STAGE_LIBS[stage]).encode())
         keys[stage] = prev = h.hexdigest()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.build.keys import CLAIMS, STAGES, stage_keys
+from analysis.build.keys import CLAIMS, STAGES, keys_of
 from analysis.build.stages import STAGE_WORK
 from analysis.build.stamp import STAMP_NAME, digests, read_stamp, unchanged, write_stamp
 from analysis.outdir import (
@@ -92,20 +92,77 @@ def build(
                          "evidence: pass --companion once")
     validate_out(out_dir, [evidence_dir, *companions])
     pointers = [Path(p) for p in pointers][:1] if not companions else []
-    keys = stage_keys(evidence_dir, params, companions, pointers)
-    from analysis.plan.report_blocks import mix_design_key, read_design  # issue 13: OUT/design.json
+    from analysis.evidence import verify_files
 
-    design_key, design = read_design(out_dir)  # a declared input: read once, keyed on the bytes read
-    keys = mix_design_key(keys, design_key)
     package = None
-    if not out_dir.exists():  # verify before creating anything: a failing package writes nothing
-        from analysis.evidence import load_package
+    if not out_dir.exists():  # verify and parse before creating anything: a failing package writes nothing
+        from analysis.evidence.package import parse_verified
 
-        package = load_package(evidence_dir)  # verified and loaded once: the stages use this one
+        package = parse_verified(evidence_dir, verify_files(evidence_dir))  # read once: the stages use it
         out_dir.mkdir(parents=True, exist_ok=True)
     with interruptible(), BuildLock(out_dir, wait, say):
+        # under OUT's lock: every input is read once, here, and the stage keys are of those bytes
+        # (a package swapped while this build waited is the one keyed, verified and parsed)
+        held = VerifiedInputs.read(evidence_dir, companions, package, pointers)
+        del package
+        from analysis.plan.report_blocks import mix_design_key, read_design  # issue 13: OUT/design.json
+
+        design_key, design = read_design(out_dir)  # a declared input: read once, keyed on the bytes read
+        keys = mix_design_key(keys_of(held.evidence_key, params, held.companion_keys, held.fixtures.by_digest,
+                                      held.pointer_keys), design_key)
         return _build_locked(evidence_dir, out_dir, params, keys, say, force, companions,
-                             package=package, design=design, pointers=pointers)
+                             held=[held], design=design, pointers=pointers)
+
+
+@dataclass(slots=True)
+class VerifiedInputs:
+    """What a build reads of its inputs, once, under OUT's lock: the evidence's verified bytes, the
+    companions' (or why one failed) and the committed fixtures; the stage keys are computed from them."""
+
+    evidence: Any
+    """analysis.evidence.provenance.VerifiedFiles of the evidence package, or the EvidencePackage parsed
+    from them (a build into a missing OUT verifies and parses before creating it)."""
+    evidence_key: str
+    """Its content key (analysis.evidence.provenance.content_key of the verified digests)."""
+    companions: list[Any]
+    """Per companion: its VerifiedFiles, or the EvidenceError its verification raised."""
+    companion_keys: list[str | None]
+    """Per companion: its content key, None when it failed verification."""
+    fixtures: Any
+    """analysis.evidence.folds.FixtureLibrary: the committed fixtures, read once."""
+    pointers: list[Any]
+    """Per pilot the report only points to (issue 30): its VerifiedFiles, or the EvidenceError raised."""
+    pointer_keys: list[str | None]
+    """Per pointed-to pilot: its content key, None when it failed verification."""
+
+    @classmethod
+    def read(cls, evidence_dir: Path, companions: Sequence[Path], package: Any = None,
+             pointers: Sequence[Path] = ()) -> VerifiedInputs:
+        """Verify (read once) the evidence unless its ``package`` is given, the companions, the pilots the
+        report points to and the fixtures."""
+        from analysis.evidence import EvidenceError, verify_files
+        from analysis.evidence.folds import load_fixture_library
+        from analysis.evidence.provenance import content_key
+
+        def verify_each(dirs: Sequence[Path]) -> tuple[list[Any], list[str | None]]:
+            done: list[Any] = []
+            keys: list[str | None] = []
+            for d in dirs:
+                try:
+                    got = verify_files(d)
+                except EvidenceError as exc:  # raised only if the build needs it (its key forces a rerun)
+                    done.append(exc)
+                    keys.append(None)
+                    continue
+                done.append(got)
+                keys.append(content_key(got.digests, got.digests))
+            return done, keys
+
+        ev = package if package is not None else verify_files(evidence_dir)
+        done, keys = verify_each(companions)
+        pointed, pointer_keys = verify_each(pointers)
+        return cls(ev, content_key(ev.digests, ev.digests), done, keys, load_fixture_library(), pointed,
+                   pointer_keys)
 
 
 def _remove_staging(staging: Path) -> list[int]:
@@ -116,8 +173,9 @@ def _remove_staging(staging: Path) -> list[int]:
 
 
 def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str, str] | None,
-                  say: Progress, force: bool, companions: Sequence[Path], *, package: Any = None,
+                  say: Progress, force: bool, companions: Sequence[Path], *, held: list[VerifiedInputs],
                   design: Any = None, pointers: Sequence[Path] = ()) -> BuildSummary:
+    """The build under OUT's lock. ``held``: one VerifiedInputs, handed on (and so released) by BuildInputs."""
     remove_stale_staging(out_dir, say)  # a killed build's staging goes even when nothing is rebuilt
     previous = read_stamp(out_dir).get("stages", {})
     previous = previous if isinstance(previous, dict) else {}
@@ -140,10 +198,16 @@ def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str
                 write_bytes(staging / rel, read_bytes(out_dir / rel))
 
         from analysis.build.inputs import BuildInputs  # heavy imports only when there is work to do
+        from analysis.evidence.model import EvidencePackage
 
-        inputs = BuildInputs(evidence_dir, staging, params, claims_path=CLAIMS, package=package, design=design,
+        got = held.pop()
+        parsed = got.evidence if isinstance(got.evidence, EvidencePackage) else None
+        inputs = BuildInputs(evidence_dir, staging, params, claims_path=CLAIMS, design=design, package=parsed,
                              pilot_dir=companions[0] if companions else None,
-                             pointer_dir=pointers[0] if pointers else None)
+                             verified=None if parsed is not None else got.evidence,
+                             pilot_verified=got.companions[0] if got.companions else None,
+                             fixtures=got.fixtures, pointer_dir=pointers[0] if pointers else None,
+                             pointer_verified=got.pointers[0] if got.pointers else None)
         written: list[str] = []
         for i, stage in enumerate(STAGES, 1):
             if stage not in todo:

@@ -4,7 +4,7 @@ Methods note: ``display_path`` names a package relative to the repository (or th
 directory), so outputs do not depend on where the build ran. ``evidence_kind`` says how a
 package is reported, from what its study.toml declares (``[study] kind``), never from where it
 lies. ``runner_table`` reads the ``[runner]`` table of a verified package's
-study.toml (read again under the evidence file rules).
+study.toml, parsed from the verified bytes the package keeps (never read from the disk again).
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from analysis.evidence.errors import EvidenceError
-from analysis.evidence.files import read_evidence_file
 from analysis.locations import checkout_root
 from analysis.safeio import loads_toml
 
@@ -44,14 +42,18 @@ def evidence_kind(package: Any) -> str:
     return REPORT_KINDS[package.study.kind]
 
 
-def runner_table(root: Path) -> dict[str, Any] | None:
-    """The [runner] table of a package's study.toml (the runner's pins and request shape), or None.
+def runner_table(package: Any) -> dict[str, Any] | None:
+    """The [runner] table of a verified package's study.toml (the runner's pins and request shape), or None.
 
-    Call only on a package that load_package verified: study.toml is one of its locked files.
+    Parsed from the bytes load_package verified (``package.verified_bytes``): a file swapped on disk
+    after verification is never read.
     """
-    try:  # the evidence file rules again: the file could have been swapped since it was verified
-        doc = loads_toml(read_evidence_file(root, "study.toml"), "study.toml")
-    except (OSError, ValueError, EvidenceError):  # SafeIOError is a ValueError
+    data = package.verified_bytes("study.toml")
+    if data is None:
+        return None
+    try:
+        doc = loads_toml(data, "study.toml")
+    except ValueError:  # SafeIOError is a ValueError
         return None
     runner = doc.get("runner")
     if not isinstance(runner, dict) or not runner:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from analysis.safeio.errors import bounded
+
 MAX_LISTED = 200  # problems spelled out in str(error); the rest are counted
 
 
@@ -25,12 +27,12 @@ class Problem:
     """What is wrong and how to fix it."""
 
     def __str__(self) -> str:
-        where = self.file
+        where = bounded(self.file, 500)
         if self.line is not None:
             where += f":{self.line}"
         if self.column is not None:
-            where += f" [{self.column}]"
-        return f"{where}: {self.message}"
+            where += f" [{bounded(self.column, 500)}]"
+        return f"{where}: {bounded(self.message)}"  # a value quoted from a hostile file stays short
 
 
 class EvidenceError(Exception):

@@ -123,6 +123,28 @@ def sha256_evidence_file(package_dir: str | Path, name: str, limit_bytes: int | 
     return h.hexdigest()
 
 
+def hash_evidence_file(package_dir: str | Path, name: str, keep_upto: int,
+                       limit_bytes: int | None = None) -> tuple[str, int, bytes | None]:
+    """(SHA-256, size, bytes or None) of a file of the package, read once in chunks.
+
+    The bytes are returned, exactly the ones hashed, when the file is at most ``keep_upto`` bytes
+    long; a larger file is hashed without being held (its bytes are never parsed). The checks and
+    errors of :func:`read_evidence_file`.
+    """
+    h = hashlib.sha256()
+    kept: list[bytes] | None = []
+    size = 0
+    for chunk in iter_evidence_file(package_dir, name, limit_bytes):
+        h.update(chunk)
+        size += len(chunk)
+        if kept is not None and size <= keep_upto:
+            kept.append(chunk)
+        else:
+            kept = None
+    data = None if kept is None else kept[0] if len(kept) == 1 else b"".join(kept)
+    return h.hexdigest(), size, data
+
+
 def _open(package_dir: str | Path, name: str, limit: int) -> tuple[int, int]:
     """A checked, open descriptor of ``name`` and its size (the checks of the module docstring)."""
     path = safe_path(package_dir, name)

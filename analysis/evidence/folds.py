@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import mmap
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -30,11 +31,10 @@ from typing import Any
 import polars as pl
 
 from analysis.locations import package_path
-from analysis.safeio import LIMITS, SafeIOError, loads_json, read_bytes
+from analysis.safeio import LIMITS, SafeIOError, check_json_values, loads_json, read_bytes
 
 from .depth import MAX_DEPTH, json_depth
 from .errors import Problem, SchemaError
-from .files import UnsafeFileError, read_evidence_file
 from .schema import MAX_COUNT, extra_column
 
 FOLDS_FILE = "folds.jsonl"
@@ -105,6 +105,21 @@ _KIND_WORDS = {"text": "a string", "bool": "true or false", "int": f"an integer 
                "int_list": f"a list of integers in 0..{MAX_COUNT}"}
 
 
+class _NotANumber(ValueError):
+    """NaN, Infinity or -Infinity in a line (the JSON door refuses them)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotANumber(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotANumber(f"{text[:40]} overflows a double")
+    return value
+
+
 FLUSH_LINES = 1 << 16
 """Lines parsed into Python objects before they are moved into a columnar frame (bounded memory)."""
 
@@ -150,16 +165,26 @@ def parse_folds(data: bytes | memoryview | None, row_ids: Iterable[str] | None,
         if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and json_depth(raw) > MAX_DEPTH:
             bad(None, f"nested deeper than {MAX_DEPTH} levels; write one flat JSON object per line")
             continue
-        try:
-            doc = json.loads(raw.decode("utf-8"))
+        try:  # the door's rules: no NaN/Infinity, no lone surrogate (analysis.safeio.check_json_values)
+            text = raw.decode("utf-8")
+            del raw  # memory: the line is held once as bytes or text, then as text and its parse
+            doc = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+            check_json_values(doc, text, FOLDS_FILE, number)
+            del text
+        except SafeIOError as exc:
+            bad(None, f"{exc.message}")
+            continue
         except UnicodeDecodeError as exc:
             bad(None, f"not UTF-8 (byte {exc.start}); write the file as UTF-8")
             continue
         except json.JSONDecodeError as exc:
             bad(None, f"not JSON ({exc.msg} at character {exc.pos + 1}); write one JSON object per line")
             continue
+        except _NotANumber as exc:
+            bad(None, f"{exc}; write a finite number or null")
+            continue
         except (RecursionError, ValueError):  # ValueError: e.g. an integer of over 4300 digits
-            bad(None, "not JSON: nested too deeply; write one flat JSON object per line")
+            bad(None, "not JSON: nested too deeply or a number too long; write one flat JSON object per line")
             continue
         if not isinstance(doc, dict):
             bad(None, f"is a JSON {type(doc).__name__}, not an object; write one JSON object per line")
@@ -243,7 +268,7 @@ class FixtureLibrary:
     """The repository's committed fixtures, read once: what entry folds are looked up in.
 
     Loaded by :func:`load_fixture_library` before estimation (the build loads it once, and its
-    stage key holds :func:`fixture_digests` of the same files), so no estimator reads a file."""
+    stage key holds the digests of this very library: ``by_digest``), so no estimator reads a file."""
 
     by_digest: Mapping[str, bytes]
     """SHA-256 of a fixture file's bytes -> those bytes (first file in search order wins)."""
@@ -267,25 +292,14 @@ def load_fixture_library(search: Iterable[Path] | None = None) -> FixtureLibrary
     return FixtureLibrary(found)
 
 
-def fixture_digests(search: Iterable[Path] | None = None) -> dict[str, str]:
-    """``path -> sha256`` of every committed fixture file (default :data:`FIXTURE_DIRS`; the build's
-    stage key holds them)."""
-    out: dict[str, str] = {}
-    for path in _fixture_files(FIXTURE_DIRS if search is None else search):
-        try:
-            out[path.as_posix()] = hashlib.sha256(read_bytes(path, limit=LIMITS["json"])).hexdigest()
-        except (OSError, SafeIOError):
-            out[path.as_posix()] = "unreadable"
-    return out
-
-
-def fixture_placements(root: Path, locked: Mapping[str, str], digests: Iterable[str],
+def fixture_placements(files: Mapping[str, bytes], locked: Mapping[str, str], digests: Iterable[str],
                        search: Iterable[Path] = FIXTURE_DIRS, *,
                        library: FixtureLibrary | None = None) -> tuple[pl.DataFrame, dict[str, str]]:
     """Graded values and their chunks for each wanted fixture digest, and why any is missing.
 
-    Looks first at the package's locked files whose lock digest equals the fixture digest
-    (already verified), then in ``library`` (the committed fixtures, read once; loaded from
+    Looks first at the package's locked files whose lock digest equals the fixture digest, parsed
+    from their verified bytes ``files`` (EvidencePackage.files: never read from the disk again),
+    then in ``library`` (the committed fixtures, read once; loaded from
     ``search`` here when not given).
     """
     want = {d for d in digests if d}
@@ -293,9 +307,8 @@ def fixture_placements(root: Path, locked: Mapping[str, str], digests: Iterable[
     found: set[str] = set()
     for name, digest in sorted(locked.items()):
         if digest in want and digest not in found:
-            try:
-                data = read_evidence_file(root, name)
-            except (OSError, UnsafeFileError):  # verified before; a file changed since is skipped
+            data = files.get(name)
+            if data is None:  # too large to be kept: never parsed
                 continue
             got = _placement_rows(digest, data)
             if got is not None:
@@ -338,7 +351,7 @@ def graded_facts(package: Any, search: Iterable[Path] = FIXTURE_DIRS, *,
         return empty, {"fixture": "rows.csv has no fixture_digest column, so entry folds are unknown"}
     digest = rows.select("row_id", pl.col(extra_column("fixture_digest")).cast(pl.String).alias("fixture_digest"))
     checks = package.checks.select("row_id", "check", "expected").join(digest, on="row_id", how="inner")
-    placements, missing = fixture_placements(package.root, package.digests,
+    placements, missing = fixture_placements(package.files, package.digests,
                                              checks.get_column("fixture_digest").drop_nulls().unique().to_list(),
                                              search, library=library)
     joined = checks.join(placements, on=["fixture_digest", "check"], how="left")

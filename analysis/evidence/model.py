@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +100,15 @@ class EvidencePackage:
     """checks.csv: row_id, check, expected, passed, in_carrier (+ extra columns as text)."""
     folds: pl.DataFrame | None = None
     """folds.jsonl (analysis.evidence.folds.SCHEMA) when the lock names it, else None."""
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    """The verified bytes of study.toml and of every other locked file of at most
+    analysis.evidence.provenance.KEEP_LIMIT bytes (rows.csv, checks.csv, folds.jsonl and
+    datapackage.json are parsed above and not kept): what every later reader parses."""
+
+    def verified_bytes(self, name: str) -> bytes | None:
+        """The verified bytes of the locked file ``name``, or None (not locked, or too large to be kept).
+        Readers of a package file take its bytes from here, never from the disk again."""
+        return self.files.get(name)
 
 
 @dataclass(frozen=True, slots=True)

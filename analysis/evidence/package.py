@@ -2,7 +2,9 @@
 
 Order: the provenance lock is verified first (nothing is parsed before); then
 study.toml, rows.csv and checks.csv are parsed from the verified bytes; then
-the cross-file rules run. Every problem is collected and raised at once.
+the cross-file rules run. Every problem is collected and raised at once. The verified
+bytes of study.toml and of the other small locked files stay in the package
+(``EvidencePackage.files``): every later reader parses those, never the file again.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from .files import release_prefix
 from .folds import FOLDS_FILE, FoldsFormatError, parse_folds
 from .loader import ParsedCsv, parse_csv
 from .model import EvidencePackage, PackageSummary
-from .provenance import verify_files
+from .provenance import PARSED_OPTIONAL, VerifiedFiles, verify_files
 from .schema import CHECKS_FILE, ROWS_FILE, STUDY_FILE
 from .study import parse_study
 
@@ -26,7 +28,11 @@ from .study import parse_study
 def load_package(root: str | Path) -> EvidencePackage:
     """Verify the lock, then parse and validate the package; raise EvidenceError subclasses."""
     root = Path(root)
-    verified = verify_files(root)
+    return parse_verified(root, verify_files(root))
+
+
+def parse_verified(root: Path, verified: VerifiedFiles) -> EvidencePackage:
+    """Parse and validate a package from the bytes :func:`verify_files` verified (no file is read)."""
     digests = verified.digests
     contents = dict(verified.contents)
     del verified  # each file's verified bytes are dropped as soon as they are parsed
@@ -48,6 +54,8 @@ def load_package(root: str | Path) -> EvidencePackage:
     folds = parse_folds(folds_raw, None if rows is None or folds_raw is None
                         else rows.frame.get_column("row_id").to_list(), fold_problems)
     del folds_raw
+    kept = {name: bytes(data) for name, data in contents.items() if name not in PARSED_OPTIONAL}
+    kept[STUDY_FILE] = study_bytes
     buckets: dict[type[EvidenceError], list[Problem]] = {
         StudyError: parsed_study.problems, SchemaError: schema_problems, ConsistencyError: cross,
         FoldsFormatError: fold_problems}
@@ -55,7 +63,8 @@ def load_package(root: str | Path) -> EvidencePackage:
     if study is None or rows is None or checks is None:  # pragma: no cover - a bug, not bad input
         raise RuntimeError("a file failed to parse without reporting a problem")
     return EvidencePackage(root=root, digests=MappingProxyType(dict(digests)), study=study,
-                           rows=rows.frame, checks=checks.frame, folds=folds)
+                           rows=rows.frame, checks=checks.frame, folds=folds,
+                           files=MappingProxyType(dict(sorted(kept.items()))))
 
 
 def unlocked_names(study_bytes: bytes, locked: Mapping[str, str]) -> list[Problem]:

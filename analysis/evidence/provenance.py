@@ -17,12 +17,19 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from analysis.safeio import SafeIOError, loads_toml, write_bytes
+from analysis.safeio import SafeIOError, loads_json, loads_toml, write_bytes
 
 from .datapackage import DATAPACKAGE_NAME, datapackage_bytes, datapackage_doc, datapackage_problems
 from .depth import MAX_DEPTH, json_depth
 from .errors import LockFormatError, Mismatch, PackageNotFoundError, Problem, ProvenanceError
-from .files import LOCK_LIMIT, UnsafeFileError, read_evidence_buffer, read_evidence_file, sha256_evidence_file
+from .files import (
+    LOCK_LIMIT,
+    UnsafeFileError,
+    hash_evidence_file,
+    read_evidence_buffer,
+    read_evidence_file,
+    sha256_evidence_file,
+)
 
 LOCK_NAME = "provenance.lock"
 REQUIRED_FILES: tuple[str, ...] = ("study.toml", "rows.csv", "checks.csv")
@@ -30,6 +37,9 @@ PARSED_OPTIONAL: tuple[str, ...] = ("folds.jsonl", DATAPACKAGE_NAME)
 """Optional files the analysis parses when the lock names them (their verified bytes are returned)."""
 BUFFERED: tuple[str, ...] = ("rows.csv", "checks.csv")
 """Files returned as a read-only memoryview of one private buffer (read once, hashed while read)."""
+KEEP_LIMIT = 64 << 20
+"""Other locked files at most this long are kept as verified bytes (a reader parses only those: findings.csv,
+preregistration.json, a locked fixture); a larger one is hashed without being held, and no reader parses it."""
 ALGORITHM = "sha256"
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
@@ -41,8 +51,9 @@ class VerifiedFiles:
     digests: Mapping[str, str]
     """Every file named in the lock -> its SHA-256 (lowercase hex)."""
     contents: Mapping[str, bytes | memoryview]
-    """The exact verified bytes of the required files (and of PARSED_OPTIONAL ones the lock names);
-    BUFFERED files as a read-only memoryview of the very buffer that was hashed."""
+    """The exact verified bytes of the required files, of PARSED_OPTIONAL ones the lock names and of
+    every other locked file of at most :data:`KEEP_LIMIT` bytes; BUFFERED files as a read-only
+    memoryview of the very buffer that was hashed. Nothing reads a package file again after this."""
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -100,6 +111,10 @@ def read_lock(root: Path) -> dict[str, str]:
         raise _lock_problem(f"not JSON: {exc.msg}", exc.lineno, str(exc.colno)) from None
     except (RecursionError, ValueError) as exc:  # ValueError: e.g. an integer with too many digits
         raise _lock_problem(f"not usable JSON ({type(exc).__name__}); write a fresh lock") from None
+    try:  # the door's checks too (lone surrogates, NaN, numbers a double cannot hold)
+        loads_json(raw, LOCK_NAME, max_depth=MAX_DEPTH)
+    except SafeIOError as exc:
+        raise _lock_problem(f"{exc.message}; write a fresh lock") from None
     if not isinstance(doc, dict) or set(doc) != {"algorithm", "files"}:
         raise _lock_problem('must be a JSON object with exactly the keys "algorithm" and "files"')
     if doc["algorithm"] != ALGORITHM:
@@ -152,19 +167,22 @@ def verify_files(root: str | Path, required: Sequence[str] = REQUIRED_FILES) -> 
     problems: list[Problem] = []
     mismatches: list[Mismatch] = []
     contents: dict[str, bytes | memoryview] = {}
+    sizes: dict[str, int] = {}
     unsafe: list[Problem] = []
     for name in sorted(expected):
         want = expected[name]
-        kept = name in required or name in PARSED_OPTIONAL
         data: bytes | memoryview | None = None
         try:
             if name in BUFFERED:  # large tables: one buffer, hashed while read, parsed in place
                 data, got = read_evidence_buffer(root, name)
-            elif kept:
+            elif name in required or name in PARSED_OPTIONAL:
                 data = read_evidence_file(root, name)
                 got = sha256_bytes(data)
-            else:  # never parsed: hashed in chunks, not held
-                got = sha256_evidence_file(root, name)
+            else:  # kept when small enough to be parsed by a reader; hashed in chunks either way
+                got, size, data = hash_evidence_file(root, name, KEEP_LIMIT)
+                sizes[name] = size
+            if data is not None:
+                sizes[name] = len(data)
         except UnsafeFileError as exc:
             unsafe.extend(exc.problems)
             mismatches.append(Mismatch(name, want, None))
@@ -178,7 +196,7 @@ def verify_files(root: str | Path, required: Sequence[str] = REQUIRED_FILES) -> 
             problems.append(Problem(name, None, None,
                                     f"changed: expected sha256 {want}, actual {got}"))
             mismatches.append(Mismatch(name, want, got))
-        elif kept and data is not None:
+        elif data is not None:
             contents[name] = data
         del data
     for name in required:
@@ -192,7 +210,6 @@ def verify_files(root: str | Path, required: Sequence[str] = REQUIRED_FILES) -> 
     if unsafe:
         raise UnsafeFileError(unsafe + problems, mismatches)
     if not problems and DATAPACKAGE_NAME in contents:  # the Frictionless view must say what the lock says
-        sizes = {name: (root / name).stat().st_size for name in expected}
         problems.extend(datapackage_problems(contents.pop(DATAPACKAGE_NAME), expected, sizes))
     if problems:
         raise ProvenanceError(problems, mismatches)
@@ -281,11 +298,19 @@ def package_key(root: str | Path) -> str:
     if not root.is_dir():
         raise PackageNotFoundError([Problem(str(root), None, None, "is not a directory")])
     expected = read_lock(root)
-    parts = [f"{LOCK_NAME}:{sha256_bytes(canonical_lock_bytes(expected))}"]
+    actual: dict[str, str] = {}
     for name in sorted(expected):
         try:
-            got = sha256_evidence_file(root, name)
+            actual[name] = sha256_evidence_file(root, name)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            got = "missing"
-        parts.append(f"{name}:{got}")
+            actual[name] = "missing"
+    return content_key(expected, actual)
+
+
+def content_key(locked: Mapping[str, str], actual: Mapping[str, str]) -> str:
+    """The key :func:`package_key` gives a package whose lock pins ``locked`` and whose files hash to
+    ``actual``; for a verified package both are its ``digests``, so the key is computed from the
+    verified bytes without reading a file again."""
+    parts = [f"{LOCK_NAME}:{sha256_bytes(canonical_lock_bytes(locked))}"]
+    parts += [f"{name}:{actual[name]}" for name in sorted(locked)]
     return sha256_bytes("\n".join(parts).encode("utf-8"))

@@ -21,6 +21,12 @@ MAX_AMOUNT = 10**12
 """Largest character or token amount (carried_chars, declared_chars, prompt_tokens_est)."""
 MAX_PLANNED_SLOTS = 10**6
 """Largest sum of planned_repeats over all partition runs (the bounds enumerate every slot)."""
+MAX_TOKENS = (1 << 31) - 1
+"""Largest token count the runner records in study.toml (``[runner."<key>"]`` ``context_length``,
+``fold_max_tokens``, ``recall_max_tokens``): 2^31 - 1, far above any served context."""
+RUNNER_INT_RANGES: dict[str, tuple[int, int]] = {
+    "context_length": (1, MAX_TOKENS), "fold_max_tokens": (1, MAX_TOKENS), "recall_max_tokens": (1, MAX_TOKENS)}
+"""The documented range of each integer of a ``[runner."<key>"]`` table that ``verify`` checks."""
 MAX_TEXT = 1024
 """Longest free-text value of study.toml (study name, family, provider, quantization)."""
 

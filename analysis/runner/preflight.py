@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from analysis.evidence.schema import ARM, IDENTIFIER, charset_problem
+from analysis.evidence.schema import ARM, IDENTIFIER, MAX_TOKENS, charset_problem
 from analysis.runner.secrets import api_key_env_problem
 
 RECENCY_MONTHS = 6
@@ -65,12 +65,20 @@ def _number(args: argparse.Namespace, name: str, *, lo: float, hi: float = math.
     if val is None:
         return
     opt = "--" + name.replace("_", "-")
-    bad = not math.isfinite(val) or val > hi or (val <= lo if lo_open else val < lo)
+    finite = isinstance(val, int) or math.isfinite(val)  # an int of any size compares exactly (no float())
+    bad = not finite or val > hi or (val <= lo if lo_open else val < lo)
     if bad:
-        rng = f"> {lo:g}" if lo_open else f">= {lo:g}"
+        rng = f"> {_num(lo)}" if lo_open else f">= {_num(lo)}"
         if hi != math.inf:
-            rng += f" and <= {hi:g}"
-        raise PreflightError(f"{opt} {val!r} is out of range; it must be {rng}{hint}")
+            rng = f"<= {_num(hi)}" if lo == -math.inf else f"{rng} and <= {_num(hi)}"
+        raise PreflightError(f"{opt} {_num(val)} is out of range; it must be {rng}{hint}")
+
+
+def _num(x: float) -> str:
+    """A number for a message: exact for an int (a bounded one: its bit length beyond 40 digits)."""
+    if isinstance(x, int):
+        return str(x) if abs(x) < 10**40 else f"(a {x.bit_length()}-bit integer)"
+    return f"{x:g}"
 
 
 def check_out_dir(out: str) -> Path:
@@ -133,7 +141,9 @@ def validate(args: argparse.Namespace) -> None:
     _number(args, "temperature", lo=0, hi=2)
     _number(args, "seed", lo=-(1 << 63), hi=(1 << 63) - 1,
             hint=" (a 64-bit integer: study.toml records it, and TOML holds no larger one)")
-    _number(args, "context_length", lo=1)
+    _number(args, "context_length", lo=1, hi=MAX_TOKENS, hint=" tokens (study.toml's documented range)")
+    for budget in ("fold_max_tokens", "recall_max_tokens"):  # below 1: cli.sweep says they must be positive
+        _number(args, budget, lo=-math.inf, hi=MAX_TOKENS, hint=" tokens (study.toml's documented range)")
     _number(args, "max_declared", lo=1)
     if args.command == "probe":
         return

@@ -38,6 +38,7 @@ from typing import Any
 
 import jsonschema
 
+from analysis.evidence.schema import MAX_TOKENS
 from analysis.runner.bounded_http import BoundedTransport, http
 from analysis.runner.client import EndpointClient, EndpointConfig, InfraFault
 from analysis.runner.secrets import read_api_key, redact_text
@@ -188,7 +189,7 @@ def _context_from(entry: dict[str, Any]) -> int | None:
     meta = entry.get("meta")
     meta = meta if isinstance(meta, dict) else {}
     for val in (entry.get("context_length"), entry.get("max_model_len"), meta.get("n_ctx_train")):
-        if isinstance(val, int) and not isinstance(val, bool) and val > 0:
+        if isinstance(val, int) and not isinstance(val, bool) and 0 < val <= MAX_TOKENS:  # else: not a context
             return val
     return None
 

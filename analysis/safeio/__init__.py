@@ -14,6 +14,7 @@ from analysis.safeio.read import (
     LIMITS,
     TOML_INT_MAX,
     TOML_INT_MIN,
+    check_json_values,
     iter_chunks,
     iter_jsonl,
     iter_lines,
@@ -38,7 +39,8 @@ from analysis.safeio.write import (
 )
 
 __all__ = [
-    "LIMITS", "TOML_INT_MAX", "TOML_INT_MIN", "AppendFile", "SafeIOError", "check_toml_int", "dumps_json",
+    "LIMITS", "TOML_INT_MAX", "TOML_INT_MIN", "AppendFile", "SafeIOError", "check_json_values", "check_toml_int",
+    "dumps_json",
     "iter_chunks", "iter_jsonl", "iter_lines", "loads_json", "loads_toml", "read_bytes", "read_csv",
     "read_json", "read_jsonl", "read_tail", "read_text", "read_toml", "refuse_link", "write_bytes", "write_json",
     "write_text",

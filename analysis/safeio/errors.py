@@ -3,6 +3,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+MAX_MESSAGE = 2000
+"""Longest message (characters) an error prints for one file or problem; the rest is counted, not shown."""
+
+
+def bounded(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` cut to ``limit`` characters, saying how many were left out (a value from a hostile file
+    never makes a message of megabytes)."""
+    text = str(text)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text) - limit} more characters)"
+
 
 class SafeIOError(ValueError):
     """A file cannot be read or written safely, or its contents break its format.
@@ -15,6 +25,7 @@ class SafeIOError(ValueError):
     def __init__(self, path: str | Path, message: str, line: int | None = None) -> None:
         self.path = str(path)
         self.line = line
-        self.message = message
-        where = self.path if line is None else f"{self.path}:{line}"
-        super().__init__(f"{where}: {message}")
+        self.message = bounded(message)
+        shown = bounded(self.path, 1000)
+        where = shown if line is None else f"{shown}:{line}"
+        super().__init__(f"{where}: {self.message}")

@@ -1,21 +1,52 @@
 """One lock per output directory: ``fcntl.flock`` on a lock file inside it (the build's and the runner's).
 
-Method: the lock file is opened with ``O_NOFOLLOW`` (a symbolic link there is refused), locked
-with a non-blocking ``flock`` retried every ``poll`` seconds until ``wait`` has passed; it holds
-the holder's pid while held and is emptied on release, so a finished run leaves it empty. The
-kernel drops the lock when the holder dies, so a killed run never blocks the next one.
+Method: the lock file is opened with ``O_NOFOLLOW`` and without ``O_TRUNC`` (a symbolic link
+there is refused, and opening never changes a byte), then checked on the descriptor: it must be a
+regular file with exactly one link whose content is what a lock holds (empty, or a pid line). A
+hard link to a user's file, or a user's own file of that name, is refused with
+:class:`LockFileError` before anything is written to it. It is then locked with a non-blocking
+``flock`` retried every ``poll`` seconds until ``wait`` has passed; it holds the holder's pid while
+held and is emptied on release, so a finished run leaves it empty. The kernel drops the lock when
+the holder dies, so a killed run never blocks the next one.
 """
 from __future__ import annotations
 
 import errno
 import fcntl
 import os
+import re
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Self
 
 from analysis.safeio.errors import SafeIOError
+
+_LOCK_CONTENT = re.compile(rb"(?:[0-9]{1,20}\n?)?")
+"""What a lock file of ours holds: nothing, or the holder's pid and a newline."""
+
+
+class LockFileError(SafeIOError):
+    """The lock file's path names something that is not a lock file of ours (a hard link to another
+    file, a user's own file, not a regular file); nothing was written to it. The message says the fix."""
+
+
+def check_lock_file(fd: int, path: Path) -> None:
+    """Refuse (LockFileError) an open lock file that this package did not create: not a regular file,
+    more than one link (a hard link: truncating it would empty the other name's file), or content
+    other than a lock's. Reads at most 32 bytes; writes nothing."""
+    st = os.fstat(fd)
+    fix = "remove it (or move that file elsewhere) and run again; the lock file is created afresh"
+    if not stat.S_ISREG(st.st_mode):
+        raise LockFileError(path, f"is not a regular file; {fix}")
+    if st.st_nlink != 1:
+        raise LockFileError(path, f"has {st.st_nlink} hard links, so it is also another file's name and "
+                                  f"locking would empty that file; {fix}")
+    head = os.pread(fd, 32, 0)
+    if st.st_size > 21 or not _LOCK_CONTENT.fullmatch(head):
+        raise LockFileError(path, f"holds data that is not a lock's (a pid), so it is not a lock file this "
+                                  f"program created; {fix}")
 
 
 class DirLock:
@@ -48,6 +79,11 @@ class DirLock:
             if exc.errno == errno.ELOOP:
                 raise SafeIOError(self.path, "is a symbolic link; remove it and run again") from None
             raise
+        try:
+            check_lock_file(fd, self.path)
+        except BaseException:
+            os.close(fd)
+            raise
         deadline = time.monotonic() + self.wait
         announced = False
         try:
@@ -66,6 +102,7 @@ class DirLock:
                         self.on_wait(holder)
                         announced = True
                     time.sleep(self.poll)
+            check_lock_file(fd, self.path)  # again under the lock: a link made while we waited
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         except BaseException:
@@ -79,7 +116,8 @@ class DirLock:
         if fd is None:
             return
         try:
-            os.ftruncate(fd, 0)
+            if os.fstat(fd).st_nlink == 1:  # a hard link made while held: leave its bytes alone
+                os.ftruncate(fd, 0)
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)

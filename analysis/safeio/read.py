@@ -49,6 +49,7 @@ TOML_INT_MIN, TOML_INT_MAX = -(1 << 63), (1 << 63) - 1
 """The integers TOML can hold (64-bit signed)."""
 CHUNK = 8 * MiB
 _SURROGATE_ESCAPE = re.compile(rb"\\[uU][dD][89a-fA-F]")
+_SURROGATE_ESCAPE_TEXT = re.compile(r"\\[uU][dD][89a-fA-F]")
 _TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)")
 
 
@@ -199,6 +200,15 @@ def _surrogate_free(doc: Any, source: str | Path, line: int | None = None) -> No
             except UnicodeEncodeError:
                 raise SafeIOError(source, "holds a lone surrogate (an unpaired \\ud800-\\udfff escape); "
                                           "write real characters", line) from None
+
+
+def check_json_values(doc: Any, raw: bytes | str, source: str | Path, line: int | None = None) -> None:
+    """The door's value checks of a document another JSON parser produced from ``raw`` (its bytes or
+    text; an allowed bypass calls this): no lone surrogate (``\\ud800``) in any string or key.
+    SafeIOError otherwise."""
+    found = _SURROGATE_ESCAPE_TEXT.search(raw) if isinstance(raw, str) else _SURROGATE_ESCAPE.search(raw)
+    if found:
+        _surrogate_free(doc, source, line)
 
 
 def loads_json(data: bytes | str, source: str | Path, *, allow_nan: bool = False,
