@@ -16,11 +16,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from analysis import __version__
 from analysis.escape import emit
 from analysis.evidence import LOCK_NAME, EvidenceError, verify_package, write_lock
 from analysis.locations import checkout_root
 from analysis.safeio import SafeIOError, loads_json
+from analysis.version import __version__
 
 REPO_ROOT: Path | None = checkout_root()
 """The repository checkout the package runs from; None when installed from a wheel, which carries
