@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from analysis.invocation import analysis_command
 from analysis.safeio import SafeIOError, dumps_json, loads_json
 
 from .depth import MAX_DEPTH, json_depth
@@ -132,7 +133,7 @@ def datapackage_problems(data: bytes | memoryview, locked: Mapping[str, str],
     lock's hash (and, where known, its size in ``sizes``); no resource may name an unlocked file.
     """
     def problem(message: str, column: str | None = None) -> Problem:
-        return Problem(DATAPACKAGE_NAME, None, column, message + "; rewrite it with `python generate.py lock DIR`")
+        return Problem(DATAPACKAGE_NAME, None, column, message + f"; rewrite it with `{analysis_command()} lock DIR`")
 
     raw = bytes(data)
     if json_depth(raw) > MAX_DEPTH:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from analysis.invocation import analysis_command
 from analysis.safeio import SafeIOError, loads_toml, write_bytes
 
 from .datapackage import DATAPACKAGE_NAME, datapackage_bytes, datapackage_doc, datapackage_problems
@@ -78,9 +79,9 @@ def read_lock(root: Path) -> dict[str, str]:
         raw = read_evidence_file(root, LOCK_NAME, LOCK_LIMIT)
     except IsADirectoryError:
         raise _lock_problem(f"{LOCK_NAME} is a directory; remove it and write a lock file with "
-                            f"`python generate.py lock {shlex.quote(str(root))}`") from None
+                            f"`{analysis_command()} lock {shlex.quote(str(root))}`") from None
     except FileNotFoundError:
-        command = f"python generate.py lock {shlex.quote(str(root))}"
+        command = f"{analysis_command()} lock {shlex.quote(str(root))}"
         raise ProvenanceError(
             [Problem(LOCK_NAME, None, None, f"{LOCK_NAME} is missing from {root}")],
             [Mismatch(LOCK_NAME, None, None)],
@@ -127,7 +128,7 @@ def read_lock(root: Path) -> dict[str, str]:
         raise _lock_problem(
             "not in canonical form (keys sorted, indent 2, one trailing newline), so a byte of "
             "it was changed after it was written; if the digests are right, rewrite it with "
-            "`python generate.py lock DIR`")
+            f"`{analysis_command()} lock DIR`")
     return dict(files)
 
 
