@@ -135,6 +135,20 @@ def test_installed_wheel_verifies_builds_and_sweeps_from_another_directory(tmp_p
     assert r.stdout.startswith("api ok"), r.stdout
     for command in ("carriers", "carriers-runner"):
         assert _ok(_run([bin_dir / command, "--version"], cwd=work)).stdout.split()[0] == command
+    # every notebook executes on the installed package (a kernel of the venv's python), its evidence a parameter
+    runner = work / "run_notebooks.py"
+    runner.write_text(
+        "import sys, nbformat\nfrom nbclient import NotebookClient\n"
+        "for path, evidence in zip(sys.argv[1::2], sys.argv[2::2], strict=True):\n"
+        "    nb = nbformat.read(path, as_version=4)\n"
+        "    cell = next(c for c in nb.cells if 'parameters' in c.metadata.get('tags', []))\n"
+        "    cell.source = f'EVIDENCE = {evidence!r}'\n"
+        "    NotebookClient(nb, timeout=600, kernel_name='python3').execute()\n"
+        "    print('executed', path)\n", encoding="utf-8")
+    pairs = [a for nb in sorted((ROOT / "notebooks").glob("*.ipynb"))
+             for a in (nb, ROOT / "data" / "v2" / "pilot" if nb.name == "fact_survival.ipynb" else evidence)]
+    r = _ok(_run([bin_dir / "python", runner, *pairs], cwd=work, timeout=900))
+    assert r.stdout.count("executed") == len(pairs) // 2
 
     sweep = tmp_path / "sweep"
     with ScriptedServer(MemorizingModel(load_fixture_arg("small"))) as srv:

@@ -21,6 +21,7 @@ from analysis.params import DEFAULT_PARAMS, Params
 
 if TYPE_CHECKING:
     import polars as pl
+    from matplotlib.figure import Figure
 
     from analysis.build.inputs import BuildInputs
 
@@ -166,6 +167,7 @@ class Results:
     inputs: BuildInputs = field(repr=False)
     """The build's inputs of this package: every estimate computed once (``inputs.estimates``)."""
     _tables: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    _figures: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """results.json as a dict (a copy): the same keys, in the same order, as the file the build writes.
@@ -215,6 +217,44 @@ class Results:
         if name not in specs:
             raise UnknownTableError(f"no report table is named {name!r}; the known names: {', '.join(specs)}")
         return specs[name].data.clone()
+
+
+    def _figure_specs(self) -> dict[str, Any]:
+        if not self._figures:
+            from analysis.figures.registry import build_figures
+
+            self._figures.update({s.name: s for s in build_figures(self.inputs.context())})
+        return self._figures
+
+    @property
+    def figure_names(self) -> tuple[str, ...]:
+        """The names of every report figure, in report order (the file stems under OUT/figures/)."""
+        return tuple(self._figure_specs())
+
+    def figure(self, name: str) -> Figure:
+        """One report figure, drawn as the build draws it into ``OUT/figures/<name>.png``.
+
+        Parameters
+        ----------
+        name : str
+            The figure's name (one of :attr:`figure_names`, e.g. ``"forest"``).
+
+        Raises
+        ------
+        UnknownTableError
+            ``name`` is no report figure; the message lists the known names.
+
+        Examples
+        --------
+        >>> import analysis
+        >>> r = analysis.analyse("tests/fixtures/handmade")
+        >>> r.figure("forest").axes[0].get_xlabel() != ""
+        True
+        """
+        specs = self._figure_specs()
+        if name not in specs:
+            raise UnknownTableError(f"no report figure is named {name!r}; the known names: {', '.join(specs)}")
+        return specs[name].figure
 
 
 def analyse(package: PackageLike, params: Params | None = None, *, companion: PathLike | None = None) -> Results:
