@@ -489,7 +489,7 @@ def _targets(args: argparse.Namespace) -> list[Target]:
 
 
 def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
-    from analysis.runner.embedded import EmbeddedError
+    from analysis.runner.embedded import EmbeddedError, EmbeddedServerFailed
     from analysis.runner.ledger import LedgerError
     from analysis.runner.prereg import PlanError
 
@@ -533,12 +533,12 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
     except KeyboardInterrupt:
         say_redacted("interrupted; re-run the same command to resume from the ledger")
         return 130
-    # named errors: their message says the fix (never the class name). 1: the endpoint, the embedded server,
-    # the ledger or a file failed a check; 2: bad usage
-    except (EndpointCheckError, EmbeddedError, LedgerError, SafeIOError) as exc:
+    # named errors: their message says the fix (never the class name). 1: the endpoint, the embedded server
+    # that died, the ledger or a file failed a check; 2: bad usage (an embedded model or server not installed too)
+    except (EndpointCheckError, EmbeddedServerFailed, LedgerError, SafeIOError) as exc:
         say_redacted(f"error: {exc}")
         return 1
-    except (RunnerCliError, FixtureArgError, PreflightError, ClientConfigError, PlanError) as exc:
+    except (RunnerCliError, FixtureArgError, PreflightError, ClientConfigError, EmbeddedError, PlanError) as exc:
         say_redacted(f"error: {exc}")
         return 2
     except OSError as exc:  # a full disk, a permission: one line, never a traceback
