@@ -55,6 +55,9 @@ def test_every_public_name_is_documented_numpydoc_with_examples() -> None:
             for section in ("Parameters\n----------", "Returns\n-------", "References\n----------",
                             "Examples\n--------\n>>> "):
                 assert section in doc, f"{name}: no {section.splitlines()[0]} section"
+        elif inspect.isclass(obj) and not issubclass(obj, Exception):  # a result type: its methods show it
+            docs = [doc, *(inspect.getdoc(m) or "" for n, m in vars(obj).items() if not n.startswith("_"))]
+            assert any("Examples\n--------\n>>> " in d for d in docs), f"{name}: no Examples"
 
 
 def test_docstring_examples_run(monkeypatch: pytest.MonkeyPatch) -> None:

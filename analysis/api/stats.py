@@ -410,7 +410,15 @@ class ClaimsAudit:
         return self.detail.headline
 
     def to_frame(self) -> pl.DataFrame:
-        """One row per claim: id, section, role, published, recomputed, status, rules, note, from_printed."""
+        """One row per claim: id, section, role, published, recomputed, status, rules, note, from_printed.
+
+        Examples
+        --------
+        >>> import analysis
+        >>> audit = analysis.claims_audit("data/v1")
+        >>> audit.to_frame().columns[:3], audit.n == audit.to_frame().filter(role="derived").height
+        (['id', 'section', 'role'], True)
+        """
         return self.detail.table.clone()
 
 
@@ -475,7 +483,16 @@ class V2Plan:
         return _num(self.detail.observed_effect)
 
     def to_frame(self) -> pl.DataFrame:
-        """The power table: per (configurations, repeats, effect), simulated and closed-form power."""
+        """The power table: per (configurations, repeats, effect), simulated and closed-form power.
+
+        Examples
+        --------
+        >>> import analysis
+        >>> from analysis.params import DEFAULT_PLAN_PARAMS
+        >>> small = DEFAULT_PLAN_PARAMS.replace(configurations=(10, 20), repeats=(2,), effects=(0.1,), sims=50)
+        >>> analysis.plan_v2("tests/fixtures/handmade", small).to_frame().select("configurations", "repeats").rows()
+        [(10, 2), (20, 2)]
+        """
         from analysis.plan.run import power_table
 
         return power_table(self.detail)
