@@ -156,3 +156,10 @@ def test_study_toml_records_the_command_as_typed(tmp_path: Path, monkeypatch: py
         assert main(argv) == 0
     study = tomllib.loads((tmp_path / "evidence" / "study.toml").read_text(encoding="utf-8"))
     assert study["runner"]["command"].startswith("carriers-runner sweep --base-url "), study["runner"]["command"]
+
+
+def test_the_verify_line_is_singular_for_one() -> None:
+    from analysis.evidence import verify_package
+
+    line = verify_package(REPO / "data" / "v2" / "pilot").line()
+    assert ", 1 configuration;" in line and "1 configurations" not in line and " rows (" in line
