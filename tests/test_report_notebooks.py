@@ -53,6 +53,9 @@ def test_evidence_is_a_parameter(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert len(tagged) == 1 and tagged[0].source.startswith("EVIDENCE = "), path.name
+    namespace: dict[str, object] = {}
+    exec(tagged[0].source, namespace)  # one assignment: the default, relative to notebooks/ (Jupyter's cwd)
+    assert (path.parent / str(namespace["EVIDENCE"]) / "provenance.lock").is_file(), path.name
 
 
 def test_readme_names_the_extra_the_notebooks_need() -> None:
