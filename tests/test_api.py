@@ -1,4 +1,4 @@
-"""The public Python API (analysis.api, re-exported by ``import analysis``; docs/API.md).
+"""The public Python API (analysis.api: core, stats, studies; re-exported by ``import analysis``; docs/API.md).
 
 Oracles: the hand-made package's numbers derived by hand in tests/fixtures/handmade/README.md (panel
 mean 0.75/3 = 0.25; family-weighted mean 0.375, leave-one-family-out [0.0, 0.75]), the t quantile
@@ -67,7 +67,7 @@ def test_docstring_examples_run(monkeypatch: pytest.MonkeyPatch) -> None:
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     examples = 0
-    for module in (analysis.api.core, analysis.api.stats):
+    for module in (analysis.api.core, analysis.api.stats, analysis.api.studies):
         for test in finder.find(module):
             examples += len(test.examples)
             runner.run(test)

@@ -14,20 +14,17 @@ from analysis.api.core import (
     verify,
 )
 from analysis.api.stats import (
-    ClaimsAudit,
     Estimate,
-    V2Plan,
-    claims_audit,
     family_weighted,
     fill,
     heading_slopes,
     mcnemar,
     paired_effect,
-    plan_v2,
     repeat_bounds,
     survival,
     within_row_icc,
 )
+from analysis.api.studies import ClaimsAudit, V2Plan, claims_audit, plan_v2
 
 __all__ = [
     "ApiError",

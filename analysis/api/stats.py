@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import polars as pl
 
 from analysis.api.core import ApiError, PackageLike, analyse
-from analysis.params import DEFAULT_PARAMS, Params, PlanParams
+from analysis.params import DEFAULT_PARAMS, Params
 
 if TYPE_CHECKING:
-    from analysis.audit.claims_audit import AuditResult
     from analysis.estimators.bounds import PlannedRepeatBounds
     from analysis.estimators.dependence import WithinRowDependence
     from analysis.estimators.exact import McNemarResult
@@ -27,7 +26,6 @@ if TYPE_CHECKING:
     from analysis.estimators.paired import Panel
     from analysis.estimators.secondary_results import FillResult
     from analysis.estimators.survival_results import PackageSurvival
-    from analysis.plan.design import Design
 
 T = TypeVar("T")
 
@@ -35,7 +33,7 @@ FRAME_COLUMNS = ("statistic", "estimate", "ci_low", "ci_high", "n", "interval", 
 """The leading columns of every :meth:`Estimate.to_frame`, in this order; ``extra`` follows."""
 
 
-def _num(x: Any) -> float | None:
+def num(x: Any) -> float | None:
     """A finite float, else None (results.json writes an undefined statistic as null)."""
     if x is None:
         return None
@@ -125,11 +123,11 @@ def paired_effect(package: PackageLike, params: Params | None = None) -> Estimat
     p = analyse(package, params).inputs.estimates.panel
     s = p.summary
     level = 1 - (params or DEFAULT_PARAMS).alpha
-    return Estimate("panel mean effect (treatment - control)", _num(s.mean), _num(s.dispersion_lo),
-                    _num(s.dispersion_hi), s.configurations,
+    return Estimate("panel mean effect (treatment - control)", num(s.mean), num(s.dispersion_lo),
+                    num(s.dispersion_hi), s.configurations,
                     f"{level:.0%} t interval over configuration effects", p,
                     reason=_reason(s.reasons, "mean", "dispersion_lo"),
-                    extra={"median": _num(s.median), "positive": s.positive, "negative": s.negative,
+                    extra={"median": num(s.median), "positive": s.positive, "negative": s.negative,
                            "zero": s.zero})
 
 
@@ -163,8 +161,8 @@ def repeat_bounds(package: PackageLike, params: Params | None = None) -> Estimat
     """
     est = analyse(package, params).inputs.estimates
     b = est.bounds
-    return Estimate("panel mean effect, planned-repeat bounds", _num(est.panel.summary.mean), _num(b.lo),
-                    _num(b.hi), b.configurations, "bounds over missing outcomes in [0, 1] (not a confidence interval)",
+    return Estimate("panel mean effect, planned-repeat bounds", num(est.panel.summary.mean), num(b.lo),
+                    num(b.hi), b.configurations, "bounds over missing outcomes in [0, 1] (not a confidence interval)",
                     b, reason=_reason(b.reasons, "lo", "hi"),
                     extra={"planned_repeats": b.planned_repeats, "missing_control": b.missing_control,
                            "missing_treatment": b.missing_treatment})
@@ -199,10 +197,10 @@ def within_row_icc(package: PackageLike, params: Params | None = None) -> Estima
     (0.7009, 10.1111, 16)
     """
     d = analyse(package, params).inputs.estimates.dependence
-    return Estimate("ICC(1) of the checks within a row", _num(d.icc), None, None, d.rows,
+    return Estimate("ICC(1) of the checks within a row", num(d.icc), None, None, d.rows,
                     "none (a point estimate)", d, reason=_reason(d.reasons, "icc"),
-                    extra={"design_effect": _num(d.design_effect), "checks_per_row": d.checks_per_row,
-                           "effective_per_row": _num(d.effective_per_row)})
+                    extra={"design_effect": num(d.design_effect), "checks_per_row": d.checks_per_row,
+                           "effective_per_row": num(d.effective_per_row)})
 
 
 def mcnemar(package: PackageLike, params: Params | None = None, *, threshold: str = "partial"
@@ -249,9 +247,9 @@ def mcnemar(package: PackageLike, params: Params | None = None, *, threshold: st
     c = result.complete
     share = (c.c - c.b) / c.pairs if c.pairs else None
     return Estimate(f"McNemar {result.first} vs {result.second} at recall >= {result.threshold:g}", share,
-                    None, None, c.pairs, "none (an exact test)", result, p_value=_num(c.p_value),
+                    None, None, c.pairs, "none (an exact test)", result, p_value=num(c.p_value),
                     reason=c.reason if share is None or c.reason else None,
-                    extra={"b": c.b, "c": c.c, "mid_p": _num(c.mid_p)})
+                    extra={"b": c.b, "c": c.c, "mid_p": num(c.mid_p)})
 
 
 def family_weighted(package: PackageLike, params: Params | None = None) -> Estimate[FamilyWeighted]:
@@ -282,9 +280,9 @@ def family_weighted(package: PackageLike, params: Params | None = None) -> Estim
     (0.375, 2, 0.0, 0.75)
     """
     f = analyse(package, params).inputs.estimates.families
-    return Estimate("family-weighted mean effect", _num(f.mean), _num(f.dispersion_lo), _num(f.dispersion_hi),
+    return Estimate("family-weighted mean effect", num(f.mean), num(f.dispersion_lo), num(f.dispersion_hi),
                     f.families, "t interval over family means", f, reason=_reason(f.reasons, "mean"),
-                    extra={"lofo_min": _num(f.lofo_min), "lofo_max": _num(f.lofo_max)})
+                    extra={"lofo_min": num(f.lofo_min), "lofo_max": num(f.lofo_max)})
 
 
 def heading_slopes(package: PackageLike, params: Params | None = None) -> Estimate[HeadingsAnalysis]:
@@ -316,9 +314,9 @@ def heading_slopes(package: PackageLike, params: Params | None = None) -> Estima
     """
     h = analyse(package, params).inputs.estimates.headings
     w = h.within_all
-    return Estimate("within-cell slope of recall on headings carried", _num(w.slope), None, None, w.rows,
-                    "none (a point estimate)", h, reason=w.reason if _num(w.slope) is None else None,
-                    extra={"r": _num(w.r), "cells": w.cells, "pooled_r": _num(h.pooled.r)})
+    return Estimate("within-cell slope of recall on headings carried", num(w.slope), None, None, w.rows,
+                    "none (a point estimate)", h, reason=w.reason if num(w.slope) is None else None,
+                    extra={"r": num(w.r), "cells": w.cells, "pooled_r": num(h.pooled.r)})
 
 
 def fill(package: PackageLike, params: Params | None = None) -> Estimate[FillResult]:
@@ -350,8 +348,8 @@ def fill(package: PackageLike, params: Params | None = None) -> Estimate[FillRes
     """
     r = analyse(package, params).inputs.estimates.fill
     c = r.analysis.all
-    return Estimate("Pearson r of fill and paired effect", _num(c.pearson), None, None, c.n,
-                    "none (exploratory)", r, reason=c.reason, extra={"spearman": _num(c.spearman)})
+    return Estimate("Pearson r of fill and paired effect", num(c.pearson), None, None, c.n,
+                    "none (exploratory)", r, reason=c.reason, extra={"spearman": num(c.spearman)})
 
 
 def survival(package: PackageLike, params: Params | None = None) -> Estimate[PackageSurvival]:
@@ -387,150 +385,6 @@ def survival(package: PackageLike, params: Params | None = None) -> Estimate[Pac
         return Estimate("fact survival (treatment - control, share of values)", None, None, None, 0,
                         "none", s, reason="; ".join(s.reasons.values()) or "no fact timeline")
     paired = s.survival.paired["survived"]
-    return Estimate("fact survival (treatment - control, share of values)", _num(paired.mean_share), None, None,
+    return Estimate("fact survival (treatment - control, share of values)", num(paired.mean_share), None, None,
                     paired.configurations, "none (a point estimate)", s, reason=paired.reason,
                     extra={"pairs": paired.pairs, "rows": s.survival.rows})
-
-
-@dataclass(frozen=True)
-class ClaimsAudit:
-    """The claims audit of a v1 package: every claim of the paper with its status."""
-
-    detail: AuditResult
-    """The audit's own result (analysis.audit.claims_audit.AuditResult)."""
-
-    @property
-    def n(self) -> int:
-        """Derived claims audited."""
-        return self.detail.derived
-
-    @property
-    def headline(self) -> str:
-        """The audit's headline sentence (the README's and the report's)."""
-        return self.detail.headline
-
-    def to_frame(self) -> pl.DataFrame:
-        """One row per claim: id, section, role, published, recomputed, status, rules, note, from_printed.
-
-        Examples
-        --------
-        >>> import analysis
-        >>> audit = analysis.claims_audit("data/v1")
-        >>> audit.to_frame().columns[:3], audit.n == audit.to_frame().filter(role="derived").height
-        (['id', 'section', 'role'], True)
-        """
-        return self.detail.table.clone()
-
-
-def claims_audit(package: PackageLike, params: Params | None = None) -> ClaimsAudit:
-    """Audit the paper's printed numbers against a v1 package (what the report's claims table shows).
-
-    Parameters
-    ----------
-    package : EvidencePackage or str or os.PathLike
-        A v1 package (``kind = "reconstruction"`` or a v1 study) or its directory.
-    params : analysis.params.Params, optional
-        Tunables; default the paper's.
-
-    Returns
-    -------
-    ClaimsAudit
-        ``.to_frame()`` the claims table, ``.n`` the derived claims, ``.headline``.
-
-    Raises
-    ------
-    ApiError
-        The package is not a v1 study (the audit compares the paper's v1 numbers only).
-
-    References
-    ----------
-    docs/RESULTS_KEYS.md ``claims_audit``; the claims file data/published/claims.yaml.
-
-    Examples
-    --------
-    >>> import analysis
-    >>> analysis.claims_audit("tests/fixtures/handmade")
-    Traceback (most recent call last):
-    ...
-    analysis.api.core.ApiError: the claims audit compares the paper's printed numbers with a v1 package; ...
-    """
-    from analysis.evidence.describe import evidence_kind
-
-    inputs = analyse(package, params).inputs
-    audit = inputs.audit
-    if audit is None:
-        raise ApiError(
-            "the claims audit compares the paper's printed numbers with a v1 package; this package is "
-            f"{evidence_kind(inputs.package)!r}: pass a v1 package such as the repository's data/v1")
-    return ClaimsAudit(audit)
-
-
-@dataclass(frozen=True)
-class V2Plan:
-    """A designed v2 study: variance components, simulated power, required configurations, repeats."""
-
-    detail: Design
-    """The computed design (analysis.plan.design.Design: what design.json holds)."""
-
-    @property
-    def n(self) -> int:
-        """Grid cells simulated."""
-        return self.detail.grid.height
-
-    @property
-    def estimate(self) -> float | None:
-        """The evidence's equal-configuration mean paired effect the plan starts from."""
-        return _num(self.detail.observed_effect)
-
-    def to_frame(self) -> pl.DataFrame:
-        """The power table: per (configurations, repeats, effect), simulated and closed-form power.
-
-        Examples
-        --------
-        >>> import analysis
-        >>> from analysis.params import DEFAULT_PLAN_PARAMS
-        >>> small = DEFAULT_PLAN_PARAMS.replace(configurations=(10, 20), repeats=(2,), effects=(0.1,), sims=50)
-        >>> analysis.plan_v2("tests/fixtures/handmade", small).to_frame().select("configurations", "repeats").rows()
-        [(10, 2), (20, 2)]
-        """
-        from analysis.plan.run import power_table
-
-        return power_table(self.detail)
-
-
-def plan_v2(package: PackageLike, plan: PlanParams | None = None) -> V2Plan:
-    """Design a v2 study from a package: power, required configurations, optimal repeats and cost.
-
-    What ``carriers plan --evidence DIR --out OUT`` computes (analysis.plan.run.make_design), without
-    writing design.json.
-
-    Parameters
-    ----------
-    package : EvidencePackage or str or os.PathLike
-        A package or its directory.
-    plan : analysis.params.PlanParams, optional
-        Grid, alpha, simulations and seed; default analysis.params.DEFAULT_PLAN_PARAMS.
-
-    Returns
-    -------
-    V2Plan
-        ``.to_frame()`` the power table, ``.detail`` the Design.
-
-    References
-    ----------
-    docs/PREREGISTRATION.md; Hemming, K. et al. (2011). Sample size calculations for cluster
-    randomised controlled trials. BMC Med Res Methodol 11:102.
-
-    Examples
-    --------
-    >>> import analysis
-    >>> from analysis.params import DEFAULT_PLAN_PARAMS
-    >>> small = DEFAULT_PLAN_PARAMS.replace(configurations=(10,), repeats=(2,), effects=(0.1,), sims=50)
-    >>> analysis.plan_v2("tests/fixtures/handmade", small).to_frame().height
-    1
-    """
-    from analysis.api.core import as_package
-    from analysis.params import DEFAULT_PLAN_PARAMS
-    from analysis.plan.run import make_design
-
-    return V2Plan(make_design(as_package(package), plan or DEFAULT_PLAN_PARAMS))
