@@ -16,11 +16,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from analysis import __version__
 from analysis.escape import emit
 from analysis.evidence import LOCK_NAME, EvidenceError, verify_package, write_lock
+from analysis.invocation import SOURCE_URL, analysis_command
 from analysis.locations import checkout_root
 from analysis.safeio import SafeIOError, loads_json
+from analysis.version import __version__
 
 REPO_ROOT: Path | None = checkout_root()
 """The repository checkout the package runs from; None when installed from a wheel, which carries
@@ -45,7 +46,8 @@ build names its --out."""
 NO_SHIPPED_EVIDENCE = (
     "this is an installed package: it carries no shipped evidence (the repository's data/v1 is not in the "
     "wheel); name a package: carriers verify DIR, carriers --evidence DIR --out OUT, "
-    "carriers plan --evidence DIR --out OUT")
+    "carriers plan --evidence DIR --out OUT. To get one: carriers-runner embedded --out runs/embedded writes "
+    f"runs/embedded/evidence, or take data/v1 from the repository ({SOURCE_URL})")
 
 DESCRIPTION = """\
 Analysis, audit and runner for 'Partitioned versus Undivided Compaction Carriers'.
@@ -56,20 +58,36 @@ tables, figures and report of that package alone into the repository (in a check
 installed package names its --evidence and --out). A pilot is reported beside it only when
 named: --companion DIR."""
 
-EPILOG = """\
-examples:
-  python generate.py                                  main job on the shipped evidence
-  python generate.py --evidence DIR --out OUT         analyse another evidence package
-  python generate.py --evidence DIR --companion PILOT --out OUT
-                                                      ... with a pilot reported beside it
-  python generate.py --check                          exit 1 if committed outputs are stale
-  python generate.py --check --ignore-code            ... apart from the code's digest (a refactor)
-  python generate.py verify [DIR]                     check a package's lock and format
-  python generate.py lock DIR [--files README.md ...] write DIR/provenance.lock
-  python generate.py plan --evidence DIR --out OUT    power, precision and cost of a v2 study
-  python generate.py plan seal PLAN_DIR               seal a preregistration (plan.toml -> plan.lock)
-  python generate.py regenerate [--dry-run]           rewrite every generated file of the checkout
-                                                      (docs index, outputs, golden tables)
+EXAMPLES: tuple[tuple[str, str], ...] = (
+    ("", "main job on the shipped evidence"),
+    ("--evidence DIR --out OUT", "analyse another evidence package"),
+    ("--evidence DIR --companion PILOT --out OUT", "... with a pilot reported beside it"),
+    ("--check", "exit 1 if committed outputs are stale"),
+    ("--check --ignore-code", "... apart from the code's digest (a refactor)"),
+    ("verify [DIR]", "check a package's lock and format"),
+    ("lock DIR [--files README.md ...]", "write DIR/provenance.lock"),
+    ("plan --evidence DIR --out OUT", "power, precision and cost of a v2 study"),
+    ("plan seal PLAN_DIR", "seal a preregistration (plan.toml -> plan.lock)"),
+    ("regenerate [--dry-run]", "rewrite every generated file of the checkout"),
+)
+"""The examples of --help: arguments after the command's name, and what they do."""
+
+
+def examples(cmd: str) -> str:
+    """The examples block of --help, with the command named as the user runs it (``cmd``)."""
+    lines = [f"{cmd} {args}".rstrip() for args, _ in EXAMPLES]
+    width = max(len(line) for line in lines if len(line) <= 52) + 2
+    out = ["examples:"]
+    for line, (_, what) in zip(lines, EXAMPLES, strict=True):
+        if len(line) + 2 > width:
+            out += [f"  {line}", f"  {'':{width}}{what}"]
+        else:
+            out.append(f"  {line:{width}}{what}")
+    return "\n".join(out)
+
+
+EPILOG_TEMPLATE = """\
+{examples}
 
 OUT safety: the build replaces only the files it writes (and removes only files an
 earlier build wrote, listed in OUT/.build-stamp.json); other files in OUT are never
@@ -81,9 +99,12 @@ Without --out only the shipped evidence writes into the repository; --evidence D
 (or --companion) without --out is a usage error, so a run of your own never replaces
 the committed outputs. Every build ends by printing the path of the report it wrote.
 Installed from a wheel (the console command carriers), the package carries no data/ and
-has no repository: name both, carriers --evidence DIR --out OUT.
+has no repository: name both, carriers --evidence DIR --out OUT. An evidence package is
+a folder the runner (carriers-runner) writes; its format:
+{docs}/EVIDENCE_FORMAT.md
 
-exit status: 0 success, 1 the evidence (or another input) is not usable, 2 bad usage,
+exit status: 0 done; 1 the evidence, the endpoint or another input failed a check (the message
+lists every problem); 2 bad usage (a missing or wrong argument, an --out that cannot be used);
 130 interrupted (SIGINT), 143 terminated (SIGTERM)."""
 
 
@@ -151,7 +172,7 @@ def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool 
     (default :func:`pointers_of`: the ladder pilot beside data/v1, when no companion is named).
     """
     from analysis import build as pipeline  # loaded only for the main job: --help stays light
-    from analysis.outdir import BuildError
+    from analysis.outdir import BuildError, OutUsageError
     from analysis.params import DEFAULT_PARAMS
 
     pointers = pointers_of(evidence, companions) if pointers is None else pointers
@@ -163,7 +184,7 @@ def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool 
                 say(f"differs: {rel}")
             if differ:
                 say(f"error: {len(differ)} output files in {out} are not what the evidence, "
-                    "params and code produce now; run `python generate.py` and commit")
+                    f"params and code produce now; run `{analysis_command()}` and commit")
                 return 1
             say(f"OK {out}: outputs are up to date", err=False, one_line=True)
             return 0
@@ -173,6 +194,8 @@ def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool 
         report = out / "report" / "index.html"
         if report.is_file():
             say(f"report: {report}", err=False)
+    except OutUsageError as exc:  # an --out the build may not use: bad usage (exit 2)
+        raise UsageError(str(exc)) from None
     except BuildError as exc:
         raise CliError(str(exc)) from None
     return 0
@@ -276,8 +299,11 @@ def _cmd_regenerate(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used by the docs test)."""
+    from analysis.invocation import DOCS_URL, analysis_command, invoked_as
+
     parser = argparse.ArgumentParser(
-        prog="generate.py", description=DESCRIPTION, epilog=EPILOG,
+        prog=invoked_as("analysis", "generate.py"), description=DESCRIPTION,
+        epilog=EPILOG_TEMPLATE.format(examples=examples(analysis_command()), docs=DOCS_URL),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--evidence", metavar="DIR", type=_nonempty_path, default=None,
                         help="evidence package to analyse (default, in a checkout: data/v1 if locked, "
@@ -422,7 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     misspelled = unknown_option(parser, argv)
     if misspelled:
         parser.print_usage(sys.stderr)
-        say(f"generate.py: error: {misspelled}")
+        say(f"{parser.prog}: error: {misspelled}")
         return 2
     args = parser.parse_args(argv)
     try:

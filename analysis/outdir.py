@@ -51,6 +51,11 @@ class BuildError(RuntimeError):
     """The build cannot proceed; the message says what to fix."""
 
 
+class OutUsageError(BuildError):
+    """--out names a directory the build may not use (a file, the evidence package or inside it): bad
+    usage, exit status 2 on the command line; the message says which --out to pass instead."""
+
+
 class BuildInterrupted(BaseException):
     """SIGINT or SIGTERM stopped the build (a BaseException, like KeyboardInterrupt).
 
@@ -135,16 +140,16 @@ def validate_out(out_dir: Path, inputs: Iterable[Path]) -> None:
     """Refuse an OUT the build must not write: a file, an evidence package (or inside one), an OUT
     whose managed outputs hold an evidence package, or one whose managed outputs are symlinks."""
     if out_dir.exists() and not out_dir.is_dir():
-        raise BuildError(f"--out {out_dir} is a file; pass a directory (it is created when missing)")
+        raise OutUsageError(f"--out {out_dir} is a file; pass a directory (it is created when missing)")
     real_out = _real(out_dir)
     for source in inputs:
         real_in = _real(source)
         if _within(real_out, real_in):
-            raise BuildError(f"--out {out_dir} is the evidence package {source} or lies inside it; "
+            raise OutUsageError(f"--out {out_dir} is the evidence package {source} or lies inside it; "
                              "outputs there could overwrite its files. Pass an OUT outside the package")
         for name in MANAGED:
             if _within(real_in, real_out / name):
-                raise BuildError(f"the evidence package {source} lies inside {out_dir / name}, which "
+                raise OutUsageError(f"the evidence package {source} lies inside {out_dir / name}, which "
                                  "the build writes; move the package or pass another --out")
     for name in MANAGED:
         if (out_dir / name).is_symlink():

@@ -166,7 +166,7 @@ def test_out_equal_to_or_inside_the_evidence_is_refused(tmp_path: Path, where: s
     before = _snapshot(pkg)
     out = pkg if where == "same" else pkg / "tables"
     proc = run_cli("--evidence", str(pkg), "--out", str(out))
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "is the evidence package" in proc.stderr and "Pass an OUT outside the package" in proc.stderr
     assert _snapshot(pkg) == before
 
@@ -423,5 +423,5 @@ def test_error_messages_show_control_characters_escaped(tmp_path: Path) -> None:
     hostile = tmp_path / "a\x1b[2Jb"
     hostile.write_text("a file, not a directory\n")
     proc = run_cli("--evidence", str(HANDMADE), "--out", str(hostile))
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "\x1b" not in proc.stderr and "a\\x1b[2Jb is a file" in proc.stderr

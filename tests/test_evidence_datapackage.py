@@ -125,3 +125,33 @@ def test_datapackage_problems_on_malformed_documents() -> None:
     assert "resources" in str(datapackage_problems(b"[]", locked, {})[0])
     assert "has no resource" in str(datapackage_problems(b'{"resources": []}', locked, {})[0])
     assert "deeper" in str(datapackage_problems(b"[" * 10_000 + b"]" * 10_000, locked, {})[0])
+
+
+def test_every_csv_is_a_table_with_a_schema_and_the_descriptor_has_licence_and_version() -> None:
+    """data/v1 lists findings.csv: a table whose schema declares id (required, unique), status and note; the
+    descriptor carries licenses and version (issue 33)."""
+    doc = json.loads((REPO / "data" / "v1" / DATAPACKAGE_NAME).read_text(encoding="utf-8"))
+    csvs = [r for r in doc["resources"] if r["path"].endswith(".csv")]
+    assert {r["path"] for r in csvs} >= {"rows.csv", "checks.csv", "findings.csv"}
+    for r in csvs:
+        assert r["type"] == "table" and r["schema"]["fields"], r["path"]
+    findings = next(r for r in csvs if r["path"] == "findings.csv")["schema"]["fields"]
+    assert [f["name"] for f in findings] == ["id", "status", "note"]
+    assert findings[0]["constraints"] == {"required": True, "unique": True}
+    assert doc["version"] and doc["licenses"][0]["name"] == "MIT"
+
+
+def test_frictionless_checks_findings_csv_and_a_relock_keeps_the_producers_licence(tmp_path: Path) -> None:
+    root = shutil.copytree(REPO / "data" / "v1", tmp_path / "v1")
+    doc = json.loads((root / DATAPACKAGE_NAME).read_text(encoding="utf-8"))
+    doc["licenses"] = [{"name": "CC-BY-4.0", "path": "https://creativecommons.org/licenses/by/4.0/"}]
+    doc["version"] = "2.1.0"
+    (root / DATAPACKAGE_NAME).write_text(json.dumps(doc), encoding="utf-8")
+    findings = root / "findings.csv"
+    first = findings.read_text(encoding="utf-8").splitlines()[1]
+    findings.write_text(findings.read_text(encoding="utf-8") + first + "\n", encoding="utf-8")  # a duplicate id
+    locked = [n for n in json.loads((root / LOCK_NAME).read_text())["files"] if n != DATAPACKAGE_NAME]
+    write_lock(root, locked)
+    relocked = json.loads((root / DATAPACKAGE_NAME).read_text(encoding="utf-8"))
+    assert relocked["version"] == "2.1.0" and relocked["licenses"][0]["name"] == "CC-BY-4.0"
+    assert "unique-error" in _errors(root)  # a plain file resource would not be parsed at all

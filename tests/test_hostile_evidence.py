@@ -298,7 +298,8 @@ def test_the_runner_refuses_a_bad_name_before_the_first_request(tmp_path: Path) 
                             "http://127.0.0.1:9/v1", "--published", "2026-03-01", "--api-key-env", "",
                             "--out", str(tmp_path / "o"), *extra], cwd=REPO, env=env, capture_output=True,
                            text=True, timeout=CLI_TIMEOUT_S)
-        assert r.returncode != 0 and "PreflightError" in r.stderr and "Traceback" not in r.stderr, r.stderr
+        assert r.returncode != 0 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr, r.stderr
+        assert "PreflightError" not in r.stderr  # the message, never the class name (issue 33)
         assert not (tmp_path / "o" / "ledger.jsonl").exists()
 
 

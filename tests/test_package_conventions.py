@@ -16,7 +16,7 @@ def test_version_has_one_source() -> None:
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert "version" not in project and "version" in project["dynamic"]
     dynamic = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["dynamic"]
-    assert dynamic["version"] == {"attr": "analysis.__version__"}
+    assert dynamic["version"] == {"attr": "analysis.version.__version__"}
     citation = yaml.safe_load((REPO / "CITATION.cff").read_text(encoding="utf-8"))
     assert citation["version"] == analysis.__version__
     assert f"## {analysis.__version__} " in (REPO / "CHANGELOG.md").read_text(encoding="utf-8")

@@ -136,7 +136,8 @@ def test_embedded_without_llama_cpp_exits_2_with_the_install_command(
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real(name, *a))
     assert main(["embedded", "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
-    assert "LlamaCppMissing" in err and 'pip install "llama-cpp-python[server]"' in err
+    assert "\nerror: llama.cpp server modules not installed" in err and "LlamaCppMissing" not in err
+    assert 'pip install "llama-cpp-python[server]"' in err
 
 
 def _embedded_available() -> str | None:

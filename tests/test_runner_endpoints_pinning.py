@@ -42,7 +42,8 @@ def test_pinned_sweep_sends_the_pin_and_records_provenance(tmp_path: Path, monke
         rc = main(["sweep", "--base-url", up.url + "/v1", "--model", "acme/m", "--published", "2026-03-01",
                    "--arms", "j,q", "--repeats", "1", "--out", str(tmp_path), "--provider-order", "Alpha",
                    "--allow-fallbacks", "false", "--quantization", "bf16", "--price", "0.10/0.30 USD per Mtok",
-                   "--api-key-env", "PIN_TEST_KEY", "--quiet", "--seed", "7"])
+                   "--api-key-env", "PIN_TEST_KEY", "--quiet", "--seed", "7", "--temperature", "0",
+                   "--no-seed-per-repeat"])
     assert rc == 0
     fold_bodies = [b for b in up.bodies if "response_format" in b and b["max_tokens"] > 50]
     assert fold_bodies and all(b["provider"] == {"order": ["Alpha"], "allow_fallbacks": False,

@@ -174,5 +174,6 @@ def test_sweep_against_an_unreachable_endpoint_says_so(tmp_path, capsys: pytest.
     rc = main(["sweep", "--base-url", url, "--model", "m", "--published", "2026-03-01", "--arms", "j",
                "--repeats", "1", "--out", str(tmp_path / "o"), "--quiet", "--api-key-env", "", "--timeout", "5"])
     err = capsys.readouterr().err
-    assert rc == 2 and f"probe unreachable: {url} did not answer" in err, err
+    assert rc == 1 and f"probe unreachable: {url} did not answer" in err, err  # as probe: the endpoint failed
+    assert "\nerror: probe unreachable" in err and "CheckError" not in err and "CliError" not in err  # no class name
     assert "seed_accepted" not in err

@@ -53,7 +53,7 @@ def test_embedded_defaults_make_repeats_informative() -> None:
     assert set(args.arms.split(",")) == {args.control, args.treatment}
     assert args.recency_cutoff is None  # derived from the run date, not the v1 constant
     sweep = build_runner_parser().parse_args(["sweep", "--out", "x"])
-    assert sweep.temperature == 0 and not sweep.seed_per_repeat
+    assert sweep.temperature > 0 and sweep.seed_per_repeat and sweep.repeats > 1  # issue 33: no own warning
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,9 @@
 """The package as a user installs it: a built wheel in a fresh venv, run from another directory (issue 22).
 
 The wheel is built from a copy of the files the build reads (so no build/ of the checkout leaks in),
-installed with --no-deps into a venv outside the checkout that sees the machine's installed
-dependencies (--system-site-packages: no download), and every command runs from an empty working
+installed with --no-deps into a venv outside the checkout that sees the dependencies of the interpreter
+running the tests (a .pth file naming its site-packages: no download; --system-site-packages would name the
+base interpreter's instead, which lacks them when the tests run in a venv), and every command runs from an empty working
 directory with no PYTHONPATH, so the INSTALLED package is what runs (asserted). It then verifies a
 copy of data/v1, builds its report into a temporary OUT, refuses to guess an evidence or an OUT,
 and runs a sweep against the loopback scripted server on the runner's named fixture. It takes about
@@ -40,6 +41,40 @@ def _ok(r: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]
     return r
 
 
+def dependency_dirs() -> list[str]:
+    """The site-packages directories of the interpreter running the tests (a venv's own when it runs in one):
+    where the package's dependencies are installed."""
+    import site
+
+    dirs = [*site.getsitepackages(), *([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])]
+    return [d for d in dict.fromkeys(dirs) if Path(d).is_dir()]
+
+
+def see_dependencies(python: Path, cwd: Path) -> Path:
+    """Make the venv of ``python`` see :func:`dependency_dirs` through a .pth file in its own site-packages
+    (after its own entries, so the installed wheel wins; .pth files inside those directories, such as an
+    editable install of the checkout, are not run). Returns the .pth file."""
+    purelib = _ok(_run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=cwd))
+    pth = Path(purelib.stdout.strip()) / "_carriers_test_dependencies.pth"
+    pth.write_text("".join(f"{d}\n" for d in dependency_dirs()), encoding="utf-8")
+    return pth
+
+
+def test_a_venv_sees_the_running_interpreters_dependencies(tmp_path: Path) -> None:
+    """The test venv imports the dependencies from where the running interpreter has them (its venv's
+    site-packages when the tests run in a venv, not the base interpreter's), but not the checkout."""
+    venv = tmp_path / "venv"
+    _ok(_run([sys.executable, "-m", "venv", "--without-pip", venv], cwd=tmp_path))
+    see_dependencies(venv / "bin" / "python", tmp_path)
+    import polars
+
+    r = _ok(_run([venv / "bin" / "python", "-c", "import polars, sys; print(polars.__file__); "
+                  "import importlib.util as u; print(u.find_spec('analysis') is None)"], cwd=tmp_path))
+    found, no_analysis = r.stdout.split()
+    assert Path(found) == Path(polars.__file__)  # the running interpreter's polars, whichever venv it is in
+    assert no_analysis == "True"  # an editable install of the checkout does not leak in
+
+
 @pytest.mark.slow
 def test_installed_wheel_verifies_builds_and_sweeps_from_another_directory(tmp_path: Path) -> None:
     t0 = time.monotonic()
@@ -53,8 +88,9 @@ def test_installed_wheel_verifies_builds_and_sweeps_from_another_directory(tmp_p
     _ok(_run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, src], cwd=tmp_path, timeout=600))
     wheel = next(dist.glob("compaction_carriers-*.whl"))
     venv = tmp_path / "venv"
-    _ok(_run([sys.executable, "-m", "venv", "--system-site-packages", venv], cwd=tmp_path))
+    _ok(_run([sys.executable, "-m", "venv", venv], cwd=tmp_path))
     bin_dir = venv / "bin"
+    see_dependencies(bin_dir / "python", tmp_path)
     _ok(_run([bin_dir / "python", "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed", "-q",
               wheel], cwd=tmp_path))
     t_installed = time.monotonic() - t0
@@ -83,6 +119,36 @@ def test_installed_wheel_verifies_builds_and_sweeps_from_another_directory(tmp_p
     assert (out / "tables" / "t_claims_audit.md").is_file()  # the claims file shipped in the wheel
     assert (out / "figures").is_dir() and (out / "results.json").is_file()
     t_report = time.monotonic() - t0
+
+    # the public API alone (issue 33): verify, load, analyse equals the results.json carriers wrote,
+    # paired_effect is a one-row polars frame; and both commands name themselves
+    script = work / "api_check.py"
+    script.write_text(
+        "import json, sys\nimport analysis\n"
+        "analysis.verify(sys.argv[1])\npkg = analysis.load(sys.argv[1])\n"
+        "written = json.load(open(sys.argv[2], encoding='utf-8'))\n"
+        "assert analysis.analyse(pkg).to_dict() == written\n"
+        "f = analysis.paired_effect(pkg).to_frame()\n"
+        "assert f.height == 1 and f['estimate'][0] == written['panel']['mean']\n"
+        "print('api ok', f['n'][0])\n", encoding="utf-8")
+    r = _ok(_run([bin_dir / "python", script, evidence, out / "results.json"], cwd=work, timeout=600))
+    assert r.stdout.startswith("api ok"), r.stdout
+    for command in ("carriers", "carriers-runner"):
+        assert _ok(_run([bin_dir / command, "--version"], cwd=work)).stdout.split()[0] == command
+    # every notebook executes on the installed package (a kernel of the venv's python), its evidence a parameter
+    runner = work / "run_notebooks.py"
+    runner.write_text(
+        "import sys, nbformat\nfrom nbclient import NotebookClient\n"
+        "for path, evidence in zip(sys.argv[1::2], sys.argv[2::2], strict=True):\n"
+        "    nb = nbformat.read(path, as_version=4)\n"
+        "    cell = next(c for c in nb.cells if 'parameters' in c.metadata.get('tags', []))\n"
+        "    cell.source = f'EVIDENCE = {evidence!r}'\n"
+        "    NotebookClient(nb, timeout=600, kernel_name='python3').execute()\n"
+        "    print('executed', path)\n", encoding="utf-8")
+    pairs = [a for nb in sorted((ROOT / "notebooks").glob("*.ipynb"))
+             for a in (nb, ROOT / "data" / "v2" / "pilot" if nb.name == "fact_survival.ipynb" else evidence)]
+    r = _ok(_run([bin_dir / "python", runner, *pairs], cwd=work, timeout=900))
+    assert r.stdout.count("executed") == len(pairs) // 2
 
     sweep = tmp_path / "sweep"
     with ScriptedServer(MemorizingModel(load_fixture_arg("small"))) as srv:

@@ -20,6 +20,7 @@ from typing import Any
 from analysis.evidence import load_package
 from analysis.evidence.describe import display_path, evidence_kind
 from analysis.evidence.package import parse_verified
+from analysis.invocation import analysis_command
 from analysis.outdir import BuildError
 from analysis.safeio import loads_json
 
@@ -130,7 +131,8 @@ class BuildInputs:
                     raise CompanionError(
                         f"--companion {self.pilot_dir}: the report shows a pilot beside the evidence, and "
                         f"this package's study.toml declares {declared}; "
-                        'add kind = "pilot" to its [study] table and re-lock it (python generate.py lock DIR), '
+                        'add kind = "pilot" to its [study] table and re-lock it '
+                        f"({analysis_command()} lock {self.pilot_dir}), "
                         "or leave out --companion")
                 self._pilot = pilot
         return self._pilot

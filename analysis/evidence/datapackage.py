@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from analysis.invocation import analysis_command
 from analysis.safeio import SafeIOError, dumps_json, loads_json
 
 from .depth import MAX_DEPTH, json_depth
@@ -35,6 +36,21 @@ _FORMATS: dict[str, tuple[str, str]] = {
     "html": ("html", "text/html"),
 }
 _TYPES = {INT: "integer", BOOL: "boolean"}
+FINDINGS_FILE = "findings.csv"
+FINDINGS_FIELDS: tuple[tuple[str, str], ...] = (
+    ("id", "claim id of data/published/claims.yaml the finding is about"),
+    ("status", "what the default reading gives for the claim (e.g. 'reachable under a choice', 'inconsistent')"),
+    ("note", "why: the arithmetic behind the status"),
+)
+"""The columns of a reconstruction's findings.csv (analysis.reconstruct.build.findings_table), in order."""
+DEFAULT_VERSION = "1.0.0"
+"""The descriptor's ``version`` when the package has none yet (a re-lock keeps the one a producer set)."""
+DEFAULT_LICENSES: tuple[dict[str, str], ...] = (
+    {"name": "MIT", "path": "https://opensource.org/license/mit",
+     "title": "MIT License (compaction-carriers' licence; set your own in datapackage.json, a re-lock keeps it)"},)
+"""The descriptor's ``licenses`` when the package has none yet: the licence of this repository, under which
+its shipped packages are distributed; a producer who licenses their evidence otherwise edits the
+``licenses`` of datapackage.json and re-locks (the lock keeps it)."""
 
 
 def _field(column: Column) -> dict[str, Any]:
@@ -61,8 +77,23 @@ def _header(data: bytes) -> list[str]:
     return next(csv.reader(io.StringIO(first)), [])
 
 
+def _other_table_schema(name: str, data: bytes) -> dict[str, Any]:
+    """The Table Schema of a CSV other than rows.csv and checks.csv: findings.csv's declared columns (id unique
+    and required), any other column (or any other CSV's) an optional string, in header order."""
+    known = dict(FINDINGS_FIELDS) if name == FINDINGS_FILE else {}
+    fields = [{"name": h, "type": "string",
+               "description": known.get(h, "column of a file outside the format's tables"),
+               "constraints": {"required": h == "id" and bool(known),
+                               **({"unique": True} if h == "id" and known else {})}}
+              for h in _header(data)]
+    return {"fields": fields, "missingValues": [""]}
+
+
 def table_schema(name: str, data: bytes) -> dict[str, Any]:
-    """The Table Schema of rows.csv or checks.csv, fields in the order of the file's header."""
+    """The Table Schema of a locked CSV, fields in the order of the file's header: rows.csv and checks.csv
+    from the schema-as-data, findings.csv from FINDINGS_FIELDS, any other CSV as optional strings."""
+    if name not in TABLE_SCHEMAS:
+        return _other_table_schema(name, data)
     declared = {c.name: c for c in TABLE_SCHEMAS[name]}
     fields = [_field(declared[h]) if h in declared
               else {"name": h, "type": "string", "description": "extra column (not in the format)",
@@ -87,10 +118,24 @@ def _resource_name(path: str, taken: set[str]) -> str:
     return name
 
 
-def datapackage_doc(study_name: str, files: Mapping[str, bytes], digests: Mapping[str, str]) -> dict[str, Any]:
+def _kept(previous: Mapping[str, Any] | None, key: str, default: Any) -> Any:
+    """``previous[key]`` when an earlier descriptor set a well-formed one, else ``default``."""
+    value = (previous or {}).get(key)
+    if key == "version" and isinstance(value, str) and value.strip():
+        return value
+    if key == "licenses" and isinstance(value, list) and value and all(
+            isinstance(x, dict) and (isinstance(x.get("name"), str) or isinstance(x.get("path"), str)) for x in value):
+        return value
+    return default
+
+
+def datapackage_doc(study_name: str, files: Mapping[str, bytes], digests: Mapping[str, str], *,
+                    previous: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The datapackage.json document of a package whose locked files are ``files`` (name -> bytes).
 
-    ``digests`` are their SHA-256 (the lock's); the tables' schemas are read from their headers.
+    ``digests`` are their SHA-256 (the lock's); the tables' schemas are read from their headers (every
+    CSV is a table). ``previous``: the package's earlier datapackage.json, whose ``licenses`` and
+    ``version`` a re-lock keeps (defaults DEFAULT_LICENSES and DEFAULT_VERSION).
     """
     taken: set[str] = set()
     resources = []
@@ -98,10 +143,10 @@ def datapackage_doc(study_name: str, files: Mapping[str, bytes], digests: Mappin
         suffix = path.rsplit(".", 1)[-1].lower() if "." in path else ""
         fmt, media = _FORMATS.get(suffix, (suffix or "bin", "application/octet-stream"))
         resource: dict[str, Any] = {"name": _resource_name(path, taken), "path": path}
-        # only rows.csv and checks.csv are tables; every other file (JSONL fold records too) is
-        # hashed and sized as a plain file, never parsed by Frictionless
+        # every CSV is a table with a schema; every other file (JSONL fold records too) is hashed and
+        # sized as a plain file, never parsed by Frictionless
         schema = None
-        if path in TABLE_SCHEMAS:
+        if suffix == "csv":
             try:
                 schema = table_schema(path, files[path])
             except (UnicodeDecodeError, csv.Error):  # no readable header: verify names the problem
@@ -116,6 +161,8 @@ def datapackage_doc(study_name: str, files: Mapping[str, bytes], digests: Mappin
     return {"$schema": PROFILE, "name": _resource_name(title, set()), "title": title,
             "description": "Evidence package of the compaction-carriers format (docs/EVIDENCE_FORMAT.md); "
                            "provenance.lock pins the same files by SHA-256.",
+            "version": _kept(previous, "version", DEFAULT_VERSION),
+            "licenses": _kept(previous, "licenses", [dict(x) for x in DEFAULT_LICENSES]),
             "resources": resources}
 
 
@@ -132,7 +179,7 @@ def datapackage_problems(data: bytes | memoryview, locked: Mapping[str, str],
     lock's hash (and, where known, its size in ``sizes``); no resource may name an unlocked file.
     """
     def problem(message: str, column: str | None = None) -> Problem:
-        return Problem(DATAPACKAGE_NAME, None, column, message + "; rewrite it with `python generate.py lock DIR`")
+        return Problem(DATAPACKAGE_NAME, None, column, message + f"; rewrite it with `{analysis_command()} lock DIR`")
 
     raw = bytes(data)
     if json_depth(raw) > MAX_DEPTH:

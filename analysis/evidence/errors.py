@@ -8,9 +8,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from analysis.invocation import DOCS_URL, analysis_command
 from analysis.safeio.errors import bounded
 
 MAX_LISTED = 200  # problems spelled out in str(error); the rest are counted
+
+
+def command_text(text: str) -> str:
+    """``text`` with ``{cmd}`` the analysis command this install has and ``{docs}`` the docs URL."""
+    return text.replace("{cmd}", analysis_command()).replace("{docs}", DOCS_URL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +45,9 @@ class EvidenceError(Exception):
     """Base class: an evidence package cannot be used as it is."""
 
     summary = "the evidence package is not usable"
-    fix = "fix the problems listed and run `python generate.py verify DIR` again"
+    fix = "fix the problems listed and run `{cmd} verify DIR` again"
+    """The class's fix; ``{cmd}`` becomes the analysis command the user has (``carriers`` or ``python
+    generate.py``, analysis.invocation) and ``{docs}`` the Documentation URL."""
 
     def __init__(self, problems: Sequence[Problem], summary: str | None = None, fix: str | None = None) -> None:
         self.problems: list[Problem] = list(problems)
@@ -47,6 +55,8 @@ class EvidenceError(Exception):
             self.summary = summary
         if fix is not None:  # a fix that names the package (the class default says DIR)
             self.fix = fix
+        else:
+            self.fix = command_text(type(self).fix)
         super().__init__(self._render())
 
     def _render(self) -> str:
@@ -83,7 +93,7 @@ class ProvenanceError(EvidenceError):
     summary = "provenance check failed, nothing was read"
     fix = (
         "restore the original files, or if the change is intended re-lock with "
-        "`python generate.py lock DIR`"
+        "`{cmd} lock DIR`"
     )
 
     def __init__(
@@ -116,28 +126,28 @@ class LockFormatError(ProvenanceError):
     """provenance.lock itself is malformed (not JSON, bad digest, bad path)."""
 
     summary = "provenance.lock is malformed, nothing was read"
-    fix = "write a fresh lock with `python generate.py lock DIR`"
+    fix = "write a fresh lock with `{cmd} lock DIR`"
 
 
 class SchemaError(EvidenceError):
     """A CSV file breaks the format: structure, header, types or ranges."""
 
     summary = "the CSV files break the evidence format"
-    fix = "correct the cells named below (see docs/EVIDENCE_FORMAT.md), then re-lock the package"
+    fix = "correct the cells named below (the format: {docs}/EVIDENCE_FORMAT.md), then re-lock the package"
 
 
 class StudyError(EvidenceError):
     """study.toml is not valid TOML or breaks the study schema."""
 
     summary = "study.toml breaks the study format"
-    fix = "correct the keys named below (see docs/EVIDENCE_FORMAT.md), then re-lock the package"
+    fix = "correct the keys named below (the format: {docs}/EVIDENCE_FORMAT.md), then re-lock the package"
 
 
 class ConsistencyError(EvidenceError):
     """The files are each well-formed but contradict each other."""
 
     summary = "the package is inconsistent"
-    fix = "correct the rows named below (see docs/EVIDENCE_FORMAT.md), then re-lock the package"
+    fix = "correct the rows named below (the format: {docs}/EVIDENCE_FORMAT.md), then re-lock the package"
 
 
 class StudyWarning(UserWarning):

@@ -136,6 +136,10 @@ class PackageSummary:
     def line(self) -> str:
         """One-line human summary."""
         digests = " ".join(f"{name}={self.digests[name]}" for name in self.files)
-        return (f"OK {self.root}: {len(self.digests)} files verified, {self.rows} rows "
-                f"({self.valid_rows} valid), {self.checks} checks, {self.configurations} "
-                f"configurations; sha256 {digests}")
+
+        def n(count: int, noun: str) -> str:
+            return f"{count} {noun}{'' if count == 1 else 's'}"
+
+        return (f"OK {self.root}: {n(len(self.digests), 'file')} verified, {n(self.rows, 'row')} "
+                f"({self.valid_rows} valid), {n(self.checks, 'check')}, {n(self.configurations, 'configuration')}; "
+                f"sha256 {digests}")

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from analysis.invocation import analysis_command
 from analysis.safeio import SafeIOError, loads_json, loads_toml, write_bytes
 
 from .datapackage import DATAPACKAGE_NAME, datapackage_bytes, datapackage_doc, datapackage_problems
 from .depth import MAX_DEPTH, json_depth
-from .errors import LockFormatError, Mismatch, PackageNotFoundError, Problem, ProvenanceError
+from .errors import EvidenceError, LockFormatError, Mismatch, PackageNotFoundError, Problem, ProvenanceError
 from .files import (
     LOCK_LIMIT,
     UnsafeFileError,
@@ -89,9 +90,9 @@ def read_lock(root: Path) -> dict[str, str]:
         raw = read_evidence_file(root, LOCK_NAME, LOCK_LIMIT)
     except IsADirectoryError:
         raise _lock_problem(f"{LOCK_NAME} is a directory; remove it and write a lock file with "
-                            f"`python generate.py lock {shlex.quote(str(root))}`") from None
+                            f"`{analysis_command()} lock {shlex.quote(str(root))}`") from None
     except FileNotFoundError:
-        command = f"python generate.py lock {shlex.quote(str(root))}"
+        command = f"{analysis_command()} lock {shlex.quote(str(root))}"
         raise ProvenanceError(
             [Problem(LOCK_NAME, None, None, f"{LOCK_NAME} is missing from {root}")],
             [Mismatch(LOCK_NAME, None, None)],
@@ -142,7 +143,7 @@ def read_lock(root: Path) -> dict[str, str]:
         raise _lock_problem(
             "not in canonical form (keys sorted, indent 2, one trailing newline), so a byte of "
             "it was changed after it was written; if the digests are right, rewrite it with "
-            "`python generate.py lock DIR`")
+            f"`{analysis_command()} lock DIR`")
     return dict(files)
 
 
@@ -258,11 +259,24 @@ def write_lock(root: str | Path, files: Sequence[str] | None = None, *,
     if problems:
         raise ProvenanceError(problems, summary="cannot write the lock")
     if with_datapackage:
-        described = datapackage_bytes(datapackage_doc(_study_name(kept.get("study.toml"), root), kept, digests))
+        described = datapackage_bytes(datapackage_doc(_study_name(kept.get("study.toml"), root), kept, digests,
+                                                      previous=_previous_descriptor(root)))
         _write_atomic(root / DATAPACKAGE_NAME, described)
         digests = dict(sorted({**digests, DATAPACKAGE_NAME: sha256_bytes(described)}.items()))
     _write_atomic(root / LOCK_NAME, canonical_lock_bytes(digests))
     return {"algorithm": ALGORITHM, "files": digests}
+
+
+def _previous_descriptor(root: Path) -> dict[str, Any] | None:
+    """The package's current datapackage.json, when readable (a re-lock keeps its licenses and version)."""
+    try:
+        raw = read_evidence_file(root, DATAPACKAGE_NAME)
+        if json_depth(raw) > MAX_DEPTH:
+            return None
+        doc = loads_json(raw, root / DATAPACKAGE_NAME)
+    except (OSError, ValueError, EvidenceError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def _study_name(study: bytes | None, root: Path) -> str:

@@ -125,7 +125,9 @@ def add_plan_parser(sub: Any, default_evidence: Callable[[], Path]) -> None:
     p.add_argument("--seed", type=_int_in(0, SEED_MAX, "--seed"), default=None,
                    help="seed of the simulation generator (0 to 2^63-1)")
     p.add_argument("--price-table", type=Path, default=None, metavar="FILE",
-                   help="TOML or CSV of endpoint, input/output price per million tokens (see analysis/plan/cost.py)")
+                   help="TOML ([[endpoint]] tables) or CSV (header endpoint,input_per_million,output_per_million"
+                        "[,prompt_tokens_per_second,output_tokens_per_second]) of the price per million tokens; "
+                        "a TOML table: name, input_per_million, output_per_million and optionally the two speeds")
     p.add_argument("--fixture", default="default",
                    help="v2 fixture whose rows are priced: small | default | path (default: default = s5-150k)")
     p.add_argument("--cost-ratio", type=_float_in(*COST_RATIO_RANGE, "--cost-ratio"), default=None,

@@ -225,6 +225,11 @@ def render_report(out_dir: Path, results: dict[str, Any], params: Any, evidence:
         includes.append(rel)
         return Markup("{{< include " + rel + " >}}")
 
+    def csv_link(name: str) -> Markup:
+        """A link to the table's full-precision CSV beside the report (OUT/tables/<name>.csv)."""
+        present(name)
+        return Markup(f"[{escape.markdown(name)}.csv](../tables/{name}.csv)")
+
     def float_attr(name: str) -> Markup:
         return Markup("{#" + float_id("tbl", name) + "}")
 
@@ -259,7 +264,7 @@ def render_report(out_dir: Path, results: dict[str, Any], params: Any, evidence:
         "front_matter": Markup(front_matter(evidence["path"], evidence.get("study_name"), audited=bool(audit))),
         "paper_title": PAPER_TITLE, "paper_cite": PAPER_CITE,
         "version": (results.get("provenance") or {}).get("version", "unknown"),
-        "include_table": include_table, "figure_md": figure_md, "float_attr": float_attr,
+        "include_table": include_table, "figure_md": figure_md, "float_attr": float_attr, "csv_link": csv_link,
         "present": present, "see": see, "contrast": c,
     }
     from analysis.results.registry import RESULTS_BLOCKS
@@ -360,6 +365,54 @@ def write_report(out_dir: Path, results: dict[str, Any], params: Any, evidence: 
     return paths
 
 
+CLAIMS_TOOLS = """```{=html}
+<p class="claims-tools"><label>Filter the claims: <input type="search" id="claims-filter"
+placeholder="id, section, status, rule or any word"></label> <output id="claims-count"></output>
+Select a column heading (or focus it and press Enter) to sort by it; again to reverse.</p>
+<script>
+document.addEventListener("DOMContentLoaded", function () {
+  var table = document.querySelector(".claims table");
+  if (!table || !table.tBodies.length || !table.tHead) { return; }
+  var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+  var input = document.getElementById("claims-filter"), count = document.getElementById("claims-count");
+  var heads = Array.prototype.slice.call(table.tHead.rows[0].cells);
+  function show() {
+    var words = input.value.toLowerCase().split(/\\s+/).filter(Boolean), shown = 0;
+    rows.forEach(function (row) {
+      var text = row.textContent.toLowerCase();
+      row.hidden = !words.every(function (w) { return text.indexOf(w) !== -1; });
+      if (!row.hidden) { shown += 1; }
+    });
+    count.textContent = shown + " of " + rows.length + " claims shown";
+  }
+  function sortBy(th, i) {
+    var ascending = th.getAttribute("aria-sort") !== "ascending";
+    heads.forEach(function (h) { h.setAttribute("aria-sort", "none"); });
+    th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+    rows.sort(function (a, b) {
+      var x = a.cells[i].textContent.trim(), y = b.cells[i].textContent.trim();
+      var c = x.localeCompare(y, undefined, {numeric: true, sensitivity: "base"});
+      return ascending ? c : -c;
+    });
+    rows.forEach(function (row) { body.appendChild(row); });
+  }
+  heads.forEach(function (th, i) {
+    th.tabIndex = 0; th.style.cursor = "pointer"; th.setAttribute("aria-sort", "none");
+    th.addEventListener("click", function () { sortBy(th, i); });
+    th.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sortBy(th, i); }
+    });
+  });
+  input.addEventListener("input", show);
+  show();
+});
+</script>
+```
+"""
+"""The claims page's filter box and sortable headings: a few lines of plain JavaScript inline in the page,
+so it works offline (great_tables' opt_interactive loads React from a CDN, which an offline page cannot)."""
+
+
 def claims_page(out_dir: Path, results: dict[str, Any]) -> str | None:
     """The full claims list as its own offline page (report/claims.html), or None without an audit.
 
@@ -374,7 +427,7 @@ def claims_page(out_dir: Path, results: dict[str, Any]) -> str | None:
     qmd = ("---\n" + _yaml({"title": "Every derived claim of the paper", "lang": "en"}, "the claims page") + "---\n\n"
            "Each derived claim of the paper: the value printed, the value recomputed from the evidence, its status, "
            "the reconstruction rules behind it and a note. All claims, primitive ones included, are in "
-           "[claims_audit.csv](claims_audit.csv).\n\n"
+           "[claims_audit.csv](claims_audit.csv).\n\n" + CLAIMS_TOOLS + "\n"
            "::: {.claims}\n{{< include ../tables/t_claims_audit.md >}}\n:::\n")
     # No figure, float or @reference on this page: only the table-alignment part of the filter runs.
     return render_html(qmd, out_dir / "report", out_dir, toc=False, crossref=False).html

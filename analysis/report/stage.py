@@ -14,8 +14,17 @@ from typing import Any
 from analysis.evidence.describe import display_path, evidence_kind
 from analysis.safeio import read_bytes, write_bytes
 
-DETAIL = ("report/index.qmd, report/_quarto.yml, report/index.html (Pandoc), report/claims_audit.*, "
-          "report/trajectories*.html")
+DETAIL = "report/index.qmd, report/_quarto.yml, report/index.html (Pandoc)"
+"""The progress line's detail for what every report stage writes; report_detail adds what it wrote besides."""
+
+
+def report_detail(paths: list[Path]) -> str:
+    """The report stage's progress detail: the files every build writes, then the claims-audit copies and
+    the trajectory pages only when this build wrote them."""
+    names = {p.name for p in paths}
+    extra = [*(["report/claims_audit.*"] if any(n.startswith("claims_audit.") for n in names) else []),
+             *sorted(f"report/{n}" for n in names if n.startswith("trajectories"))]
+    return ", ".join([DETAIL, *extra])
 
 
 def check_evidence_label(label: str) -> None:
@@ -68,4 +77,4 @@ def report_stage(out_dir: Path, results: dict[str, Any], params: Any, summary: d
             write_bytes(target, read_bytes(source))
             paths.append(target)
     paths += trajectory_pages(directory, estimates)
-    return paths, DETAIL
+    return paths, report_detail(paths)

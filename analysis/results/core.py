@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-import analysis
 from analysis.estimators import cells as cells_mod
 from analysis.estimators import exact as exact_mod
 from analysis.estimators import paired
@@ -23,6 +22,7 @@ from analysis.estimators.secondary_results import headings_json
 from analysis.params import Params
 from analysis.results.block import Block, ResultsBlock
 from analysis.results.inputs import CONTRACT_SPARSE_K, ResultsInputs
+from analysis.version import __version__
 
 RESULTS_VERSION = 1
 ESTIMATION_LIBRARIES: tuple[str, ...] = ("lifelines",)
@@ -165,7 +165,7 @@ def provenance(params: Params) -> dict[str, Any]:
     return {
         "results_version": RESULTS_VERSION,
         "package": "compaction-carriers",
-        "version": analysis.__version__,
+        "version": __version__,
         "code_sha256": source_digest("results"),
         "python": platform.python_version(),
         "libraries": {"polars": pl.__version__, "numpy": np.__version__,

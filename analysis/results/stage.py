@@ -21,4 +21,5 @@ def results_stage(results: dict[str, Any], out_dir: Path) -> tuple[list[Path], s
     path = out_dir / "results.json"
     write_results(results, path)
     panel = results.get("panel") or {}
-    return [path], f"results.json ({panel.get('configurations', 0)} panel configurations)"
+    n = panel.get("configurations", 0)
+    return [path], f"results.json ({n} panel configuration{'' if n == 1 else 's'})"

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import argparse
 
+from analysis.invocation import analysis_command
 from analysis.runner.arm_order import DESIGNS
 from analysis.runner.bounded_http import MAX_BODY_BYTES
 
 EMBEDDED_TEMPERATURE = 0.7
-"""The embedded default temperature: with --seed-per-repeat (also the default there) repeats of a
-deterministic llama.cpp server are different samples, while both arms of a repeat share one seed."""
+"""The default temperature of every subcommand (embedded, sweep, probe): with --seed-per-repeat (also the
+default of sweep and embedded) repeats of a deterministic server (llama.cpp, vLLM) are different samples,
+while both arms of a repeat share one seed. So the defaults never trigger the runner's own warning about
+repeats that are copies (analysis.runner.preflight.notices)."""
 
 
 def _bool(text: str) -> bool:
@@ -34,7 +37,7 @@ def _add_endpoint_args(p: argparse.ArgumentParser, *, remote: bool) -> None:
                    help="gateway fallback setting sent with the pin (use false to pin strictly)")
     p.add_argument("--quantization", default=None, help="pinned/declared quantization, e.g. bf16")
     p.add_argument("--accept-served-model", default="", help="served model ids accepted besides --model")
-    temp = 0.0 if remote else EMBEDDED_TEMPERATURE
+    temp = EMBEDDED_TEMPERATURE
     p.add_argument("--temperature", type=float, default=temp,
                    help=f"fixed sampling temperature, the same for every arm (default {temp:g})")
     p.add_argument("--seed", type=int, default=0,
@@ -52,7 +55,8 @@ def _add_endpoint_args(p: argparse.ArgumentParser, *, remote: bool) -> None:
 
 def _add_sweep_args(p: argparse.ArgumentParser, *, arms: str, repeats: int, concurrency: int,
                     seed_per_repeat: bool = False) -> None:
-    p.add_argument("--arms", default=arms, help=f"arm codes, comma-separated (default {arms})")
+    p.add_argument("--arms", default=arms, help=f"arm codes, comma-separated (default {arms}; the list with "
+                                                "each arm's meaning: the arms subcommand)")
     p.add_argument("--repeats", type=int, default=repeats, help=f"planned repeats (default {repeats})")
     p.add_argument("--concurrency", type=int, default=concurrency, help="trajectories in flight at once")
     p.add_argument("--out", required=True, help="sweep directory: ledger, manifest, evidence/ (resumable)")
@@ -74,7 +78,7 @@ def _add_sweep_args(p: argparse.ArgumentParser, *, arms: str, repeats: int, conc
     p.add_argument("--study-name", default="v2 sweep", help="study name in study.toml")
     p.add_argument("--kind", choices=("pilot",), default=None,
                    help="declare the package a pilot in study.toml ([study] kind), so the analysis can report "
-                        "it beside other evidence (python generate.py --companion DIR)")
+                        f"it beside other evidence ({analysis_command()} --companion DIR)")
     p.add_argument("--recency-cutoff", default=None,
                    help="study recency cutoff YYYY-MM-DD: configurations published on or after it form the primary "
                         "panel (default: six months before the run date, the paper's rule; recorded in study.toml)")
@@ -92,39 +96,57 @@ def _add_sweep_args(p: argparse.ArgumentParser, *, arms: str, repeats: int, conc
                    help="rebuild OUT/evidence from the ledger without running the remaining slots")
 
 
+EXIT_STATUS = """\
+exit status: 0 done; 1 the endpoint or the evidence failed a check (an unreachable or unusable
+endpoint, a ledger or file that cannot be used); 2 bad usage (a missing or wrong argument);
+130 interrupted (re-run the same command to resume)."""
+
+
 def build_runner_parser() -> argparse.ArgumentParser:
+    """The runner's parser; ``prog`` is the name it was invoked by (carriers-runner or python -m analysis.runner)."""
+    from analysis.invocation import DOCS_URL, invoked_as
+    from analysis.version import __version__
+
+    prog = invoked_as("analysis.runner", "python -m analysis.runner")
     ap = argparse.ArgumentParser(
-        prog="python -m analysis.runner",
+        prog=prog,
         description="Run the fold-and-recall protocol against an OpenAI-compatible endpoint and write an "
                     "evidence package. Re-running the same sweep command resumes it from its ledger.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="""examples:
+        epilog=("""examples:
   # no endpoint: llama.cpp + SmolLM2-135M on loopback, small fixture, arms j,q, 2 repeats sampled at
   # temperature 0.7 with one seed per repeat (the embedded defaults)
-  python -m analysis.runner embedded --out runs/embedded
+  {prog} embedded --out runs/embedded
   # your vLLM server
-  python -m analysis.runner sweep --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-8B \\
+  {prog} sweep --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-8B \\
       --published 2025-04-29 --api-key-env '' --arms j,q,m --repeats 4 --concurrency 8 --out runs/qwen3-8b
   # a hosted gateway, one provider pinned, fallbacks off
-  OPENROUTER_API_KEY=... python -m analysis.runner sweep --base-url https://openrouter.ai/api/v1 \\
+  OPENROUTER_API_KEY=... {prog} sweep --base-url https://openrouter.ai/api/v1 \\
       --api-key-env OPENROUTER_API_KEY --model qwen/qwen3-8b --provider-order DeepInfra \\
       --allow-fallbacks false --quantization fp8 --published 2025-04-29 --out runs/qwen3-8b-deepinfra
   # no model at all: a simulated summariser whose loss rates are planted (docs/SIMULATION.md)
   python -m analysis.runner simulate docs/truth/clear-effect.toml --ladder g1-d0-c100-f1,g1-d0-c100-f3 \\
       --repeats 6 --out runs/simulated
   # only the capability verdicts
-  python -m analysis.runner probe --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-8B --api-key-env ''
+  {prog} probe --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-8B --api-key-env ''
 
-The evidence package is OUT/evidence; analyse it with: python generate.py --evidence OUT/evidence --out OUT/report""")
+The evidence package is OUT/evidence; analyse it with: {analyse} --evidence OUT/evidence --out OUT/analysis
+(its report: OUT/analysis/report/index.html). Preregistration: {docs}/PREREGISTRATION.md
+
+""" + EXIT_STATUS).format(prog=prog, analyse=analysis_command(), docs=DOCS_URL))
+    ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
+    sub.add_parser("arms", help="list the arm codes with each arm's meaning",
+                   description="Every arm code --arms accepts, with its one-line meaning, representation, what it "
+                               "carries and its output budget.")
     p = sub.add_parser("probe", help="capability probe of one endpoint under the exact request parameters")
     _add_endpoint_args(p, remote=True)
     p.add_argument("--max-declared", type=int, default=9600, help="largest per-field maxLength to test")
     s = sub.add_parser("sweep", help="configurations x arms x repeats against your endpoint (resumable)")
     _add_endpoint_args(s, remote=True)
-    _add_sweep_args(s, arms="j,q", repeats=4, concurrency=4)
+    _add_sweep_args(s, arms="j,q", repeats=4, concurrency=4, seed_per_repeat=True)
     s.add_argument("--plan", default=None,
-                   help="a sealed preregistration directory (plan.toml + plan.lock, docs/PREREGISTRATION.md; "
+                   help=f"a sealed preregistration directory (plan.toml + plan.lock, {DOCS_URL}/PREREGISTRATION.md; "
                         "digests checked before the start), or a "
                         "TOML with one [[configurations]] table per served configuration (base_url, model, "
                         "published, and optionally family, api_key_env, provider_order, allow_fallbacks, "

@@ -315,3 +315,11 @@ def arm_record(arm: Arm) -> dict[str, Any]:
         "schema_sha256": hashlib.sha256(json.dumps(arm.json_schema(), sort_keys=True).encode()).hexdigest()
         if arm.is_schema else None,
     }
+
+
+def arms_listing(arms: Mapping[str, Arm] | None = None) -> list[str]:
+    """One line per arm for ``carriers-runner arms``: code, meaning, representation, carry and budget."""
+    arms = load_arms() if arms is None else arms
+    width = max((len(c) for c in arms), default=1)
+    return [f"{code:<{width}}  {arm.title} ({arm.representation}, carries {arm.carry}, "
+            f"{arm.output_tokens} output tokens per fold)" for code, arm in arms.items()]

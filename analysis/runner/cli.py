@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.escape import emit
+from analysis.invocation import docs_url, invoked_as
 from analysis.runner.arguments import build_runner_parser
 from analysis.runner.arm_order import arm_order
 from analysis.runner.client import ClientConfigError, EndpointClient, EndpointConfig, base_url_problem
@@ -65,7 +66,11 @@ from analysis.safeio.lock import DirLock
 
 SMOLLM2_PUBLISHED = dt.date(2024, 11, 1)  # SmolLM2 public release (Hugging Face, 1 Nov 2024)
 class RunnerCliError(RuntimeError):
-    """A command-line problem; the message says the fix."""
+    """A command-line problem (bad usage, exit status 2); the message says the fix."""
+
+
+class EndpointCheckError(RunnerCliError):
+    """The endpoint failed a check (unreachable, or the probe found it unusable): exit status 1, as probe."""
 
 
 def _csv(text: str | None) -> tuple[str, ...]:
@@ -144,7 +149,10 @@ def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
     codes = _csv(args.arms)
     unknown = [c for c in codes if c not in arms_all]
     if unknown:
-        raise RunnerCliError(f"unknown arm codes {unknown}; known: {', '.join(arms_all)}")
+        from analysis.runner.arms import arms_listing
+
+        raise RunnerCliError(f"unknown arm codes {unknown}; the known arms:\n  "
+                             + "\n  ".join(arms_listing(arms_all)))
     arms = {c: arms_all[c] for c in codes}
     cap, recall_cap = getattr(args, "fold_max_tokens", None), getattr(args, "recall_max_tokens", 1024)
     if (cap is not None and cap < 1) or recall_cap < 1:
@@ -205,7 +213,7 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
         for t in targets:
             report = reports[t.endpoint_id + "|" + t.cfg.model]
             if report.get("usable") is False:
-                raise RunnerCliError(f"probe {failure_line(report)}")
+                raise EndpointCheckError(f"probe {failure_line(report)}")
             base = str(report["base_url"]) if args.package_only and report.get("base_url") else t.cfg.base_url
             cfg = dataclasses.replace(t.cfg, base_url=base, structured_mode=report["structured_mode"],
                                       send_seed=report["seed_accepted"], reasoning_off=report["reasoning_off"],
@@ -312,8 +320,9 @@ def write_sweep_package(out: Path, records: list[dict[str, Any]], slots: Sequenc
     cutoff, recency = args.window
     first = next((r for r in records if r.get("kind") == "session"), None)
     if first is not None and first.get("args") is not None:  # the command of the sweep's first session
-        recency = {**recency, "command": " ".join(shlex.quote(a) for a in ["python", "-m", "analysis.runner",
-                                                                          *first["args"]])}
+        argv0 = (first.get("argv") or [None])[0]  # the program the user ran: carriers-runner, python -m ...
+        typed = invoked_as("analysis.runner", "python -m analysis.runner", argv0 if isinstance(argv0, str) else None)
+        recency = {**recency, "command": " ".join([typed, *(shlex.quote(a) for a in first["args"])])}
     runner.insert(0, "[runner]\n" + "\n".join(f"{k} = {v.isoformat() if isinstance(v, dt.date) else json.dumps(v)}"
                                                for k, v in recency.items()) + "\n")
     if getattr(args, "ladder_fixtures", None):
@@ -521,7 +530,7 @@ def _targets(args: argparse.Namespace) -> list[Target]:
 
 def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
     from analysis.evidence.truth import TruthError
-    from analysis.runner.embedded import EmbeddedError
+    from analysis.runner.embedded import EmbeddedError, EmbeddedServerFailed
     from analysis.runner.ledger import LedgerError
     from analysis.runner.prereg import PlanError
 
@@ -531,6 +540,12 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
             if is_plan_dir(args.plan):  # issue 13: a sealed preregistration directory
                 plan_toml = prepare_sweep(args, sys.argv[1:] if argv is None else argv)
                 args.plan = str(plan_toml) if plan_toml else None
+        if args.command == "arms":
+            from analysis.runner.arms import arms_listing
+
+            for line in arms_listing():
+                out_line(line)
+            return 0
         validate(args)  # every argument, before a server starts or a request is sent
         if args.command == "probe":
             if not (args.base_url and args.model):
@@ -550,7 +565,7 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
             for line in session_summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
                 out_line(line)
             if not getattr(args, "prereg", None):
-                say_redacted("not preregistered: no sealed --plan PLAN_DIR (see docs/PREREGISTRATION.md)")
+                say_redacted(f"not preregistered: no sealed --plan PLAN_DIR ({docs_url('PREREGISTRATION.md')})")
         elif args.command == "simulate":
             started = time.monotonic()
             m = cmd_simulate(args)
@@ -565,14 +580,15 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
     except KeyboardInterrupt:
         say_redacted("interrupted; re-run the same command to resume from the ledger")
         return 130
-    # named errors: their message says the fix
-    except (RunnerCliError, FixtureArgError, PreflightError, ClientConfigError, EmbeddedError,
-            PlanError, TruthError) as exc:
-        say_redacted(f"error: {type(exc).__name__}: {exc}")
-        return 2
-    except (LedgerError, SafeIOError) as exc:
-        say_redacted(f"error: {type(exc).__name__}: {exc}")
+    # named errors: their message says the fix (never the class name). 1: the endpoint, the embedded server
+    # that died, the ledger or a file failed a check; 2: bad usage (an embedded model or server not installed too)
+    except (EndpointCheckError, EmbeddedServerFailed, LedgerError, SafeIOError) as exc:
+        say_redacted(f"error: {exc}")
         return 1
+    except (RunnerCliError, FixtureArgError, PreflightError, ClientConfigError, EmbeddedError, PlanError,
+            TruthError) as exc:
+        say_redacted(f"error: {exc}")
+        return 2
     except OSError as exc:  # a full disk, a permission: one line, never a traceback
         say_redacted(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
         return 1

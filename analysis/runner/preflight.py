@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.evidence.schema import ARM, IDENTIFIER, MAX_TOKENS, charset_problem
+from analysis.invocation import docs_url
 from analysis.runner.secrets import api_key_env_problem
 
 RECENCY_MONTHS = 6
@@ -103,7 +104,7 @@ def identifier_problem(value: str | None, option: str) -> str | None:
         return None
     why = charset_problem(IDENTIFIER, value)
     return None if why is None else (f"{option}: {why}; the evidence format refuses other names "
-                                     "(docs/EVIDENCE_FORMAT.md, 'Identifiers')")
+                                     f"({docs_url('EVIDENCE_FORMAT.md')}, 'Identifiers')")
 
 
 def check_names(args: argparse.Namespace) -> None:
@@ -168,7 +169,10 @@ def validate(args: argparse.Namespace) -> None:
     codes = [c.strip() for c in (args.arms or "").split(",") if c.strip()]
     unknown = [c for c in codes if c not in arms]
     if not codes or unknown:
-        raise PreflightError(f"--arms {args.arms!r}: unknown or no arm codes {unknown}; known: {', '.join(arms)}")
+        from analysis.runner.arms import arms_listing
+
+        raise PreflightError(f"--arms {args.arms!r}: unknown or no arm codes {unknown}; the known arms:\n  "
+                             + "\n  ".join(arms_listing(arms)))
     try:
         arm_order(codes, args.repeats, args.design)
     except DesignError as exc:

@@ -32,6 +32,7 @@ from typing import Any
 
 from analysis.digest import file_sha256
 from analysis.evidence.provenance import sha256_bytes
+from analysis.invocation import analysis_command, docs_url
 from analysis.locations import package_path
 from analysis.safeio import LIMITS, SafeIOError, loads_json, loads_toml, read_bytes, read_text, write_json
 
@@ -167,7 +168,7 @@ def load_plan(plan_dir: Path, *, require_digests: bool = True) -> Plan:
     except SafeIOError as exc:
         raise PlanError(f"{exc}; write plan.toml as a regular file in the plan directory") from None
     except OSError:
-        raise PlanError(f"{path} not found; write the plan there (see docs/PREREGISTRATION.md)") from None
+        raise PlanError(f"{path} not found; write the plan there ({docs_url('PREREGISTRATION.md')})") from None
     return parse_plan(raw, path, require_digests=require_digests)
 
 
@@ -185,7 +186,7 @@ def parse_plan(raw: bytes, path: Path, *, require_digests: bool = True) -> Plan:
         raise PlanError(f"{path}: no [plan] table; add one with {', '.join(REQUIRED_PLAN_KEYS)}")
     missing = [k for k in REQUIRED_PLAN_KEYS if k not in p]
     if missing:
-        raise PlanError(f"{where}: missing key(s) {', '.join(missing)}; add them (docs/PREREGISTRATION.md)")
+        raise PlanError(f"{where}: missing key(s) {', '.join(missing)}; add them ({docs_url('PREREGISTRATION.md')})")
     estimand = _need(p, "estimand", str, where, "a sentence")
     control = _need(p, "control", str, where, "an arm code, e.g. \"j\"")
     treatment = _need(p, "treatment", str, where, "an arm code, e.g. \"q\"")
@@ -225,11 +226,11 @@ def parse_plan(raw: bytes, path: Path, *, require_digests: bool = True) -> Plan:
         digests = {k: digests.get(k, "") for k in REQUIRED_DIGESTS}
     if not isinstance(digests, dict):
         raise PlanError(f"{path}: no [digests] table; add fixture, arms and params digests "
-                        f"(`python generate.py plan check {plan_dir}` prints the current ones)")
+                        f"(`{analysis_command()} plan check {plan_dir}` prints the current ones)")
     missing_d = [k for k in REQUIRED_DIGESTS if not isinstance(digests.get(k), str)]
     if missing_d:
         raise PlanError(f"{path} [digests]: missing {', '.join(missing_d)}; "
-                        f"`python generate.py plan check {plan_dir}` prints the current values")
+                        f"`{analysis_command()} plan check {plan_dir}` prints the current values")
     targets = doc.get("configurations", [])
     if not isinstance(targets, list):
         raise PlanError(f"{path}: configurations must be [[configurations]] tables")
@@ -362,7 +363,7 @@ def check_plan(plan_dir: Path) -> PlanStatus:
     lock_path = plan_dir / LOCK_FILE
     if not lock_path.is_file():
         return PlanStatus(False, (*problems, f"{lock_path} not found: the plan is not sealed "
-                                  f"(python generate.py plan seal {plan_dir})"), plan, None, current)
+                                  f"({analysis_command()} plan seal {plan_dir})"), plan, None, current)
     try:
         lock = read_plan_lock(read_text(lock_path, limit=1 << 20), str(lock_path))
     except SafeIOError as exc:
