@@ -219,7 +219,7 @@ def test_embedded_server_is_stopped_when_the_runner_is_interrupted(tmp_path: Pat
     time.sleep(1.0)
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=60)
-    assert p.returncode == 130, err.decode()[-2000:]
+    assert p.returncode == 143, err.decode()[-2000:]
     assert b"re-run the same command to resume" in err
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"http://127.0.0.1:{port.group(1)}/v1/models", timeout=5)
