@@ -19,6 +19,7 @@ invalid infrastructure attempt (`interrupted`) and does not count against the re
 from __future__ import annotations
 
 import asyncio
+import json
 import queue
 import sys
 import threading
@@ -144,23 +145,66 @@ class _Scan:
     """Bytes scanned."""
     tail_line: int | None = None
     """First line number of the torn tail, or None when the file ends cleanly."""
+    tail_lines: int = 0
+    """Lines in the torn tail (1, or 2 for an older runner's fragment and its partial torn_tail)."""
+
+
+def _torn_marker_prefix(fragment: bytes, line: int) -> bool:
+    """Whether ``fragment`` begins the torn_tail record an older runner wrote after terminating line
+    ``line`` in place (``b"\n" + record``, one write: a crash can cut it anywhere)."""
+    with_v = _encode({"kind": TORN, "line": line}).rstrip(b"\n")
+    without_v = dumps_json({"kind": TORN, "line": line}, "ledger", indent=None, separators=(",", ":")).encode()
+    return bool(fragment) and (with_v.startswith(fragment) or without_v.startswith(fragment))
+
+
+def _cut_json(raw: bytes) -> bool:
+    """Whether ``raw`` is JSON cut short (the parser runs out of input, not into a wrong byte): what an
+    older runner's crash left when only the newline of its terminating write reached the disk."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.reason == "unexpected end of data"
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+    except ValueError:
+        return False
+    return False
+
+
+def _damaged(path: Path, lines: list[int], reason: str) -> LedgerError:
+    more = f" (and {len(lines) - 1} more line(s): {lines[1:6]})" if len(lines) > 1 else ""
+    return LedgerError(f"{path}: line {lines[0]} {reason}{more}; the ledger was damaged or edited. "
+                       "Restore it from a backup, or move the damaged line(s) out and re-run "
+                       "(their attempts then run again), or start a new --out")
 
 
 def _scan(path: Path) -> _Scan:
-    """Read a ledger once: complete records, and the torn tail a killed writer left (see read_records)."""
+    """Read a ledger once: complete records, and the torn tail a killed writer left (see read_records).
+
+    Only the shapes a crash can leave are a torn tail: the final line without its newline (the
+    runner writes each record and its newline in one write), an older runner's pair (a fragment
+    it terminated with a newline, then its torn_tail record cut short), or, from that older runner,
+    a final line of JSON cut short that its terminating newline reached alone.  Any other line that
+    is not a record (a byte changed in an acknowledged record, lines that are not JSON) stops the
+    run with its line number, and so does a ledger without a single complete record.
+    """
     parsed: dict[int, Any] = {}
     bad: dict[int, str] = {}
     ends: dict[int, int] = {0: 0}  # line -> byte offset just past it
     offset = 0
-    tail_line: int | None = None
+    last_line = 0  # the last complete line
+    fragment: bytes | None = None  # the final line, when it lacks its newline
     try:
         for lineno, raw, ended in iter_lines(path, limit=LEDGER_LIMIT):
             if not ended:
-                tail_line = lineno  # torn tail from a killed writer: never acknowledged
+                fragment = raw  # torn tail from a killed writer: never acknowledged
                 offset += len(raw)
                 break
             offset += len(raw) + 1
             ends[lineno] = offset
+            last_line = lineno
             text = raw.strip()
             if not text:
                 continue
@@ -176,26 +220,36 @@ def _scan(path: Path) -> _Scan:
             parsed[lineno] = rec
     except SafeIOError as exc:
         raise LedgerError(f"{exc}; the ledger must be a regular file written by the runner") from None
-    # a partial record that ends the file (only unparsable lines after the last record) is torn too
-    after = [n for n in bad if n > max(parsed, default=0)]
-    if after and all(bad[n].startswith(_UNPARSABLE) for n in after):
-        tail_line = min(after)
-        for n in after:
-            del bad[n]
-    keep = ends[tail_line - 1] if tail_line is not None else offset
-    torn = {r["line"] for r in parsed.values() if r.get("kind") == TORN}
+    # an older runner named the fragment it terminated in a torn_tail record on the very next line;
+    # that line was never acknowledged, even if it parses (a whole record but its newline)
+    torn = {n - 1 for n, r in parsed.items() if r.get("kind") == TORN and r["line"] == n - 1}
     unexplained = sorted(n for n in bad if n not in torn)
-    if unexplained:
-        first = unexplained[0]
-        more = f" (and {len(unexplained) - 1} more line(s): {unexplained[1:6]})" if len(unexplained) > 1 else ""
-        raise LedgerError(f"{path}: line {first} {bad[first]}{more}; the ledger was damaged or edited. "
-                          "Restore it from a backup, or move the damaged line(s) out and re-run "
-                          "(their attempts then run again), or start a new --out")
-    # a line a torn_tail record names was never acknowledged, even if it parses (an older runner
-    # terminated the fragment in place; when the fragment was a whole record but its newline, the
-    # terminated line reads as a record that its own resume had already run again)
+    tail_line: int | None = None
+    if fragment is not None:
+        tail_line = last_line + 1
+        if unexplained == [last_line] and _torn_marker_prefix(fragment, last_line):
+            tail_line = last_line  # an older runner's fragment, then its torn_tail record cut short
+    elif unexplained == [last_line] and last_line > max(parsed, default=0) \
+            and _cut_json(_line_bytes(path, ends, last_line)):
+        tail_line = last_line  # an older runner's fragment, terminated, its torn_tail record never written
+    if tail_line is not None and unexplained == [tail_line]:
+        unexplained = []
+    if unexplained:  # every damaged line counted, a would-be torn tail among them
+        raise _damaged(path, unexplained, bad[unexplained[0]])
     records = [r for n, r in sorted(parsed.items()) if r.get("kind") != TORN and n not in torn]
-    return _Scan(records, keep, offset, tail_line)
+    head = (fragment or b"")[:2]
+    if tail_line is not None and not parsed and not (head and b'{"'.startswith(head)):
+        raise LedgerError(f"{path}: line {tail_line} is not a record and the file holds none; it is not a "
+                          "ledger the runner wrote. Move it out of --out, or choose a new --out")
+    keep = ends[tail_line - 1] if tail_line is not None else offset
+    return _Scan(records, keep, offset, tail_line, (last_line + (fragment is not None) - tail_line + 1)
+                 if tail_line is not None else 0)
+
+
+def _line_bytes(path: Path, ends: dict[int, int], line: int) -> bytes:
+    """The bytes of complete line ``line`` (it ends the file), without its newline."""
+    start = ends.get(line - 1, 0)
+    return read_tail(path, ends[line] - start)[:-1]
 
 
 def _stderr_line(message: str) -> None:
@@ -205,11 +259,12 @@ def _stderr_line(message: str) -> None:
 def read_records(path: Path) -> list[dict[str, Any]]:
     """All complete records of a ledger file, in order.
 
-    A torn tail (a final line without its newline, or unparsable lines after the last complete
-    record: a killed writer, never acknowledged) is skipped, and so is a line that an older writer
-    terminated in place and named in a `torn_tail` record.  Any other line that is not a
-    well-formed record raises LedgerError naming its line number: the ledger is the sweep's only
-    record, so a damaged one stops the run rather than being half-read.
+    A torn tail (a final line without its newline, or an older runner's terminated fragment and
+    its torn_tail record cut short: a killed writer, never acknowledged) is skipped, and so is a
+    line that an older writer terminated in place and named in a `torn_tail` record on the next
+    line.  Any other line that is not a well-formed record (and a file without one) raises
+    LedgerError naming its line number: the ledger is the sweep's only record, so a damaged one
+    stops the run rather than being half-read.
     """
     if not path.exists():
         return []
@@ -262,7 +317,9 @@ class Ledger:
             raise LedgerError(f"cannot set aside the torn tail of {self.path}: {exc}; check disk space and "
                               "permissions, then re-run") from None
         self.set_aside = side
-        say(f"{self.path.name}: a torn last record (line {scan.tail_line}, {len(tail)} bytes, never acknowledged) "
+        first = scan.tail_line or 0
+        where = f"line {first}" if scan.tail_lines <= 1 else f"lines {first}-{first + scan.tail_lines - 1}"
+        say(f"{self.path.name}: a torn last record ({where}, {len(tail)} bytes, never acknowledged) "
             f"was moved to {side.name}; its attempt runs again")
 
     def _fsync(self) -> None:
