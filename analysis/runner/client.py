@@ -71,7 +71,8 @@ class InfraFault(InfrastructureFault):
     def __init__(self, kind: str, detail: str, *, status: int | None = None, retry_after: float | None = None):
         super().__init__(kind, detail)
         self.kind = kind
-        """Fault class: connection, timeout, http_5xx, http_429, http_4xx, truncated, pin_violation."""
+        """Fault class: connection, timeout, http_5xx, http_429, http_4xx, truncated, pin_violation,
+        record_too_long (the ledger could not hold the request, reply or attempt)."""
         self.detail = detail
         self.status = status
         self.retry_after = retry_after

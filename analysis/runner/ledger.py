@@ -46,10 +46,17 @@ LEDGER_VERSION = 1
 record without ``v`` is from before the field existed, the same format)."""
 LEDGER_LIMIT = 1 << 40
 """Largest ledger read (read line by line: memory stays near the longest line)."""
+RECORD_LIMIT = 64 * 1024 * 1024
+"""Longest record (64 MiB, newline excluded): the reader refuses a longer line, so the writer never
+writes one (a reply is capped at 64 MiB too, analysis.runner.bounded_http)."""
 
 
 class LedgerError(RuntimeError):
     """The ledger cannot be read or written."""
+
+
+class RecordTooLong(LedgerError):
+    """A record longer than RECORD_LIMIT: nothing was written; the caller ends its attempt invalid."""
 
 
 def _encode(record: dict[str, Any], path: Path | str = "ledger.jsonl") -> bytes:
@@ -197,7 +204,7 @@ def _scan(path: Path) -> _Scan:
     last_line = 0  # the last complete line
     fragment: bytes | None = None  # the final line, when it lacks its newline
     try:
-        for lineno, raw, ended in iter_lines(path, limit=LEDGER_LIMIT):
+        for lineno, raw, ended in iter_lines(path, limit=LEDGER_LIMIT, line_limit=RECORD_LIMIT):
             if not ended:
                 fragment = raw  # torn tail from a killed writer: never acknowledged
                 offset += len(raw)
@@ -385,6 +392,28 @@ class Ledger:
         self._submit(record, done)
         await fut
 
+    def append_soon(self, record: dict[str, Any]) -> asyncio.Future[None]:
+        """Queue one record now (RecordTooLong or LedgerError at once); the future is done when it is durable."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+
+        def done(err: BaseException | None) -> None:
+            def settle() -> None:
+                if fut.done():
+                    return
+                if err is None:
+                    fut.set_result(None)
+                else:
+                    fut.set_exception(LedgerError(f"cannot write ledger {self.path}: {err}"))
+
+            try:
+                loop.call_soon_threadsafe(settle)
+            except RuntimeError:  # the loop closed (the sweep was interrupted): nobody awaits this record
+                return
+
+        self._submit(record, done)
+        return fut
+
     def _submit(self, record: dict[str, Any], done: Any) -> None:
         if self._closed:
             raise LedgerError(f"ledger {self.path} is closed; open a new Ledger to append")
@@ -395,6 +424,9 @@ class Ledger:
         except SafeIOError as exc:
             raise LedgerError(f"{exc}; the record was not written (the server sent a value strict JSON "
                               "cannot hold)") from None
+        if len(data) - 1 > RECORD_LIMIT:  # the reader would refuse the line and every later resume with it
+            raise RecordTooLong(f"a {record.get('kind')} record of {len(data) - 1:,} bytes is longer than the "
+                                f"{RECORD_LIMIT:,} a ledger line may hold; it was not written")
         self.records.append(record)
         self._queue.put((data, done))
 
