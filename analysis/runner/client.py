@@ -366,7 +366,8 @@ def _to_result(resp: Any, *, seed_sent: bool, latency: float) -> CallResult:
     finish = _string_field(getattr(choice, "finish_reason", None), "finish_reason")
     served = _string_field(getattr(resp, "model", None), "model")
     extra_msg = (getattr(msg, "model_extra", None) or {}) if msg is not None else {}
-    reasoning = extra_msg.get("reasoning") or extra_msg.get("reasoning_content") or ""
+    reasoning = (_string_field(extra_msg.get("reasoning"), "reasoning")
+                 or _string_field(extra_msg.get("reasoning_content"), "reasoning_content") or "")
     extra = getattr(resp, "model_extra", None) or {}
     provider = _string_field(extra.get("provider"), "provider")
     usage = getattr(resp, "usage", None)
@@ -379,6 +380,6 @@ def _to_result(resp: Any, *, seed_sent: bool, latency: float) -> CallResult:
         completion_tokens=_count(getattr(usage, "completion_tokens", None)) if usage else None,
         seed_sent=seed_sent,
         latency_s=latency,
-        reasoning_chars=len(reasoning) if isinstance(reasoning, str) else 0,
+        reasoning_chars=len(reasoning),
         refusal=refusal,
     )

@@ -5,10 +5,11 @@ Methods note: one JSON object per line, written by a single writer thread.  A re
 progress share the next one (group commit), so durability per record does not serialise a
 concurrent sweep on the disk.  No acknowledged record is ever rewritten.  A SIGKILL can leave a
 torn tail: a last line without its newline (possibly a whole record but its newline), or a partial
-record.  It was never acknowledged, so no caller relied on it: opening the ledger for writing moves
-it to a side file (``ledger.torn-<n>``, never read again), cuts it off, and says so in one line;
-reading skips it.  Ledgers from older runners, which terminated the fragment in place and named
-it in a ``torn_tail`` record, read the same way (the named line is skipped even if it parses).
+record.  It was never acknowledged, so no caller relied on it: reading skips it, and the ledger's
+first append moves it to a side file (``ledger.torn-<n>``, the ledger's file mode, never read
+again), cuts it off, and says so in one line.  Ledgers from older runners, which terminated the
+fragment in place and named it in a ``torn_tail`` record, read the same way (the named line is
+skipped even if it parses).
 
 Resume rule (see `LedgerState`): a slot is finished when an attempt ended valid, or ended invalid
 for a reason that is not retryable (arm behaviour), or used up its infrastructure attempts.  An
@@ -20,7 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import queue
+import stat
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -287,19 +290,22 @@ class Ledger:
         self.stamp: dict[str, Any] = {}
         """Fields added to every record appended from now on (e.g. the sealed plan's digest)."""
         self.set_aside: Path | None = None
-        """The side file a torn tail was moved to when this ledger was opened, else None."""
+        """The side file a torn tail was moved to before this ledger's first append, else None."""
         try:
             self._fh = AppendFile(self.path)
         except SafeIOError as exc:
             raise LedgerError(str(exc)) from None
         try:
-            scan = _scan(self.path)
-            self.records = scan.records
-            if scan.tail_line is not None:
-                self._set_aside(scan, say or _stderr_line)
+            # read-only until the first append: a caller that refuses the ledger (another sweep's
+            # identity) or only reads it (--package-only) leaves the file as it found it
+            self._tail: _Scan | None = _scan(self.path)
+            self.records = self._tail.records
+            if self._tail.tail_line is None:
+                self._tail = None
         except BaseException:
             self._fh.close()
             raise
+        self._say = say or _stderr_line
         self._queue: queue.SimpleQueue[tuple[bytes, Any] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._writer, name="ledger-writer", daemon=True)
         self._closed = False
@@ -318,7 +324,8 @@ class Ledger:
             n = 1
             while (side := self.path.with_name(f"{self.path.stem}.torn-{n}")).exists() or side.is_symlink():
                 n += 1
-            write_bytes(side, tail, durable=True)
+            mode = stat.S_IMODE(os.fstat(self._fh.fd).st_mode)  # the ledger's own (it may be private)
+            write_bytes(side, tail, mode=mode, durable=True)
             self._fh.cut(scan.keep)
         except (OSError, SafeIOError) as exc:
             raise LedgerError(f"cannot set aside the torn tail of {self.path}: {exc}; check disk space and "
@@ -417,6 +424,9 @@ class Ledger:
     def _submit(self, record: dict[str, Any], done: Any) -> None:
         if self._closed:
             raise LedgerError(f"ledger {self.path} is closed; open a new Ledger to append")
+        if self._tail is not None:  # the first append: set the torn tail aside, then write after it
+            tail, self._tail = self._tail, None
+            self._set_aside(tail, self._say)
         if self.stamp:
             record = {**record, **self.stamp}
         try:
