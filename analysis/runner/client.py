@@ -345,6 +345,8 @@ def _string_field(value: Any, name: str) -> str | None:
 
 
 def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
     names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
     return next((n for t, n in names.items() if isinstance(value, t)), "object")
 
