@@ -384,25 +384,7 @@ class Ledger:
 
     async def append(self, record: dict[str, Any]) -> None:
         """Append one record; resumes once it is durable, without blocking the event loop."""
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[None] = loop.create_future()
-
-        def done(err: BaseException | None) -> None:
-            def settle() -> None:
-                if fut.done():
-                    return
-                if err is None:
-                    fut.set_result(None)
-                else:
-                    fut.set_exception(LedgerError(f"cannot write ledger {self.path}: {err}"))
-
-            try:
-                loop.call_soon_threadsafe(settle)
-            except RuntimeError:  # the loop closed (the sweep was interrupted): nobody awaits this record
-                return
-
-        self._submit(record, done)
-        await fut
+        await self.append_soon(record)
 
     def append_soon(self, record: dict[str, Any]) -> asyncio.Future[None]:
         """Queue one record now (RecordTooLong or LedgerError at once); the future is done when it is durable."""
