@@ -111,3 +111,21 @@ def test_a_signal_cancels_the_coroutine_and_raises_after_the_loop_closed() -> No
         signal.signal(signal.SIGINT, previous)
     assert steps == ["cancelled", "wound down"]
     assert info.value.exit_code == 143
+
+
+def test_a_signal_as_the_coroutine_returns_still_stops_after_the_loop_closed() -> None:
+    from analysis.runner import interrupt
+
+    async def work() -> str:
+        os.kill(os.getpid(), signal.SIGTERM)  # handled before the return: the cancel finds the task done
+        return "done"
+
+    with interrupt.handling(), pytest.raises(interrupt.Interrupted) as info:
+        interrupt.run(work())
+    assert info.value.exit_code == 143
+    with interrupt.handling():  # a fresh block: no stop pending, the coroutine's value comes back
+        assert interrupt.run(_quiet()) == "quiet"
+
+
+async def _quiet() -> str:
+    return "quiet"

@@ -43,16 +43,18 @@ class _State:
     def __init__(self) -> None:
         self.signum: int | None = None  # the signal that started the stop, once one came
         self.cancel: Callable[[], None] | None = None  # cancels the coroutine `run` drives
+        self.in_loop = False  # inside `run`'s asyncio.run, from loop start to loop close
 
     def handle(self, signum: int, _frame: Any) -> None:
         if self.signum is not None:
             return  # already stopping: later signals are ignored
         self.signum = signum
         cancel = self.cancel
-        if cancel is None:
+        if cancel is None and not self.in_loop:
             raise Interrupted(signum)
-        with contextlib.suppress(RuntimeError):  # the loop is closing: `run` raises after it returns
-            cancel()
+        if cancel is not None:  # else the loop is starting or closing: `run` raises once it returned
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: likewise
+                cancel()
 
 
 _STATE = _State()
@@ -97,16 +99,22 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 
         state.cancel = cancel
         try:
+            if state.signum is not None:  # it came while the loop was starting
+                coro.close()
+                raise asyncio.CancelledError
             return await coro
         finally:
             state.cancel = None
 
+    state.in_loop = True
     try:
         result = asyncio.run(main())
     except (Exception, asyncio.CancelledError):
         if state.signum is None:
             raise
         raise Interrupted(state.signum) from None  # whatever the wind-down raised, the run was stopped
+    finally:
+        state.in_loop = False
     if state.signum is not None:  # the signal came after the coroutine finished: stop now
         raise Interrupted(state.signum)
     return result
