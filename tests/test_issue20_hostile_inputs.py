@@ -447,13 +447,13 @@ def test_a_full_disk_under_the_runner_is_one_line_and_the_ledger_is_kept(
 
 # ------------------------------------------------------------------ 16. every wrong type in a reply
 
-SHAPES = {
+SHAPES = {  # the fault names the field and its JSON type (issue 31: JSON's names, not Python's)
     b'{"choices": "x"}': "no choices",
-    b'{"choices": [null]}': "choice is a JSON NoneType",
-    b'{"choices": [{"message": "str", "finish_reason": "stop"}]}': "message is a JSON str",
-    b'{"choices": [{"message": {"content": ["a"]}, "finish_reason": "stop"}]}': "content is a JSON list",
-    b'{"choices": [{"message": {"content": "ok"}, "finish_reason": 3}]}': "finish_reason is a int",
-    b'{"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}], "model": 5}': "model is a int",
+    b'{"choices": [null]}': "choice is a JSON null",
+    b'{"choices": [{"message": "str", "finish_reason": "stop"}]}': "message is a JSON string",
+    b'{"choices": [{"message": {"content": ["a"]}, "finish_reason": "stop"}]}': "content is a JSON array",
+    b'{"choices": [{"message": {"content": "ok"}, "finish_reason": 3}]}': "finish_reason is a JSON number",
+    b'{"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}], "model": 5}': "model is a JSON number",
     b"[1, 2]": "no choices",
 }
 

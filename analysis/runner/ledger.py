@@ -5,10 +5,11 @@ Methods note: one JSON object per line, written by a single writer thread.  A re
 progress share the next one (group commit), so durability per record does not serialise a
 concurrent sweep on the disk.  No acknowledged record is ever rewritten.  A SIGKILL can leave a
 torn tail: a last line without its newline (possibly a whole record but its newline), or a partial
-record.  It was never acknowledged, so no caller relied on it: opening the ledger for writing moves
-it to a side file (``ledger.torn-<n>``, never read again), cuts it off, and says so in one line;
-reading skips it.  Ledgers from older runners, which terminated the fragment in place and named
-it in a ``torn_tail`` record, read the same way (the named line is skipped even if it parses).
+record.  It was never acknowledged, so no caller relied on it: reading skips it, and the ledger's
+first append moves it to a side file (``ledger.torn-<n>``, the ledger's file mode, never read
+again), cuts it off, and says so in one line.  Ledgers from older runners, which terminated the
+fragment in place and named it in a ``torn_tail`` record, read the same way (the named line is
+skipped even if it parses).
 
 Resume rule (see `LedgerState`): a slot is finished when an attempt ended valid, or ended invalid
 for a reason that is not retryable (arm behaviour), or used up its infrastructure attempts.  An
@@ -19,16 +20,29 @@ invalid infrastructure attempt (`interrupted`) and does not count against the re
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import queue
+import stat
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from analysis.escape import emit
-from analysis.runner.secrets import redact, write_redacted_text
+from analysis.runner.ledger_evidence import (  # the records' meaning, importable from here too
+    SLOT_FIELDS,
+    LedgerError,
+    LedgerEvidence,
+    SlotState,
+    attempt_ends,
+    evidence_rows,
+    slot_states,
+    write_evidence,
+)
+from analysis.runner.secrets import redact
 from analysis.safeio import (
     AppendFile,
     SafeIOError,
@@ -36,7 +50,6 @@ from analysis.safeio import (
     iter_lines,
     loads_json,
     read_tail,
-    read_text,
     write_bytes,
 )
 
@@ -45,10 +58,13 @@ LEDGER_VERSION = 1
 record without ``v`` is from before the field existed, the same format)."""
 LEDGER_LIMIT = 1 << 40
 """Largest ledger read (read line by line: memory stays near the longest line)."""
+RECORD_LIMIT = 64 * 1024 * 1024
+"""Longest record (64 MiB, newline excluded): the reader refuses a longer line, so the writer never
+writes one (a reply is capped at 64 MiB too, analysis.runner.bounded_http)."""
 
 
-class LedgerError(RuntimeError):
-    """The ledger cannot be read or written."""
+class RecordTooLong(LedgerError):
+    """A record longer than RECORD_LIMIT: nothing was written; the caller ends its attempt invalid."""
 
 
 def _encode(record: dict[str, Any], path: Path | str = "ledger.jsonl") -> bytes:
@@ -144,23 +160,66 @@ class _Scan:
     """Bytes scanned."""
     tail_line: int | None = None
     """First line number of the torn tail, or None when the file ends cleanly."""
+    tail_lines: int = 0
+    """Lines in the torn tail (1, or 2 for an older runner's fragment and its partial torn_tail)."""
+
+
+def _torn_marker_prefix(fragment: bytes, line: int) -> bool:
+    """Whether ``fragment`` begins the torn_tail record an older runner wrote after terminating line
+    ``line`` in place (``b"\n" + record``, one write: a crash can cut it anywhere)."""
+    with_v = _encode({"kind": TORN, "line": line}).rstrip(b"\n")
+    without_v = dumps_json({"kind": TORN, "line": line}, "ledger", indent=None, separators=(",", ":")).encode()
+    return bool(fragment) and (with_v.startswith(fragment) or without_v.startswith(fragment))
+
+
+def _cut_json(raw: bytes) -> bool:
+    """Whether ``raw`` is JSON cut short (the parser runs out of input, not into a wrong byte): what an
+    older runner's crash left when only the newline of its terminating write reached the disk."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.reason == "unexpected end of data"
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        return exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+    except ValueError:
+        return False
+    return False
+
+
+def _damaged(path: Path, lines: list[int], reason: str) -> LedgerError:
+    more = f" (and {len(lines) - 1} more line(s): {lines[1:6]})" if len(lines) > 1 else ""
+    return LedgerError(f"{path}: line {lines[0]} {reason}{more}; the ledger was damaged or edited. "
+                       "Restore it from a backup, or move the damaged line(s) out and re-run "
+                       "(their attempts then run again), or start a new --out")
 
 
 def _scan(path: Path) -> _Scan:
-    """Read a ledger once: complete records, and the torn tail a killed writer left (see read_records)."""
+    """Read a ledger once: complete records, and the torn tail a killed writer left (see read_records).
+
+    Only the shapes a crash can leave are a torn tail: the final line without its newline (the
+    runner writes each record and its newline in one write), an older runner's pair (a fragment
+    it terminated with a newline, then its torn_tail record cut short), or, from that older runner,
+    a final line of JSON cut short that its terminating newline reached alone.  Any other line that
+    is not a record (a byte changed in an acknowledged record, lines that are not JSON) stops the
+    run with its line number, and so does a ledger without a single complete record.
+    """
     parsed: dict[int, Any] = {}
     bad: dict[int, str] = {}
     ends: dict[int, int] = {0: 0}  # line -> byte offset just past it
     offset = 0
-    tail_line: int | None = None
+    last_line = 0  # the last complete line
+    fragment: bytes | None = None  # the final line, when it lacks its newline
     try:
-        for lineno, raw, ended in iter_lines(path, limit=LEDGER_LIMIT):
+        for lineno, raw, ended in iter_lines(path, limit=LEDGER_LIMIT, line_limit=RECORD_LIMIT):
             if not ended:
-                tail_line = lineno  # torn tail from a killed writer: never acknowledged
+                fragment = raw  # torn tail from a killed writer: never acknowledged
                 offset += len(raw)
                 break
             offset += len(raw) + 1
             ends[lineno] = offset
+            last_line = lineno
             text = raw.strip()
             if not text:
                 continue
@@ -176,26 +235,36 @@ def _scan(path: Path) -> _Scan:
             parsed[lineno] = rec
     except SafeIOError as exc:
         raise LedgerError(f"{exc}; the ledger must be a regular file written by the runner") from None
-    # a partial record that ends the file (only unparsable lines after the last record) is torn too
-    after = [n for n in bad if n > max(parsed, default=0)]
-    if after and all(bad[n].startswith(_UNPARSABLE) for n in after):
-        tail_line = min(after)
-        for n in after:
-            del bad[n]
-    keep = ends[tail_line - 1] if tail_line is not None else offset
-    torn = {r["line"] for r in parsed.values() if r.get("kind") == TORN}
+    # an older runner named the fragment it terminated in a torn_tail record on the very next line;
+    # that line was never acknowledged, even if it parses (a whole record but its newline)
+    torn = {n - 1 for n, r in parsed.items() if r.get("kind") == TORN and r["line"] == n - 1}
     unexplained = sorted(n for n in bad if n not in torn)
-    if unexplained:
-        first = unexplained[0]
-        more = f" (and {len(unexplained) - 1} more line(s): {unexplained[1:6]})" if len(unexplained) > 1 else ""
-        raise LedgerError(f"{path}: line {first} {bad[first]}{more}; the ledger was damaged or edited. "
-                          "Restore it from a backup, or move the damaged line(s) out and re-run "
-                          "(their attempts then run again), or start a new --out")
-    # a line a torn_tail record names was never acknowledged, even if it parses (an older runner
-    # terminated the fragment in place; when the fragment was a whole record but its newline, the
-    # terminated line reads as a record that its own resume had already run again)
+    tail_line: int | None = None
+    if fragment is not None:
+        tail_line = last_line + 1
+        if unexplained == [last_line] and _torn_marker_prefix(fragment, last_line):
+            tail_line = last_line  # an older runner's fragment, then its torn_tail record cut short
+    elif unexplained == [last_line] and last_line > max(parsed, default=0) \
+            and _cut_json(_line_bytes(path, ends, last_line)):
+        tail_line = last_line  # an older runner's fragment, terminated, its torn_tail record never written
+    if tail_line is not None and unexplained == [tail_line]:
+        unexplained = []
+    if unexplained:  # every damaged line counted, a would-be torn tail among them
+        raise _damaged(path, unexplained, bad[unexplained[0]])
     records = [r for n, r in sorted(parsed.items()) if r.get("kind") != TORN and n not in torn]
-    return _Scan(records, keep, offset, tail_line)
+    head = (fragment or b"")[:2]
+    if tail_line is not None and not parsed and not (head and b'{"'.startswith(head)):
+        raise LedgerError(f"{path}: line {tail_line} is not a record and the file holds none; it is not a "
+                          "ledger the runner wrote. Move it out of --out, or choose a new --out")
+    keep = ends[tail_line - 1] if tail_line is not None else offset
+    return _Scan(records, keep, offset, tail_line, (last_line + (fragment is not None) - tail_line + 1)
+                 if tail_line is not None else 0)
+
+
+def _line_bytes(path: Path, ends: dict[int, int], line: int) -> bytes:
+    """The bytes of complete line ``line`` (it ends the file), without its newline."""
+    start = ends.get(line - 1, 0)
+    return read_tail(path, ends[line] - start)[:-1]
 
 
 def _stderr_line(message: str) -> None:
@@ -205,11 +274,12 @@ def _stderr_line(message: str) -> None:
 def read_records(path: Path) -> list[dict[str, Any]]:
     """All complete records of a ledger file, in order.
 
-    A torn tail (a final line without its newline, or unparsable lines after the last complete
-    record: a killed writer, never acknowledged) is skipped, and so is a line that an older writer
-    terminated in place and named in a `torn_tail` record.  Any other line that is not a
-    well-formed record raises LedgerError naming its line number: the ledger is the sweep's only
-    record, so a damaged one stops the run rather than being half-read.
+    A torn tail (a final line without its newline, or an older runner's terminated fragment and
+    its torn_tail record cut short: a killed writer, never acknowledged) is skipped, and so is a
+    line that an older writer terminated in place and named in a `torn_tail` record on the next
+    line.  Any other line that is not a well-formed record (and a file without one) raises
+    LedgerError naming its line number: the ledger is the sweep's only record, so a damaged one
+    stops the run rather than being half-read.
     """
     if not path.exists():
         return []
@@ -225,19 +295,22 @@ class Ledger:
         self.stamp: dict[str, Any] = {}
         """Fields added to every record appended from now on (e.g. the sealed plan's digest)."""
         self.set_aside: Path | None = None
-        """The side file a torn tail was moved to when this ledger was opened, else None."""
+        """The side file a torn tail was moved to before this ledger's first append, else None."""
         try:
             self._fh = AppendFile(self.path)
         except SafeIOError as exc:
             raise LedgerError(str(exc)) from None
         try:
-            scan = _scan(self.path)
-            self.records = scan.records
-            if scan.tail_line is not None:
-                self._set_aside(scan, say or _stderr_line)
+            # read-only until the first append: a caller that refuses the ledger (another sweep's
+            # identity) or only reads it (--package-only) leaves the file as it found it
+            self._tail: _Scan | None = _scan(self.path)
+            self.records = self._tail.records
+            if self._tail.tail_line is None:
+                self._tail = None
         except BaseException:
             self._fh.close()
             raise
+        self._say = say or _stderr_line
         self._queue: queue.SimpleQueue[tuple[bytes, Any] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._writer, name="ledger-writer", daemon=True)
         self._closed = False
@@ -256,13 +329,16 @@ class Ledger:
             n = 1
             while (side := self.path.with_name(f"{self.path.stem}.torn-{n}")).exists() or side.is_symlink():
                 n += 1
-            write_bytes(side, tail, durable=True)
+            mode = stat.S_IMODE(os.fstat(self._fh.fd).st_mode)  # the ledger's own (it may be private)
+            write_bytes(side, tail, mode=mode, durable=True)
             self._fh.cut(scan.keep)
         except (OSError, SafeIOError) as exc:
             raise LedgerError(f"cannot set aside the torn tail of {self.path}: {exc}; check disk space and "
                               "permissions, then re-run") from None
         self.set_aside = side
-        say(f"{self.path.name}: a torn last record (line {scan.tail_line}, {len(tail)} bytes, never acknowledged) "
+        first = scan.tail_line or 0
+        where = f"line {first}" if scan.tail_lines <= 1 else f"lines {first}-{first + scan.tail_lines - 1}"
+        say(f"{self.path.name}: a torn last record ({where}, {len(tail)} bytes, never acknowledged) "
             f"was moved to {side.name}; its attempt runs again")
 
     def _fsync(self) -> None:
@@ -308,6 +384,10 @@ class Ledger:
 
     async def append(self, record: dict[str, Any]) -> None:
         """Append one record; resumes once it is durable, without blocking the event loop."""
+        await self.append_soon(record)
+
+    def append_soon(self, record: dict[str, Any]) -> asyncio.Future[None]:
+        """Queue one record now (RecordTooLong or LedgerError at once); the future is done when it is durable."""
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[None] = loop.create_future()
 
@@ -326,11 +406,14 @@ class Ledger:
                 return
 
         self._submit(record, done)
-        await fut
+        return fut
 
     def _submit(self, record: dict[str, Any], done: Any) -> None:
         if self._closed:
             raise LedgerError(f"ledger {self.path} is closed; open a new Ledger to append")
+        if self._tail is not None:  # the first append: set the torn tail aside, then write after it
+            tail, self._tail = self._tail, None
+            self._set_aside(tail, self._say)
         if self.stamp:
             record = {**record, **self.stamp}
         try:
@@ -338,6 +421,9 @@ class Ledger:
         except SafeIOError as exc:
             raise LedgerError(f"{exc}; the record was not written (the server sent a value strict JSON "
                               "cannot hold)") from None
+        if len(data) - 1 > RECORD_LIMIT:  # the reader would refuse the line and every later resume with it
+            raise RecordTooLong(f"a {record.get('kind')} record of {len(data) - 1:,} bytes is longer than the "
+                                f"{RECORD_LIMIT:,} a ledger line may hold; it was not written")
         self.records.append(record)
         self._queue.put((data, done))
 
@@ -357,126 +443,7 @@ class Ledger:
         self.close()
 
 
-@dataclass(slots=True)
-class SlotState:
-    """What the ledger says about one planned slot."""
 
-    attempts: int = 0
-    """Attempts that ended with an infrastructure fault reported by the endpoint (retry budget)."""
-    started: int = 0
-    """All attempts ever started, interrupted ones included (attempt numbering)."""
-    final: dict[str, Any] | None = None
-    """The attempt_end record that finished the slot, if any."""
-    open_attempts: list[int] = field(default_factory=list)
-    """Attempt numbers that started but never ended (runner killed)."""
-
-
-def slot_states(records: list[dict[str, Any]], retryable: Any) -> dict[str, SlotState]:
-    """Fold ledger records into per-slot state; `retryable(reason) -> bool` is the validity rule."""
-    states: dict[str, SlotState] = {}
-    for rec in records:
-        kind = rec.get("kind")
-        if kind not in ("attempt_start", "attempt_end"):
-            continue
-        st = states.setdefault(rec["slot"], SlotState())
-        if kind == "attempt_start":
-            st.started = max(st.started, int(rec["attempt"]))
-            st.open_attempts.append(int(rec["attempt"]))
-        else:
-            att = int(rec["attempt"])
-            if att in st.open_attempts:
-                st.open_attempts.remove(att)
-            if rec.get("interrupted"):
-                continue
-            if rec["valid"] or not retryable(rec.get("invalid_reason")):
-                st.final = rec
-            else:
-                st.attempts += 1
-    return states
-
-
-def attempt_ends(records: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """Every attempt_end record in ledger order (valid, invalid and interrupted)."""
-    return (r for r in records if r.get("kind") == "attempt_end")
-
-
-# ---------------------------------------------------------------- evidence from the ledger
-SLOT_FIELDS = ("scenario", "configuration", "execution_group", "repeat", "arm", "position")
-
-
-@dataclass(slots=True)
-class LedgerEvidence:
-    """Package records assembled from a ledger (plain dicts, as analysis.runner.package writes them)."""
-
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    """rows.csv records."""
-    checks: list[dict[str, Any]] = field(default_factory=list)
-    """checks.csv records."""
-    folds: list[dict[str, Any]] = field(default_factory=list)
-    """folds.jsonl records."""
-    answers: list[dict[str, Any]] = field(default_factory=list)
-    """answers.jsonl records."""
-
-
-def evidence_rows(records: list[dict[str, Any]], slot_ids: set[str] | None = None) -> LedgerEvidence:
-    """Package records of every ended attempt, in ledger order.
-
-    The attempt that finished a slot (valid, or invalid by arm behaviour) carries the slot id as
-    row_id; every other attempt (infrastructure faults, interrupted runs) is an invalid row with
-    `#a<attempt>` appended, so a package assembled after any number of crashes has the same
-    valid rows, with the same ids, as a fault-free run.  `slot_ids` restricts to planned slots.
-    """
-    starts: dict[tuple[str, int], dict[str, Any]] = {}
-    served: dict[tuple[str, int], tuple[Any, Any]] = {}
-    for rec in records:
-        kind = rec.get("kind")
-        if kind == "attempt_start":
-            starts[(rec["slot"], int(rec["attempt"]))] = rec
-        elif kind == "response" and rec.get("served_model") is not None:
-            served.setdefault((rec["slot"], int(rec["attempt"])), (rec.get("served_model"), rec.get("served_provider")))
-    out = LedgerEvidence()
-    for rec in attempt_ends(records):
-        sid, att = rec["slot"], int(rec["attempt"])
-        if slot_ids is not None and sid not in slot_ids:
-            continue
-        start = starts.get((sid, att))
-        if start is None:
-            raise LedgerError(f"ledger has attempt_end for {sid} attempt {att} without its attempt_start; "
-                              "the ledger was edited by hand: restore it or start a new --out")
-        final = (rec.get("valid") or not str(rec.get("invalid_reason") or "").startswith("infrastructure")) \
-            and not rec.get("interrupted")
-        row_id = sid if final else f"{sid}#a{att}"
-        row = {k: start[k] for k in SLOT_FIELDS}
-        row.update({k: v for k, v in rec.get("row", {}).items() if k not in SLOT_FIELDS})
-        row["row_id"] = row_id
-        row["valid"] = bool(rec.get("valid"))
-        row["invalid_reason"] = rec.get("invalid_reason") if not row["valid"] else None
-        if row.get("served_models") is None and (sid, att) in served:
-            sm, sp = served[(sid, att)]
-            row["served_models"], row["providers"] = sm, sp
-        out.rows.append(row)
-        out.checks += [{**c, "row_id": row_id} for c in rec.get("checks", [])]
-        arts = rec.get("artifacts") or {}
-        out.folds += [{**f, "row_id": row_id} for f in arts.get("folds", [])]
-        if arts.get("answer") is not None:
-            out.answers.append({**arts["answer"], "row_id": row_id})
-    return out
-
-
-def write_evidence(out: Path, study: Any, ev: LedgerEvidence, *, extra_json: dict[str, Any] | None = None,
-                   study_appendix: str = "") -> list[str]:
-    """Write the package with analysis.runner.package.write_records (its invariants checked first).
-
-    `study_appendix` (e.g. the runner's pin table) is appended to study.toml and the lock rewritten
-    over the same files, so it is pinned like everything else.
-    """
-    from analysis.evidence import write_lock
-    from analysis.runner.package import write_records
-
-    names = write_records(out, study, ev.rows, ev.checks, folds=ev.folds, answers=ev.answers,
-                          extra_json=extra_json)
-    if study_appendix:
-        path = Path(out) / "study.toml"
-        write_redacted_text(path, read_text(path).rstrip("\n") + "\n\n" + study_appendix)
-        write_lock(out, names)
-    return names
+__all__ = ["LEDGER_LIMIT", "LEDGER_VERSION", "RECORD_LIMIT", "SLOT_FIELDS", "TORN", "Ledger", "LedgerError",
+           "LedgerEvidence", "RecordTooLong", "SlotState", "attempt_ends", "evidence_rows", "read_records",
+           "slot_states", "write_evidence"]

@@ -185,6 +185,28 @@ def _listed_models(doc: Any) -> tuple[list[dict[str, Any]], str | None]:
     return entries, None
 
 
+MAX_MODEL_IDS = 1_000
+"""Most model ids kept from a /models reply (the rest are counted, not kept)."""
+MAX_MODEL_ID_CHARS = 256
+"""Longest model id kept from a /models reply."""
+
+
+def _model_ids(entries: list[dict[str, Any]]) -> tuple[tuple[str, ...], int]:
+    """The string ids of /models entries (at most MAX_MODEL_IDS, each at most MAX_MODEL_ID_CHARS long),
+    and how many ids were dropped (not strings, empty or too long, or past the cap)."""
+    ids: list[str] = []
+    dropped = 0
+    for entry in entries:
+        value = entry.get("id")
+        if value is None:
+            continue
+        if isinstance(value, str) and 0 < len(value) <= MAX_MODEL_ID_CHARS and len(ids) < MAX_MODEL_IDS:
+            ids.append(value)
+        else:
+            dropped += 1
+    return tuple(ids), dropped
+
+
 def _context_from(entry: dict[str, Any]) -> int | None:
     meta = entry.get("meta")
     meta = meta if isinstance(meta, dict) else {}
@@ -203,7 +225,9 @@ async def _models(cfg: EndpointConfig) -> tuple[tuple[str, ...], int | None, Pro
     limit = min(30.0, cfg.timeout_s)
     try:
         # the same bounded, depth-checked reader as every other reply (analysis.runner.bounded_http)
-        async with asyncio.timeout(limit), http.AsyncClient(transport=BoundedTransport(), timeout=limit,
+        # (bounded by the transport, parsed once, here: the transport's own JSON check is off)
+        transport = BoundedTransport(check_json=False)
+        async with asyncio.timeout(limit), http.AsyncClient(transport=transport, timeout=limit,
                                                             follow_redirects=False) as hc:
             r = await hc.get(url, headers=headers)
         doc = loads_json(r.content, "/models reply") if r.status_code == 200 else None
@@ -220,7 +244,10 @@ async def _models(cfg: EndpointConfig) -> tuple[tuple[str, ...], int | None, Pro
         return (), None, ProbeStepVerdict("models", "models_unavailable", r.status_code,
                                           redact_text(r.text)[:200], {"url": url})
     data, problem = _listed_models(doc)
-    ids = tuple(str(d.get("id")) for d in data if d.get("id") is not None)
+    ids, dropped = _model_ids(data)
+    if dropped and problem is None:
+        problem = (f"{dropped} model id(s) dropped: not strings, empty, longer than {MAX_MODEL_ID_CHARS} "
+                   f"characters, or past the first {MAX_MODEL_IDS:,}")
     ctx = None
     for d in data:
         if d.get("id") == cfg.model or len(data) == 1:

@@ -29,13 +29,16 @@ from typing import Any, Protocol, TextIO
 
 from analysis.runner.arm_order import ArmOrder
 from analysis.runner.client import CallResult, EndpointClient, InfraFault
-from analysis.runner.ledger import Ledger, slot_states
+from analysis.runner.ledger import Ledger, RecordTooLong, slot_states
 from analysis.runner.pinning import Pin, audit_call, unverifiable
 from analysis.runner.protocol import ChatReply, ChatRequest
 from analysis.runner.sizing import estimate_messages
 from analysis.runner.validity import INFRASTRUCTURE
 
 INFRA = INFRASTRUCTURE
+TOO_LONG = "record_too_long"
+"""Fault of an attempt whose request, reply or end record exceeds a ledger line (ledger.RECORD_LIMIT):
+recorded as an invalid infrastructure attempt with this reason, never written and then unreadable."""
 
 
 class SweepError(RuntimeError):
@@ -150,7 +153,11 @@ class LedgeredBackend:
         self.stats.prompt_tokens_est += estimate_messages(str(m.get("content", "")) for m in messages)
         base = {"slot": self.slot.slot_id, "attempt": self.attempt, "call": self.calls, "phase": phase}
         # the request record's fsync overlaps the call; it is durable before the response is recorded
-        logged = asyncio.ensure_future(self.ledger.append({"kind": "request", **base, "body": body, "t": time.time()}))
+        try:
+            logged = self.ledger.append_soon({"kind": "request", **base, "body": body, "t": time.time()})
+        except RecordTooLong as exc:  # never sent: the ledger could not hold what was asked
+            self.last_fault = InfraFault(TOO_LONG, str(exc))
+            raise self.last_fault from None
         try:
             res = await self.client.send(body)
         except InfraFault as exc:
@@ -165,13 +172,19 @@ class LedgeredBackend:
         await logged
         violation = audit_call(self.pin, res)
         self.tally["unverifiable"] += int(unverifiable(self.pin, res))
-        await self.ledger.append({
-            "kind": "response", **base, "ok": violation is None, "text": res.text,
-            "finish_reason": res.finish_reason, "served_model": res.served_model,
-            "served_provider": res.served_provider, "prompt_tokens": res.prompt_tokens,
-            "completion_tokens": res.completion_tokens, "seed_sent": res.seed_sent,
-            "latency_s": round(res.latency_s, 4), "pin_violation": violation, "t": time.time(),
-        })
+        try:
+            await self.ledger.append({
+                "kind": "response", **base, "ok": violation is None, "text": res.text,
+                "finish_reason": res.finish_reason, "served_model": res.served_model,
+                "served_provider": res.served_provider, "prompt_tokens": res.prompt_tokens,
+                "completion_tokens": res.completion_tokens, "seed_sent": res.seed_sent,
+                "latency_s": round(res.latency_s, 4), "pin_violation": violation, "t": time.time(),
+            })
+        except RecordTooLong as exc:  # the reply cannot be recorded: the attempt ends invalid, saying why
+            self.last_fault = InfraFault(TOO_LONG, str(exc))
+            await self.ledger.append({"kind": "response", **base, "ok": False, "fault": TOO_LONG, "status": None,
+                                      "detail": str(exc)[:500], "t": time.time()})
+            raise self.last_fault from None
         if phase == "fold":
             self.stats.finish_stop += int(res.finish_reason == "stop")
             self.stats.finish_length += int(res.finish_reason == "length")
@@ -387,6 +400,11 @@ async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient | Ma
                 ep_client, ep_pin = endpoint(slot)
                 backend = LedgeredBackend(ep_client, ledger, slot, started, ep_pin, tally, on_call)
                 tally["ran"] += 1
+
+                def too_long_row(slot: Slot = slot, backend: LedgeredBackend = backend) -> dict[str, Any]:
+                    return infra_row(slot, backend.stats, checks_total=spec.checks_total.get(slot.scenario, 0),
+                                     declared_chars=spec.declared_chars.get(slot.arm), detail=TOO_LONG)
+
                 try:
                     outcome = await trajectory(slot, backend)
                     fault = None
@@ -398,14 +416,34 @@ async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient | Ma
                                                     checks_total=spec.checks_total.get(slot.scenario, 0),
                                                     declared_chars=spec.declared_chars.get(slot.arm),
                                                     detail=exc.kind), checks=())
+                if fault is None:
+                    try:
+                        await ledger.append({"kind": "attempt_end", "slot": slot.slot_id, "attempt": started,
+                                             "valid": outcome.valid,
+                                             "invalid_reason": outcome.row.get("invalid_reason"),
+                                             "row": dict(outcome.row), "checks": [dict(c) for c in outcome.checks],
+                                             "artifacts": dict(outcome.artifacts), "t": time.time()})
+                    except RecordTooLong as exc:  # its replies together exceed a ledger line: invalid, saying so
+                        fault = InfraFault(TOO_LONG, str(exc))
+                        outcome = Outcome(row=too_long_row(), checks=())
+                    else:
+                        tally["valid"] += int(outcome.valid)
+                        bar.valid += int(outcome.valid)
+                        break
                 if fault is not None:
                     failures += 1
                     row = {**outcome.row, "valid": False, "invalid_reason": INFRA,
                            "infrastructure_fault": outcome.row.get("infrastructure_fault") or fault.kind}
-                    await ledger.append({"kind": "attempt_end", "slot": slot.slot_id, "attempt": started,
-                                         "valid": False, "invalid_reason": INFRA, "fault": fault.kind,
-                                         "row": row, "checks": [dict(c) for c in outcome.checks],
-                                         "artifacts": dict(outcome.artifacts), "t": time.time()})
+                    end = {"kind": "attempt_end", "slot": slot.slot_id, "attempt": started, "valid": False,
+                           "invalid_reason": INFRA, "fault": fault.kind, "row": row,
+                           "checks": [dict(c) for c in outcome.checks], "artifacts": dict(outcome.artifacts),
+                           "t": time.time()}
+                    try:
+                        await ledger.append(end)
+                    except RecordTooLong as exc:
+                        fault = InfraFault(TOO_LONG, str(exc))
+                        await ledger.append({**end, "fault": TOO_LONG, "row": too_long_row(), "checks": [],
+                                             "artifacts": {}})
                     tally["infra_failed"] += 1
                     bar.failed += 1
                     bar.show()
@@ -413,13 +451,6 @@ async def run_sweep(spec: SweepSpec, ledger: Ledger, client: EndpointClient | Ma
                         break
                     await asyncio.sleep(spec.retry.delay(failures, fault, rng))
                     continue
-                await ledger.append({"kind": "attempt_end", "slot": slot.slot_id, "attempt": started,
-                                     "valid": outcome.valid, "invalid_reason": outcome.row.get("invalid_reason"),
-                                     "row": dict(outcome.row), "checks": [dict(c) for c in outcome.checks],
-                                     "artifacts": dict(outcome.artifacts), "t": time.time()})
-                tally["valid"] += int(outcome.valid)
-                bar.valid += int(outcome.valid)
-                break
             bar.done += 1
             bar.show()
 
