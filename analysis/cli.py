@@ -18,9 +18,9 @@ from typing import Any
 
 from analysis.escape import emit
 from analysis.evidence import LOCK_NAME, EvidenceError, verify_package, write_lock
-from analysis.invocation import DocNotFoundError, analysis_command, doc_command, doc_path, shipped_docs
+from analysis.invocation import DocNotFoundError, add_docs_parser, analysis_command, doc_command, docs_text
 from analysis.locations import checkout_root
-from analysis.safeio import SafeIOError, loads_json, read_text
+from analysis.safeio import SafeIOError, loads_json
 from analysis.version import __version__
 
 REPO_ROOT: Path | None = checkout_root()
@@ -294,16 +294,10 @@ def _inside(repo: Path, parts: Sequence[str]) -> Path:
 
 
 def _cmd_docs(args: argparse.Namespace) -> int:
-    if args.name is None:
-        docs = shipped_docs()
-        width = max((len(name) for name in docs), default=0) + 2
-        say("\n".join(f"{name:{width}}{path}" for name, path in docs.items()), err=False)
-        return 0
     try:
-        path = doc_path(args.name)
+        say(docs_text(args.name, path_only=args.path), err=False)
     except DocNotFoundError as exc:
         raise UsageError(str(exc)) from None
-    say(path if args.path else read_text(path).rstrip("\n"), err=False)
     return 0
 
 
@@ -380,13 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"only these steps ({', '.join(REGENERATE_STEPS)}); default: all")
     regen.add_argument("--dry-run", action="store_true", help="name what each step would write; write nothing")
     regen.set_defaults(func=_cmd_regenerate)
-    docs = sub.add_parser(
-        "docs", help="list the docs the package ships (the evidence format, the preregistration ...), or print one",
-        description="The docs messages cite ship with the package (docs/ of the checkout; a wheel carries a copy): "
-                    "with no NAME, list them with their paths; with NAME, print that doc.")
-    docs.add_argument("name", nargs="?", metavar="NAME", help="a doc's name, e.g. evidence_format, preregistration")
-    docs.add_argument("--path", action="store_true", help="print the doc's path instead of its text")
-    docs.set_defaults(func=_cmd_docs)
+    add_docs_parser(sub).set_defaults(func=_cmd_docs)
     return parser
 
 

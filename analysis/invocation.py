@@ -12,10 +12,13 @@ a wheel user has; :func:`shipped_docs` finds them in either install.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from analysis.locations import checkout_root, package_path
+from analysis.safeio import read_text
 
 DOCS_IN_PACKAGE = ("docs",)
 """Where a built wheel carries the docs (setup.py copies docs/*.md and docs/truth/*.toml there)."""
@@ -100,3 +103,25 @@ def doc_command(name: str) -> str:
     """How a message cites the doc ``name``: the command that prints it, in backquotes
     (```carriers docs preregistration```, ```python generate.py docs ...``` in a checkout)."""
     return f"`{analysis_command()} docs {name}`"
+
+
+def docs_text(name: str | None, *, path_only: bool = False) -> str:
+    """What ``docs [NAME] [--path]`` prints: with no ``name``, each shipped doc's name and path, one a line;
+    else the doc's text (its path with ``path_only``). :class:`DocNotFoundError` for an unknown name."""
+    if name is None:
+        docs = shipped_docs()
+        width = max((len(known) for known in docs), default=0) + 2
+        return "\n".join(f"{known:{width}}{path}" for known, path in docs.items())
+    path = doc_path(name)
+    return str(path) if path_only else read_text(path).rstrip("\n")
+
+
+def add_docs_parser(sub: Any) -> argparse.ArgumentParser:
+    """Add the ``docs`` subcommand to ``sub`` (the analysis command line's subparsers); returns its parser."""
+    docs: argparse.ArgumentParser = sub.add_parser(
+        "docs", help="list the docs the package ships (the evidence format, the preregistration ...), or print one",
+        description="The docs messages cite ship with the package (docs/ of the checkout; a wheel carries a copy): "
+                    "with no NAME, list them with their paths; with NAME, print that doc.")
+    docs.add_argument("name", nargs="?", metavar="NAME", help="a doc's name, e.g. evidence_format, preregistration")
+    docs.add_argument("--path", action="store_true", help="print the doc's path instead of its text")
+    return docs
