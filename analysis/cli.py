@@ -18,7 +18,7 @@ from typing import Any
 
 from analysis.escape import emit
 from analysis.evidence import LOCK_NAME, EvidenceError, verify_package, write_lock
-from analysis.invocation import SOURCE_URL, analysis_command
+from analysis.invocation import DocNotFoundError, add_docs_parser, analysis_command, doc_command, docs_text
 from analysis.locations import checkout_root
 from analysis.safeio import SafeIOError, loads_json
 from analysis.version import __version__
@@ -47,7 +47,8 @@ NO_SHIPPED_EVIDENCE = (
     "this is an installed package: it carries no shipped evidence (the repository's data/v1 is not in the "
     "wheel); name a package: carriers verify DIR, carriers --evidence DIR --out OUT, "
     "carriers plan --evidence DIR --out OUT. To get one: carriers-runner embedded --out runs/embedded writes "
-    f"runs/embedded/evidence, or take data/v1 from the repository ({SOURCE_URL})")
+    "runs/embedded/evidence, and python -m analysis.reconstruct build --out v1 rebuilds the repository's data/v1 "
+    "(the paper's reconstruction) from the claims file the package ships")
 
 DESCRIPTION = """\
 Analysis, audit and runner for 'Partitioned versus Undivided Compaction Carriers'.
@@ -69,6 +70,7 @@ EXAMPLES: tuple[tuple[str, str], ...] = (
     ("plan --evidence DIR --out OUT", "power, precision and cost of a v2 study"),
     ("plan seal PLAN_DIR", "seal a preregistration (plan.toml -> plan.lock)"),
     ("regenerate [--dry-run]", "rewrite every generated file of the checkout"),
+    ("docs [NAME] [--path]", "list the shipped docs, or print one"),
 )
 """The examples of --help: arguments after the command's name, and what they do."""
 
@@ -100,8 +102,8 @@ Without --out only the shipped evidence writes into the repository; --evidence D
 the committed outputs. Every build ends by printing the path of the report it wrote.
 Installed from a wheel (the console command carriers), the package carries no data/ and
 has no repository: name both, carriers --evidence DIR --out OUT. An evidence package is
-a folder the runner (carriers-runner) writes; its format:
-{docs}/EVIDENCE_FORMAT.md
+a folder the runner (carriers-runner) writes; its format: {format_doc}. The docs ship with
+the package: {docs_cmd} lists them.
 
 exit status: 0 done; 1 the evidence, the endpoint or another input failed a check (the message
 lists every problem); 2 bad usage (a missing or wrong argument, an --out that cannot be used);
@@ -291,6 +293,14 @@ def _inside(repo: Path, parts: Sequence[str]) -> Path:
         raise CliError(str(exc)) from None
 
 
+def _cmd_docs(args: argparse.Namespace) -> int:
+    try:
+        say(docs_text(args.name, path_only=args.path), err=False)
+    except DocNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
 def _cmd_regenerate(args: argparse.Namespace) -> int:
     if REPO_ROOT is None:
         raise UsageError("regenerate rewrites the generated files of a source checkout; an installed package has none")
@@ -299,11 +309,12 @@ def _cmd_regenerate(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used by the docs test)."""
-    from analysis.invocation import DOCS_URL, analysis_command, invoked_as
+    from analysis.invocation import invoked_as
 
     parser = argparse.ArgumentParser(
         prog=invoked_as("analysis", "generate.py"), description=DESCRIPTION,
-        epilog=EPILOG_TEMPLATE.format(examples=examples(analysis_command()), docs=DOCS_URL),
+        epilog=EPILOG_TEMPLATE.format(examples=examples(analysis_command()), format_doc=doc_command("evidence_format"),
+                                     docs_cmd=f"{analysis_command()} docs"),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--evidence", metavar="DIR", type=_nonempty_path, default=None,
                         help="evidence package to analyse (default, in a checkout: data/v1 if locked, "
@@ -330,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="how long to wait while another build of the same OUT runs "
                              "(default 600; 0: exit 1 at once)")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{verify,lock,plan,calibrate,regenerate}")
+    sub = parser.add_subparsers(dest="command", metavar="{verify,lock,plan,calibrate,regenerate,docs}")
     verify = sub.add_parser(
         "verify", help="verify a package's provenance lock and format",
         description="Verify the provenance lock (every byte of every locked file), then the "
@@ -363,6 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"only these steps ({', '.join(REGENERATE_STEPS)}); default: all")
     regen.add_argument("--dry-run", action="store_true", help="name what each step would write; write nothing")
     regen.set_defaults(func=_cmd_regenerate)
+    add_docs_parser(sub).set_defaults(func=_cmd_docs)
     return parser
 
 

@@ -1,6 +1,7 @@
 """The command lines speak for themselves (issue 33): they name themselves as invoked, both have --version,
-one exit-status convention, messages name commands the user has and cite docs by the declared URL, never
-a class name; the runner's defaults trigger none of its own warnings; an ``arms`` listing."""
+one exit-status convention, messages name commands the user has and cite the docs the package ships
+(``carriers docs NAME``), never a class name; the runner's defaults trigger none of its own warnings; an
+``arms`` listing."""
 
 from __future__ import annotations
 
@@ -95,16 +96,16 @@ def test_out_naming_the_evidence_is_usage_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == 2 and proc.stderr.startswith("error: --out ") and "Traceback" not in proc.stderr
 
 
-def test_messages_name_the_installed_command_and_the_docs_url(monkeypatch: pytest.MonkeyPatch,
-                                                               tmp_path: Path) -> None:
+def test_messages_name_the_installed_command_and_the_shipped_docs(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
     """Run as ``carriers`` (argv[0]), an evidence error's fix says ``carriers lock DIR``, not ``python
-    generate.py``, and a format error cites the Documentation URL pyproject.toml declares, not docs/X.md."""
+    generate.py``, and a format error cites ``carriers docs evidence_format`` (a doc the package ships, printed
+    by a command the wheel user has), not docs/X.md nor a URL."""
     import shutil
 
+    from analysis.cli import NO_SHIPPED_EVIDENCE
     from analysis.evidence import ProvenanceError, SchemaError, verify_package
 
-    doc = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
-    assert doc["Source"] == invocation.SOURCE_URL and doc["Documentation"] == invocation.DOCS_URL
     monkeypatch.setattr(sys, "argv", ["/venv/bin/carriers", "verify"])
     pkg = shutil.copytree(HANDMADE, tmp_path / "pkg")
     rows = pkg / "rows.csv"
@@ -112,8 +113,49 @@ def test_messages_name_the_installed_command_and_the_docs_url(monkeypatch: pytes
     with pytest.raises(ProvenanceError) as caught:
         verify_package(pkg)
     assert "`carriers lock DIR`" in str(caught.value) and "python generate.py" not in str(caught.value)
-    error = SchemaError([])
-    assert f"{invocation.DOCS_URL}/EVIDENCE_FORMAT.md" in str(error) and "see docs/" not in str(error)
+    error = str(SchemaError([]))
+    assert "`carriers docs evidence_format`" in error and "docs/" not in error and "://" not in error
+    assert invocation.doc_path("evidence_format").read_bytes() == (REPO / "docs" / "EVIDENCE_FORMAT.md").read_bytes()
+    assert "://" not in NO_SHIPPED_EVIDENCE and "python -m analysis.reconstruct build --out v1" in NO_SHIPPED_EVIDENCE
+
+
+def test_no_invented_project_url() -> None:
+    """pyproject.toml declares only the paper's URL: the docs ship with the package (``carriers docs``)."""
+    urls = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
+    assert list(urls) == ["Paper"]
+
+
+def test_every_doc_a_message_cites_ships() -> None:
+    """Each ``doc_command("NAME")`` and ``docs NAME`` in the package's source names a doc
+    :func:`~analysis.invocation.doc_path` finds; every docs/*.md and docs/truth/*.toml is listed."""
+    import re
+
+    cited = set()
+    for src in (REPO / "analysis").rglob("*.py"):
+        text = src.read_text(encoding="utf-8")
+        cited |= set(re.findall(r"doc_command\(['\"]([\w/-]+)['\"]\)", text))
+        cited |= set(re.findall(r"\} docs ([\w/-]+)", text)) - {"truth/NAME"}
+    assert {"evidence_format", "preregistration", "simulation", "truth/clear-effect"} <= cited, cited
+    for name in cited:
+        assert invocation.doc_path(name).is_file(), name
+    listed = set(invocation.shipped_docs().values())
+    assert listed == {*(REPO / "docs").glob("*.md"), *(REPO / "docs" / "truth").glob("*.toml")}
+
+
+def test_docs_command_lists_prints_and_refuses(capsys: pytest.CaptureFixture[str]) -> None:
+    from analysis.cli import main
+
+    assert main(["docs"]) == 0
+    listing = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in listing] == list(invocation.shipped_docs())
+    assert main(["docs", "EVIDENCE-FORMAT.md"]) == 0
+    text = (REPO / "docs" / "EVIDENCE_FORMAT.md").read_text(encoding="utf-8")
+    assert capsys.readouterr().out == text.rstrip("\n") + "\n"
+    assert main(["docs", "truth/clear-effect", "--path"]) == 0
+    assert capsys.readouterr().out.strip() == str(REPO / "docs" / "truth" / "clear-effect.toml")
+    assert main(["docs", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: no doc named 'nope'") and "preregistration" in err and "Error" not in err
 
 
 def test_progress_lines_are_singular_for_one_and_list_only_what_was_written(tmp_path: Path) -> None:

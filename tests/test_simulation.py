@@ -42,13 +42,16 @@ def test_a_bad_truth_file_is_refused_naming_the_key_and_nothing_starts(
     out = tmp_path / "out"
     assert runner_main(["simulate", str(truth), "--repeats", "1", "--out", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert "TruthError" in err and key in err and len(err.strip().splitlines()) == 1
+    assert err.startswith("error: ") and "TruthError" not in err  # the fix, never the class name (issue 33)
+    assert key in err and len(err.strip().splitlines()) == 1
     assert not out.exists()  # nothing started, nothing written
 
 
 def test_a_missing_truth_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert runner_main(["simulate", str(tmp_path / "none.toml"), "--out", str(tmp_path / "o"), "--quiet"]) == 2
-    assert "truth file" in capsys.readouterr().err and not (tmp_path / "o").exists()
+    err = capsys.readouterr().err
+    assert "truth file" in err and not (tmp_path / "o").exists()
+    assert "see `python generate.py docs simulation`" in err  # a doc the package ships (issue 33)
 
 
 def test_closed_form_recall_and_survival_by_hand() -> None:

@@ -25,8 +25,9 @@ from support.scripted_server import MemorizingModel, ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "analysis",
-                "data/published/claims.yaml")
-"""What the wheel is built from (pyproject.toml, setup.py's claims copy); nothing else is copied."""
+                "data/published/claims.yaml", "docs")
+"""What the wheel is built from (pyproject.toml, setup.py's copies of the claims file and the docs); nothing
+else is copied."""
 
 
 def _run(cmd: list[str | Path], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -111,6 +112,27 @@ def test_installed_wheel_verifies_builds_and_sweeps_from_another_directory(tmp_p
     assert r.returncode == 2 and "carries no shipped evidence" in r.stderr, r.stderr
     r = _run([bin_dir / "carriers", "--evidence", evidence], cwd=work)
     assert r.returncode == 2 and "add --out OUT" in r.stderr, r.stderr
+    # where to get one, as that message says: the v1 reconstruction from the claims file the wheel ships
+    _ok(_run([bin_dir / "python", "-m", "analysis.reconstruct", "build", "--out", "v1-rebuilt"], cwd=work))
+    rebuilt = {p.relative_to(work / "v1-rebuilt"): p.read_bytes() for p in (work / "v1-rebuilt").rglob("*")
+               if p.is_file()}
+    assert rebuilt == {p.relative_to(evidence): p.read_bytes() for p in evidence.rglob("*") if p.is_file()}
+    shutil.rmtree(work / "v1-rebuilt")
+
+    # the docs the messages cite ship in the wheel (`carriers docs`), byte for byte the checkout's docs/
+    listing = _ok(_run([bin_dir / "carriers", "docs"], cwd=work)).stdout.splitlines()
+    shipped = {line.split()[0]: Path(line.split(maxsplit=1)[1]) for line in listing}
+    checkout = {*(ROOT / "docs").glob("*.md"), *(ROOT / "docs" / "truth").glob("*.toml")}
+    assert len(shipped) == len(checkout) >= 9 and {"evidence_format", "preregistration", "simulation"} <= set(shipped)
+    assert sorted(p.read_bytes() for p in shipped.values()) == sorted(p.read_bytes() for p in checkout)
+    assert all(p.is_relative_to(venv) for p in shipped.values()), shipped
+    text = _ok(_run([bin_dir / "carriers", "docs", "preregistration"], cwd=work)).stdout
+    assert text == (ROOT / "docs" / "PREREGISTRATION.md").read_text(encoding="utf-8").rstrip("\n") + "\n"
+    (work / "no-plan").mkdir()  # a plan directory without plan.toml: the message cites the shipped doc
+    r = _run([bin_dir / "carriers-runner", "sweep", "--plan", work / "no-plan", "--out", tmp_path / "no-sweep"],
+             cwd=work)
+    assert r.returncode != 0 and "`carriers docs preregistration`" in r.stderr, r.stderr
+    (work / "no-plan").rmdir()
 
     out = tmp_path / "out"
     r = _ok(_run([bin_dir / "carriers", "--evidence", evidence, "--out", out], cwd=work, timeout=600))

@@ -8,15 +8,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from analysis.invocation import DOCS_URL, analysis_command
+from analysis.invocation import analysis_command, doc_command
 from analysis.safeio.errors import bounded
 
 MAX_LISTED = 200  # problems spelled out in str(error); the rest are counted
 
 
 def command_text(text: str) -> str:
-    """``text`` with ``{cmd}`` the analysis command this install has and ``{docs}`` the docs URL."""
-    return text.replace("{cmd}", analysis_command()).replace("{docs}", DOCS_URL)
+    """``text`` with ``{cmd}`` the analysis command this install has and ``{format}`` the command that prints
+    the evidence format (``carriers docs evidence_format``)."""
+    return text.replace("{cmd}", analysis_command()).replace("{format}", doc_command("evidence_format"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +48,7 @@ class EvidenceError(Exception):
     summary = "the evidence package is not usable"
     fix = "fix the problems listed and run `{cmd} verify DIR` again"
     """The class's fix; ``{cmd}`` becomes the analysis command the user has (``carriers`` or ``python
-    generate.py``, analysis.invocation) and ``{docs}`` the Documentation URL."""
+    generate.py``, analysis.invocation) and ``{format}`` the command that prints the evidence format."""
 
     def __init__(self, problems: Sequence[Problem], summary: str | None = None, fix: str | None = None) -> None:
         self.problems: list[Problem] = list(problems)
@@ -133,21 +134,21 @@ class SchemaError(EvidenceError):
     """A CSV file breaks the format: structure, header, types or ranges."""
 
     summary = "the CSV files break the evidence format"
-    fix = "correct the cells named below (the format: {docs}/EVIDENCE_FORMAT.md), then re-lock the package"
+    fix = "correct the cells named below (the format: {format}), then re-lock the package"
 
 
 class StudyError(EvidenceError):
     """study.toml is not valid TOML or breaks the study schema."""
 
     summary = "study.toml breaks the study format"
-    fix = "correct the keys named below (the format: {docs}/EVIDENCE_FORMAT.md), then re-lock the package"
+    fix = "correct the keys named below (the format: {format}), then re-lock the package"
 
 
 class ConsistencyError(EvidenceError):
     """The files are each well-formed but contradict each other."""
 
     summary = "the package is inconsistent"
-    fix = "correct the rows named below (the format: {docs}/EVIDENCE_FORMAT.md), then re-lock the package"
+    fix = "correct the rows named below (the format: {format}), then re-lock the package"
 
 
 class StudyWarning(UserWarning):

@@ -45,7 +45,7 @@ class UnsafeFileError(ProvenanceError):
 
     summary = "an evidence file cannot be read safely, nothing was read"
     fix = ("keep only regular files inside the package directory (copy linked files in, "
-           "no devices or pipes), within the size limits of docs/EVIDENCE_FORMAT.md")
+           "no devices or pipes), within the size limits of the format ({format})")
 
 
 def limit_for(name: str) -> int:

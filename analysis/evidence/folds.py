@@ -49,7 +49,7 @@ class FoldsFormatError(SchemaError):
     """folds.jsonl breaks its schema: bad JSON, unknown rows, skipped/repeated folds, bad types."""
 
     summary = "folds.jsonl breaks the evidence format"
-    fix = ("correct the lines named below (the format: {docs}/EVIDENCE_FORMAT.md, 'folds.jsonl'), "
+    fix = ("correct the lines named below (the format: {format}, 'folds.jsonl'), "
            "then re-lock the package")
 
 

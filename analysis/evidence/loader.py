@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from analysis.invocation import docs_url
+from analysis.invocation import doc_command
 
 from . import csvscan
 from .csvscan import capped
@@ -133,7 +133,7 @@ def _convert(file: str, raw: pl.DataFrame, lines: np.ndarray, schema: tuple[Colu
             elif what == "type":
                 msg = f"{value!r} is not {_describe(col)}"
             elif what == "charset" and col.charset is not None:  # charset masks exist only for such columns
-                msg = f"{charset_problem(col.charset, value)}; rename it ({docs_url('EVIDENCE_FORMAT.md')})"
+                msg = f"{charset_problem(col.charset, value)}; rename it (see {doc_command('evidence_format')})"
             else:
                 msg = f"{value} is out of range: must be {_describe(col)}"
             found.append(Problem(file, int(lines[row]), col.name, msg))

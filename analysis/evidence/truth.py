@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from analysis.invocation import doc_command
 from analysis.safeio import SafeIOError, loads_toml
 
 ARM_KEYS = ("capture", "keep", "recall")
@@ -121,7 +122,7 @@ def read_truth(path: str, known_arms: tuple[str, ...] | None = None) -> Truth:
         data = read_bytes(path, limit=4 * 1024 * 1024)
     except (OSError, SafeIOError) as exc:
         raise TruthError(f"truth file {path}: {getattr(exc, 'strerror', None) or exc}; give the path of a truth "
-                         "TOML file (docs/SIMULATION.md)") from None
+                         f"TOML file (see {doc_command('simulation')})") from None
     return parse_truth(data, str(path), known_arms)
 
 

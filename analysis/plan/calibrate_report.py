@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from analysis.invocation import analysis_command, doc_command
 from analysis.plan.calibrate import NOMINAL, SMALL_DESIGN, CalibrationError, Design, say, summarise
 from analysis.safeio import write_bytes, write_text
 
@@ -133,8 +134,9 @@ def add_calibrate_parser(sub: Any) -> None:
                        description="Run N seeded sweeps of the simulated summariser (python -m analysis.runner "
                                    "simulate) through the runner and the analysis, and report bias, RMSE and the "
                                    "coverage of each printed 95%% interval against the planted truth "
-                                   "(docs/SIMULATION.md). Resumable: re-run the same command.")
-    p.add_argument("truth", help="truth TOML file (docs/SIMULATION.md)")
+                                   f"(see {doc_command('simulation')}). Resumable: re-run the same command.")
+    p.add_argument("truth", help=f"truth TOML file (see {doc_command('simulation')}; examples: "
+                                 f"{analysis_command()} docs truth/NAME --path)")
     p.add_argument("--replications", type=int, metavar="N", required=True, help="number of replications (e.g. 200)")
     p.add_argument("--out", dest="calibration_out", metavar="DIR", required=True,
                    help="output directory (resumable)")

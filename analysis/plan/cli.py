@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.escape import emit
+from analysis.invocation import analysis_command, doc_command
 from analysis.plan.summary import summary_lines
 
 __all__ = ["add_plan_parser", "run_plan", "summary_lines"]
@@ -24,9 +25,9 @@ __all__ = ["add_plan_parser", "run_plan", "summary_lines"]
 PLAN_EPILOG = """\
 design (no subcommand): fits tau2 and sigma2_within to the evidence's primary panel, simulates
 every (K, R, effect) cell with the package's own estimator, and writes OUT/design.json,
-OUT/design_power.{csv,md,png,svg}. A later `python generate.py --evidence DIR --out OUT` with the
+OUT/design_power.{{csv,md,png,svg}}. A later `{cmd} --evidence DIR --out OUT` with the
 same OUT adds a 'Designing v2' section to the report (OUT/design.json present).
-seal/check: see docs/PREREGISTRATION.md."""
+seal/check: see {prereg}."""
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -107,7 +108,8 @@ def add_plan_parser(sub: Any, default_evidence: Callable[[], Path]) -> None:
     passes its shipped evidence: this module sits below it and does not import it).
     """
     p = sub.add_parser("plan", help="design a v2 study (power, precision, cost) or seal a preregistration",
-                       description=__doc__, epilog=PLAN_EPILOG,
+                       description=__doc__,
+                       epilog=PLAN_EPILOG.format(cmd=analysis_command(), prereg=doc_command("preregistration")),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--evidence", dest="plan_evidence", metavar="DIR", type=Path, default=None,
                    help="evidence package whose panel is fitted (default: the shipped evidence)")

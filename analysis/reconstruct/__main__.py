@@ -1,4 +1,4 @@
-"""CLI: python -m analysis.reconstruct build [--claims PATH] [--out DIR]."""
+"""CLI: python -m analysis.reconstruct build [--claims PATH] [--out DIR] (the claims file: analysis.locations)."""
 from __future__ import annotations
 
 import argparse
@@ -6,6 +6,7 @@ import sys
 import time
 from pathlib import Path
 
+from analysis.locations import claims_file
 from analysis.reconstruct.claims import ClaimsError
 from analysis.reconstruct.engine import ReconstructionError
 
@@ -18,14 +19,15 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     bp = sub.add_parser("build", help="write rows.csv, checks.csv, study.toml, RECONSTRUCTION.md, findings.csv "
                                       "and provenance.lock")
-    bp.add_argument("--claims", type=Path, default=Path("data/published/claims.yaml"),
-                    help="claims file (default: data/published/claims.yaml)")
+    bp.add_argument("--claims", type=Path, default=None,
+                    help="claims file (default: the paper's, data/published/claims.yaml in a checkout, else the "
+                         "copy the installed package ships)")
     bp.add_argument("--out", type=Path, default=Path("data/v1"), help="output directory (default: data/v1)")
     args = ap.parse_args(argv)
     from analysis.reconstruct.build import build_reconstruction
     t0 = time.perf_counter()
     try:
-        lock = build_reconstruction(args.claims, args.out)
+        lock = build_reconstruction(args.claims or claims_file(), args.out)
     except (ClaimsError, ReconstructionError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

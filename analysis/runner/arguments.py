@@ -104,7 +104,7 @@ endpoint, a ledger or file that cannot be used); 2 bad usage (a missing or wrong
 
 def build_runner_parser() -> argparse.ArgumentParser:
     """The runner's parser; ``prog`` is the name it was invoked by (carriers-runner or python -m analysis.runner)."""
-    from analysis.invocation import DOCS_URL, invoked_as
+    from analysis.invocation import doc_command, invoked_as
     from analysis.version import __version__
 
     prog = invoked_as("analysis.runner", "python -m analysis.runner")
@@ -124,16 +124,16 @@ def build_runner_parser() -> argparse.ArgumentParser:
   OPENROUTER_API_KEY=... {prog} sweep --base-url https://openrouter.ai/api/v1 \\
       --api-key-env OPENROUTER_API_KEY --model qwen/qwen3-8b --provider-order DeepInfra \\
       --allow-fallbacks false --quantization fp8 --published 2025-04-29 --out runs/qwen3-8b-deepinfra
-  # no model at all: a simulated summariser whose loss rates are planted (docs/SIMULATION.md)
-  python -m analysis.runner simulate docs/truth/clear-effect.toml --ladder g1-d0-c100-f1,g1-d0-c100-f3 \\
-      --repeats 6 --out runs/simulated
+  # no model at all: a simulated summariser whose loss rates are planted ({analyse} docs simulation)
+  {prog} simulate "$({analyse} docs truth/clear-effect --path)" \\
+      --ladder g1-d0-c100-f1,g1-d0-c100-f3 --repeats 6 --out runs/simulated
   # only the capability verdicts
   {prog} probe --base-url http://127.0.0.1:8000/v1 --model Qwen/Qwen3-8B --api-key-env ''
 
 The evidence package is OUT/evidence; analyse it with: {analyse} --evidence OUT/evidence --out OUT/analysis
-(its report: OUT/analysis/report/index.html). Preregistration: {docs}/PREREGISTRATION.md
+(its report: OUT/analysis/report/index.html). Preregistration: {prereg}; every doc: {analyse} docs
 
-""" + EXIT_STATUS).format(prog=prog, analyse=analysis_command(), docs=DOCS_URL))
+""" + EXIT_STATUS).format(prog=prog, analyse=analysis_command(), prereg=doc_command("preregistration")))
     ap.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("arms", help="list the arm codes with each arm's meaning",
@@ -146,7 +146,7 @@ The evidence package is OUT/evidence; analyse it with: {analyse} --evidence OUT/
     _add_endpoint_args(s, remote=True)
     _add_sweep_args(s, arms="j,q", repeats=4, concurrency=4, seed_per_repeat=True)
     s.add_argument("--plan", default=None,
-                   help=f"a sealed preregistration directory (plan.toml + plan.lock, {DOCS_URL}/PREREGISTRATION.md; "
+                   help=f"a sealed preregistration directory (plan.toml + plan.lock, {doc_command('preregistration')}; "
                         "digests checked before the start), or a "
                         "TOML with one [[configurations]] table per served configuration (base_url, model, "
                         "published, and optionally family, api_key_env, provider_order, allow_fallbacks, "
@@ -157,8 +157,10 @@ The evidence package is OUT/evidence; analyse it with: {analyse} --evidence OUT/
     _add_sweep_args(e, arms="j,q", repeats=2, concurrency=1, seed_per_repeat=True)
     e.add_argument("--n-threads", type=int, default=None, help="llama.cpp threads (default: its own choice)")
     m = sub.add_parser("simulate", help="no model: a simulated summariser playing a planted truth file on "
-                                        "loopback (docs/SIMULATION.md); the package is kind = \"simulation\"")
-    m.add_argument("truth", help="truth TOML file: per-arm capture, keep and recall probabilities (docs/SIMULATION.md)")
+                                        f"loopback ({doc_command('simulation')}); the package is kind = \"simulation\"")
+    m.add_argument("truth", help="truth TOML file: per-arm capture, keep and recall probabilities "
+                                  f"({doc_command('simulation')}; examples: "
+                                  f"{analysis_command()} docs truth/NAME --path)")
     _add_endpoint_args(m, remote=False)
     _add_sweep_args(m, arms="j,q", repeats=4, concurrency=4, seed_per_repeat=True)
     m.set_defaults(temperature=1.0, backoff=0.0, backoff_cap=0.0, study_name="v2 simulated sweep (planted truth)",

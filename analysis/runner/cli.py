@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.escape import emit
-from analysis.invocation import docs_url, invoked_as
+from analysis.invocation import doc_command, invoked_as
 from analysis.runner import interrupt
 from analysis.runner.arguments import build_runner_parser
 from analysis.runner.arm_order import arm_order
@@ -548,7 +548,7 @@ def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> in
             for line in session_summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
                 out_line(line)
             if not getattr(args, "prereg", None):
-                say_redacted(f"not preregistered: no sealed --plan PLAN_DIR ({docs_url('PREREGISTRATION.md')})")
+                say_redacted(f"not preregistered: no sealed --plan PLAN_DIR (see {doc_command('preregistration')})")
         elif args.command == "simulate":
             started = time.monotonic()
             m = cmd_simulate(args)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.evidence.schema import ARM, IDENTIFIER, MAX_TOKENS, charset_problem
-from analysis.invocation import docs_url
+from analysis.invocation import doc_command
 from analysis.runner.secrets import api_key_env_problem
 
 RECENCY_MONTHS = 6
@@ -104,7 +104,7 @@ def identifier_problem(value: str | None, option: str) -> str | None:
         return None
     why = charset_problem(IDENTIFIER, value)
     return None if why is None else (f"{option}: {why}; the evidence format refuses other names "
-                                     f"({docs_url('EVIDENCE_FORMAT.md')}, 'Identifiers')")
+                                     f"(see {doc_command('evidence_format')}, 'Identifiers')")
 
 
 def check_names(args: argparse.Namespace) -> None:

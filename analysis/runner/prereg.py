@@ -32,7 +32,7 @@ from typing import Any
 
 from analysis.digest import file_sha256
 from analysis.evidence.provenance import sha256_bytes
-from analysis.invocation import analysis_command, docs_url
+from analysis.invocation import analysis_command, doc_command
 from analysis.locations import package_path
 from analysis.safeio import LIMITS, SafeIOError, loads_json, loads_toml, read_bytes, read_text, write_json
 
@@ -168,7 +168,7 @@ def load_plan(plan_dir: Path, *, require_digests: bool = True) -> Plan:
     except SafeIOError as exc:
         raise PlanError(f"{exc}; write plan.toml as a regular file in the plan directory") from None
     except OSError:
-        raise PlanError(f"{path} not found; write the plan there ({docs_url('PREREGISTRATION.md')})") from None
+        raise PlanError(f"{path} not found; write the plan there (see {doc_command('preregistration')})") from None
     return parse_plan(raw, path, require_digests=require_digests)
 
 
@@ -186,7 +186,8 @@ def parse_plan(raw: bytes, path: Path, *, require_digests: bool = True) -> Plan:
         raise PlanError(f"{path}: no [plan] table; add one with {', '.join(REQUIRED_PLAN_KEYS)}")
     missing = [k for k in REQUIRED_PLAN_KEYS if k not in p]
     if missing:
-        raise PlanError(f"{where}: missing key(s) {', '.join(missing)}; add them ({docs_url('PREREGISTRATION.md')})")
+        raise PlanError(f"{where}: missing key(s) {', '.join(missing)}; "
+                        f"add them (see {doc_command('preregistration')})")
     estimand = _need(p, "estimand", str, where, "a sentence")
     control = _need(p, "control", str, where, "an arm code, e.g. \"j\"")
     treatment = _need(p, "treatment", str, where, "an arm code, e.g. \"q\"")
