@@ -7,6 +7,8 @@ and the command line stay light.
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 from analysis.version import __version__
@@ -60,6 +62,28 @@ __all__ = [
     "verify",
     "within_row_icc",
 ]
+
+
+class _Analysis(types.ModuleType):
+    """The package's module type: ``analysis.report`` is always the public function.
+
+    The subpackage ``analysis/report/`` shares the name; importing it makes the import system set the
+    attribute ``analysis.report`` to the module, which would shadow the function after its first call. The
+    property ignores that assignment (the subpackage stays in sys.modules, so ``from analysis.report import
+    ...`` and ``import analysis.report.render`` keep working)."""
+
+    @property
+    def report(self) -> Any:
+        from analysis.api import report
+
+        return report
+
+    @report.setter
+    def report(self, value: Any) -> None:  # set by the import system to the subpackage: not the public name
+        pass
+
+
+sys.modules[__name__].__class__ = _Analysis
 
 
 def __getattr__(name: str) -> Any:

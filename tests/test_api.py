@@ -194,3 +194,13 @@ def test_v1_analyse_and_claims_audit_match_the_build(prebuilt: Any, tmp_path: Pa
     table = r.table("t_claims_audit")
     assert audit.to_frame().height == table.height > 100
     assert audit.n == written["claims_audit"]["derived"]
+
+
+def test_report_stays_the_public_function_after_its_subpackage_is_imported() -> None:
+    """``analysis.report`` shares its name with the subpackage analysis/report/: importing that (as
+    analysis.report() itself does) must not replace the function by the module (a second call would fail)."""
+    code = ("import analysis, analysis.report.render, importlib; importlib.import_module('analysis.report.numbers'); "
+            "from analysis.report import render; print(callable(analysis.report), analysis.report.__module__, "
+            "render.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "analysis.api.core", "analysis.report.render"]
