@@ -42,6 +42,47 @@ def test_estimates_land_within_monte_carlo_error_of_the_planted_truth(name: str,
         assert effects["g1-d0-c100-f3|q-j"] == pytest.approx(0.81 * (2.8525 - 1.96) / 3)
 
 
+# Deterministic arms (every probability 0 or 1): each estimate must equal its closed form exactly, so a wrong
+# factor in analysis.evidence.truth cannot hide in Monte Carlo error. Hand values, one value per chunk:
+# j (capture 1, keep 0, recall 1) holds only the last chunk's value at the end: recall 1 on one fold, 1/3 on three;
+# q (capture 1, keep 1, recall 0) holds every value but answers none: recall 0; S(t) = keep^t (j 0, q 1).
+EXACT = "[arms.j]\ncapture = 1\nkeep = 0\nrecall = 1\n[arms.q]\ncapture = 1\nkeep = 1\nrecall = 0\n"
+
+
+def test_deterministic_arms_give_the_closed_form_exactly(tmp_path: Path) -> None:
+    path = tmp_path / "exact.toml"
+    path.write_text(EXACT)
+    design = Design(("g1-d0-c100-f1", "g1-d0-c100-f3"), ("j", "q"), 2)
+    (rep,) = run_calibration(str(path), read_truth(str(path)), design, 1, tmp_path / "cal", DEFAULT_PARAMS)
+    hand = {"recall|g1-d0-c100-f1|j": 1.0, "recall|g1-d0-c100-f3|j": 1 / 3,
+            "recall|g1-d0-c100-f1|q": 0.0, "recall|g1-d0-c100-f3|q": 0.0,
+            "effect|g1-d0-c100-f1|q-j": -1.0, "effect|g1-d0-c100-f3|q-j": -1 / 3,
+            "S(1)|g1-d0-c100-f3|q|rows": 1.0, "S(2)|g1-d0-c100-f3|q|rows": 1.0,
+            "S(1)|g1-d0-c100-f3|j|rows": 0.0}
+    for key, value in hand.items():
+        assert rep[key]["truth"] == pytest.approx(value), key  # the closed form against the hand value
+        assert rep[key]["estimate"] == pytest.approx(value), key  # and the chain's estimate against both
+
+
+def test_many_repeats_in_one_sweep_recover_the_planted_recall_tightly(tmp_path: Path) -> None:
+    # One sweep of 60 repeats per arm on the three-fold rung. Each row's recall is a mean of 3 checks in [0, 1],
+    # so its SD is at most 0.5 and the SE of the mean at most 0.5/sqrt(60) = 0.065; 4 SEs = 0.26 (chance of a
+    # miss < 1e-4 per estimand). Hand truths: j 0.9*0.5*(1+.6+.36)/3 = 0.294, q 0.9*0.5*(1+.95+.9025)/3 = 0.428;
+    # a closed form without the recall factor (0.588, 0.856) is 0.29 and 0.43 away: caught.
+    path = tmp_path / "half.toml"
+    path.write_text("[arms.j]\ncapture = 0.9\nkeep = 0.6\nrecall = 0.5\n"
+                    "[arms.q]\ncapture = 0.9\nkeep = 0.95\nrecall = 0.5\n")
+    design = Design(("g1-d0-c100-f3",), ("j", "q"), 60)
+    (rep,) = run_calibration(str(path), read_truth(str(path)), design, 1, tmp_path / "cal", DEFAULT_PARAMS)
+    for arm, hand in (("j", 0.45 * 1.96 / 3), ("q", 0.45 * 2.8525 / 3)):
+        r = rep[f"recall|g1-d0-c100-f3|{arm}"]
+        assert r["truth"] == pytest.approx(hand)
+        assert abs(r["estimate"] - hand) <= 4 * 0.5 / 60 ** 0.5, r
+    e = rep["effect|g1-d0-c100-f3|q-j"]
+    assert e["truth"] == pytest.approx(0.45 * (2.8525 - 1.96) / 3)
+    assert abs(e["estimate"] - e["truth"]) <= 4 * 2 ** 0.5 * 0.5 / 60 ** 0.5, e
+
+
 def _cal(tmp_path: Path, *extra: str) -> list[str]:
     return ["calibrate", str(TRUTHS / "null-effect.toml"), "--rungs", "g1-d0-c100-f1", "--repeats", "2",
             "--out", str(tmp_path / "cal"), *extra]
