@@ -132,6 +132,17 @@ def test_an_edited_truth_or_a_relabelled_simulation_is_a_study_error(tmp_path: P
         write_lock(ev)
         with pytest.raises(StudyError, match=needle):
             load_package(ev)
+    # relabelled as a pilot without a trace of [simulation]: the runner's truth digest and the configuration's
+    # family still say simulated; each alone is enough
+    pilot = study.replace('kind = "simulation"', 'kind = "pilot"').split("[simulation]")[0]
+    family = "\n".join(x for x in pilot.splitlines() if not x.startswith("simulated_truth_sha256"))
+    no_family = pilot.replace('family = "simulated"', 'family = "smollm"')
+    assert "simulated_truth_sha256" in no_family and 'family = "simulated"' in family
+    for edited, needle in ((pilot, "simulated_truth_sha256"), (family, "family"), (no_family, "never relabelled")):
+        (ev / "study.toml").write_text(edited)
+        write_lock(ev)
+        with pytest.raises(StudyError, match=needle):
+            load_package(ev)
 
 
 SIM_LADDER = REPO / "data" / "v2" / "simulated-ladder"
