@@ -161,6 +161,7 @@ def test_the_committed_simulated_ladder_reports_planted_values_beside_its_estima
     out = tmp_path / "o"
     build(SIM_LADDER, out, DEFAULT_PARAMS, progress=None)
     results = json.loads((out / "results.json").read_text())
+    assert results["evidence"]["kind"] == "simulation"
     for g in results["dose_response"]["rungs"]:
         f = (g["graded_per_chunk"], g["chunk_tokens"], g["distractors"], g["folds"])
         for arm, rec in g["arms"].items():  # the closed form of analysis.evidence.truth, rung by rung

@@ -16,6 +16,8 @@ from analysis.plan.calibrate import NOMINAL, SMALL_DESIGN, CalibrationError, Des
 from analysis.safeio import write_bytes, write_text
 
 BANNER = "**Simulated, planted truth.** Nothing here measures a model."
+CSV_LABEL = "simulated, planted truth"
+"""coverage.csv's first column, on every row: a row copied out of the file keeps its label."""
 COLUMNS = ("estimand", "where", "interval", "replications", "truth", "mean_estimate", "bias", "bias_mcse", "rmse",
            "coverage", "coverage_mcse", "width", "not_estimable", "interval_not_estimable", "under_covers")
 
@@ -31,14 +33,15 @@ def _fmt(v: Any) -> str:
 
 
 def coverage_csv(rows: list[dict[str, Any]]) -> str:
-    """The coverage table as CSV (empty cell: not estimable)."""
+    """The coverage table as CSV (empty cell: not estimable); column ``label`` says "simulated, planted truth"."""
     import csv
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(COLUMNS)
+    w.writerow(("label", *COLUMNS))
     for r in rows:
-        w.writerow(["" if r[c] is None else (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c]) for c in COLUMNS])
+        w.writerow([CSV_LABEL, *("" if r[c] is None else (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c])
+                                 for c in COLUMNS)])
     return buf.getvalue()
 
 
@@ -119,7 +122,7 @@ def write_outputs(out: Path, reps: list[dict[str, Any]], truth: Any, design: Des
     """coverage.csv, coverage.md, coverage.svg and REPORT.md in OUT; returns the summary rows."""
     rows = summarise(reps)
     write_text(out / "coverage.csv", coverage_csv(rows))
-    write_text(out / "coverage.md", coverage_markdown(rows))
+    write_text(out / "coverage.md", f"{BANNER}\n\n" + coverage_markdown(rows))
     write_bytes(out / "coverage.svg", coverage_figure(rows, f"simulated, planted truth: {truth_name}, "
                                                             f"{len(reps)} replications"))
     write_text(out / "REPORT.md", report_markdown(rows, truth, design, len(reps), truth_name))
