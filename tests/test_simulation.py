@@ -31,6 +31,11 @@ ARMS = "[arms.j]\ncapture = 1\nkeep = 1\nrecall = 1\n[arms.q]\ncapture = 1\nkeep
     (ARMS + "[faults]\nserver_error = 2\n", "faults.server_error"),
     (ARMS + "colour = 1\n", "colour"),
     ('description = "' + "x" * 1_000_000 + '"\n' + ARMS, "description"),
+    ("[arms." + "k" * 1_000_000 + "]\ncapture = 1\n" + ARMS, "arms.kkkk"),
+    ('description = "a\\u007fb"\n' + ARMS, "description"),  # DEL
+    ('description = "a\\u2028b"\n' + ARMS, "description"),  # line separator
+    ('description = "a\\u202eb"\n' + ARMS, "description"),  # right-to-left override
+    ("\ufeff" + ARMS, "byte-order mark"),
 ])
 def test_a_bad_truth_file_is_refused_naming_the_key_and_nothing_starts(
         text: str, key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -41,8 +46,19 @@ def test_a_bad_truth_file_is_refused_naming_the_key_and_nothing_starts(
     out = tmp_path / "out"
     assert runner_main(["simulate", str(truth), "--repeats", "1", "--out", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert "TruthError" in err and key in err and len(err.strip().splitlines()) == 1
+    assert err.startswith("error: ") and key in err and len(err.strip().splitlines()) == 1 and len(err) < 400
     assert not out.exists()  # nothing started, nothing written
+
+
+def test_truth_errors_are_short_and_name_their_source_once() -> None:
+    for text in ("[arms." + "k" * 1_000_000 + "]\ncapture = 1\n" + ARMS,  # checked for size before any echo
+                 ARMS.replace("keep", "k" * 100_000)):  # a long unknown key is cut to 40 characters
+        with pytest.raises(TruthError) as exc:
+            parse_truth(text.encode(), "t.toml", ("j", "q"))
+        assert len(str(exc.value)) < 300, str(exc.value)[:300]
+    with pytest.raises(TruthError, match=r"^t\.toml: is not valid TOML") as exc:
+        parse_truth(b"x = [", "t.toml")
+    assert "t.toml: t.toml" not in str(exc.value)
 
 
 def test_a_missing_truth_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
