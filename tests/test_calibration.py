@@ -26,7 +26,7 @@ DESIGN = Design(("g1-d0-c100-f1", "g1-d0-c100-f3"), ("j", "q"), 4)
 def test_estimates_land_within_monte_carlo_error_of_the_planted_truth(name: str, tmp_path: Path) -> None:
     path = TRUTHS / name
     reps = run_calibration(str(path), read_truth(str(path)), DESIGN, 10, tmp_path / "cal", DEFAULT_PARAMS)
-    rows = summarise(reps)
+    rows = summarise(reps, 0.95)
     assert len(reps) == 10
     # every printed estimand: 2 rungs x 2 arms recall, 2 effects, S(1), S(2) x 2 arms x 2 interval units
     assert len(rows) == 4 + 2 + 8
@@ -140,11 +140,22 @@ def test_summary_statistics_by_hand() -> None:
     reps = [{"x|a": {"estimand": "x", "interval": "i", "truth": 0.5, "estimate": 0.4 if i < 10 else 0.7,
                      "lo": 0.0 if i < 15 else 0.6, "hi": 1.0}} for i in range(20)]
     reps.append({"x|a": {"estimand": "x", "interval": "i", "truth": 0.5, "estimate": None, "lo": None, "hi": None}})
-    (row,) = summarise(reps)
+    (row,) = summarise(reps, 0.95)
     assert row["bias"] == pytest.approx(0.05)
     assert row["bias_mcse"] == pytest.approx(0.15 / 19 ** 0.5)
     assert row["rmse"] == pytest.approx(0.025 ** 0.5)
     assert (row["coverage"], row["coverage_mcse"]) == (pytest.approx(0.75), pytest.approx(0.096825, abs=1e-6))
     assert row["under_covers"] and (row["not_estimable"], row["interval_not_estimable"]) == (1, 1)
+    # over all 21 replications (the one without an interval does not cover): 15/21 = 0.714286,
+    # MC SE sqrt(15/21 * 6/21 / 21) = 0.098581
+    assert (row["coverage_all"], row["coverage_all_mcse"]) == (pytest.approx(15 / 21),
+                                                               pytest.approx(0.098581, abs=1e-6))
+    # a 22nd replication that lacks the estimand altogether is not estimable too: 15/22, MC SE 0.099303
+    (row22,) = summarise([*reps, {}], 0.95)
+    assert (row22["replications"], row22["not_estimable"], row22["interval_not_estimable"]) == (22, 2, 2)
+    assert (row22["coverage"], row22["coverage_all"]) == (pytest.approx(0.75), pytest.approx(15 / 22))
+    assert row22["coverage_all_mcse"] == pytest.approx(0.099303, abs=1e-6) and row22["under_covers_all"]
     near = [{**r, "x|a": {**r["x|a"], "lo": 0.0}} for r in reps[:20]]  # every interval covers: not under
-    assert not summarise(near)[0]["under_covers"]
+    assert not summarise(near, 0.95)[0]["under_covers"]
+    # the nominal is the caller's 1 - alpha: at 0.80 (floor 0.80 - 2 sqrt(0.8 * 0.2 / 20) = 0.621) 0.75 is not under
+    assert not summarise(reps[:20], 0.80)[0]["under_covers"]

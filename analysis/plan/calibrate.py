@@ -15,11 +15,13 @@ analysis.estimators.dose_response.package_dose_response). Each estimate the repo
 
 Per estimand over the replications where it was estimable: bias = mean(estimate - truth) with
 its Monte Carlo SE sd/sqrt(n); RMSE; coverage = share of intervals holding the truth, with MC
-SE sqrt(p(1 - p)/n); and how often the estimate or its interval was not estimable. An interval
-under-covers when its coverage is below the nominal 0.95 by more than two MC SEs at the nominal
-(2 * sqrt(0.95 * 0.05 / n)). Each replication's numbers are written to ``OUT/replications/NNNN.json``
-before the next starts and its sweep directory is removed, so an interrupted study keeps every
-finished replication and a re-run resumes after the last one.
+SE sqrt(p(1 - p)/n); over every replication, the unconditional coverage (an interval that was not
+estimable, or an estimand a replication lacks, counts as not covering); and how often the estimate
+or its interval was not estimable. An interval under-covers when a coverage is below the nominal
+1 - alpha (0.95) by more than two MC SEs at the nominal (2 * sqrt(0.95 * 0.05 / n)). Each
+replication's numbers are written to ``OUT/replications/NNNN.json`` before the next starts and
+its sweep directory is removed, so an interrupted study keeps every finished replication and a
+re-run resumes after the last one.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ from analysis.evidence.truth import Truth
 from analysis.params import Params
 from analysis.safeio import SafeIOError, read_json, write_json
 
-NOMINAL = 0.95
 MANIFEST = "calibration.json"
 REP_DIR = "replications"
 
@@ -64,6 +65,11 @@ class Design:
 
 SMALL_DESIGN = Design(("g1-d0-c100-f1", "g1-d0-c300-f1", "g1-d0-c100-f3"), ("j", "q"), 6)
 """The committed calibration's design: three easy rungs (one, one and three folds), j and q, 6 repeats."""
+
+
+def nominal_of(params: Params) -> float:
+    """The intervals' nominal coverage, ``1 - params.alpha`` (0.95 by default)."""
+    return 1.0 - params.alpha
 
 
 def run_replication(truth_path: str, design: Design, seed: int, work: Path, params: Params) -> dict[str, Any]:
@@ -140,7 +146,7 @@ def estimates(evidence: Path, params: Params) -> dict[str, Any]:
     return out
 
 
-def prepare_out(out: Path, truth: Truth, design: Design) -> None:
+def prepare_out(out: Path, truth: Truth, design: Design, nominal: float) -> None:
     """Create OUT or check it holds this calibration (same truth and design); refuse another study's files."""
     manifest = out / MANIFEST
     want = {"truth_sha256": truth.sha256, "design": design.to_json()}
@@ -157,7 +163,7 @@ def prepare_out(out: Path, truth: Truth, design: Design) -> None:
         raise CalibrationError(f"{out} is not empty and holds no {MANIFEST}: it belongs to another study; choose "
                                "an empty or new --out")
     out.mkdir(parents=True, exist_ok=True)
-    write_json(manifest, {**want, "truth": truth.text, "nominal": NOMINAL})
+    write_json(manifest, {**want, "truth": truth.text, "nominal": nominal})
 
 
 def run_calibration(truth_path: str, truth: Truth, design: Design, replications: int, out: Path, params: Params,
@@ -165,7 +171,7 @@ def run_calibration(truth_path: str, truth: Truth, design: Design, replications:
     """Run replications 1..N that OUT lacks (resumable); return every finished replication's estimates."""
     if replications < 1:
         raise CalibrationError(f"--replications {replications}: give a positive number of replications, e.g. 200")
-    prepare_out(out, truth, design)
+    prepare_out(out, truth, design, nominal_of(params))
     reps = out / REP_DIR
     reps.mkdir(exist_ok=True)
     todo = [i for i in range(1, replications + 1) if not (reps / f"{i:04d}.json").is_file()]
@@ -187,9 +193,12 @@ def load_replications(out: Path, replications: int) -> list[dict[str, Any]]:
             if (reps / f"{i:04d}.json").is_file()]
 
 
-def summarise(replications: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per estimand: n, truth, mean estimate, bias (MC SE), RMSE, coverage (MC SE), not estimable, under-covers."""
+def summarise(replications: Sequence[dict[str, Any]], nominal: float) -> list[dict[str, Any]]:
+    """Per estimand over all replications: n, truth, mean estimate, bias (MC SE), RMSE, coverage (MC SE) where
+    the interval was estimable and over every replication (not estimable = not covered), not estimable,
+    under-covers. A replication without the estimand's key counts as not estimable."""
     keys = list(dict.fromkeys(k for r in replications for k in r))
+    total = len(replications)
     rows = []
     for key in keys:
         recs = [r[key] for r in replications if key in r]
@@ -200,20 +209,28 @@ def summarise(replications: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         bias = sum(e - truth for e in est) / n if n else None
         sd = (math.sqrt(sum((e - truth - bias) ** 2 for e in est) / (n - 1)) if n > 1 and bias is not None
               else None)
-        cover = sum(x["lo"] - 1e-12 <= truth <= x["hi"] + 1e-12 for x in ivl) / m if m else None
-        floor = NOMINAL - 2 * math.sqrt(NOMINAL * (1 - NOMINAL) / m) if m else None
+        covered = sum(x["lo"] - 1e-12 <= truth <= x["hi"] + 1e-12 for x in ivl)
+        cover = covered / m if m else None
+        cover_all = covered / total if total else None
         part = key.split("|")
         rows.append({
             "key": key, "estimand": recs[0]["estimand"], "where": "|".join(part[1:]),
-            "interval": recs[0]["interval"], "replications": len(recs), "truth": truth,
+            "interval": recs[0]["interval"], "replications": total, "truth": truth,
             "mean_estimate": sum(est) / n if n else None, "bias": bias,
             "bias_mcse": sd / math.sqrt(n) if sd is not None else None,
             "rmse": math.sqrt(sum((e - truth) ** 2 for e in est) / n) if n else None,
             "coverage": cover, "coverage_mcse": math.sqrt(cover * (1 - cover) / m) if cover is not None else None,
-            "intervals": m, "not_estimable": len(recs) - n, "interval_not_estimable": len(recs) - m,
-            "under_covers": cover is not None and floor is not None and cover < floor,
+            "coverage_all": cover_all,
+            "coverage_all_mcse": math.sqrt(cover_all * (1 - cover_all) / total) if cover_all is not None else None,
+            "intervals": m, "not_estimable": total - n, "interval_not_estimable": total - m,
+            "under_covers": _under(cover, m, nominal), "under_covers_all": _under(cover_all, total, nominal),
             "width": sum(x["hi"] - x["lo"] for x in ivl) / m if m else None})
     return rows
+
+
+def _under(cover: float | None, n: int, nominal: float) -> bool:
+    """Coverage below ``nominal`` by more than two Monte Carlo SEs at the nominal."""
+    return cover is not None and n > 0 and cover < nominal - 2 * math.sqrt(nominal * (1 - nominal) / n)
 
 
 def say(line: str) -> None:
