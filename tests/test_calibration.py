@@ -15,7 +15,7 @@ import pytest
 from analysis.cli import main
 from analysis.evidence.truth import read_truth
 from analysis.params import DEFAULT_PARAMS
-from analysis.plan.calibrate import Design, run_calibration, summarise
+from analysis.plan.calibrate import CalibrationError, Design, run_calibration, run_replication, summarise
 
 REPO = Path(__file__).resolve().parents[1]
 TRUTHS = REPO / "docs" / "truth"
@@ -106,6 +106,37 @@ def test_an_out_holding_another_studys_files_is_refused(tmp_path: Path, capsys: 
     argv[1] = str(TRUTHS / "clear-effect.toml")
     assert main(argv) == 2  # a calibration of another truth in the same OUT
     assert "another truth or design" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("extra", "needle"), [
+    (["--rungs", "nosuch"], "--rungs"), (["--arms", "j,zz"], "unknown arm 'zz'"), (["--arms", "j"], "control"),
+    (["--arms", "j,j"], "twice"), (["--arms", "j,q,m"], "[arms.m]")])
+def test_a_bad_design_is_refused_before_out_is_made(extra: list[str], needle: str, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [*_cal(tmp_path, "--replications", "1"), *extra]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "cal").exists()  # OUT is not locked to an invalid design
+
+
+def test_replications_of_other_code_are_not_mixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import analysis.plan.calibrate as cal
+
+    assert main(_cal(tmp_path, "--replications", "1")) == 0
+    monkeypatch.setattr(cal, "code_digest", lambda: "f" * 64)
+    assert main(_cal(tmp_path, "--replications", "2")) == 2
+    err = capsys.readouterr().err
+    assert "other code" in err and "new --out" in err
+    assert not (tmp_path / "cal" / "replications" / "0002.json").exists()
+
+
+def test_a_replication_checks_its_package_plants_the_studys_truth(tmp_path: Path) -> None:
+    path = TRUTHS / "null-effect.toml"
+    design = Design(("g1-d0-c100-f1",), ("j", "q"), 1)
+    with pytest.raises(CalibrationError, match="truth file edited"):
+        run_replication(str(path), design, 1, tmp_path / "w", DEFAULT_PARAMS, "0" * 64)
 
 
 def test_sigterm_keeps_finished_replications_and_a_rerun_resumes(tmp_path: Path) -> None:

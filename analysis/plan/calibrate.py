@@ -72,8 +72,42 @@ def nominal_of(params: Params) -> float:
     return 1.0 - params.alpha
 
 
-def run_replication(truth_path: str, design: Design, seed: int, work: Path, params: Params) -> dict[str, Any]:
-    """One seeded sweep through the runner and the analysis: every estimate with its interval and truth."""
+def check_design(design: Design, truth: Truth) -> None:
+    """Refuse, before OUT is touched, rungs or arms the runner would refuse or the truth does not plant."""
+    from analysis.runner.arms import load_arms
+    from analysis.runner.ladder import LadderError, parse_rungs
+
+    try:
+        parse_rungs(",".join(design.rungs))
+    except LadderError as exc:
+        raise CalibrationError(f"--rungs: {str(exc).replace('--ladder', '--rungs')}") from None
+    known = tuple(load_arms())
+    if len(design.arms) < 2:
+        raise CalibrationError(f"--arms {','.join(design.arms)}: give control and treatment, e.g. j,q")
+    if len(set(design.arms)) != len(design.arms):
+        raise CalibrationError(f"--arms {','.join(design.arms)}: names an arm twice; name each once")
+    for arm in design.arms:
+        if arm not in known:
+            raise CalibrationError(f"--arms: unknown arm {arm[:40]!r}; known arms: {', '.join(known)}")
+        if arm not in truth.arms:
+            raise CalibrationError(f"--arms: the truth file plants no [arms.{arm}] table; add it or drop {arm!r}")
+    if design.repeats < 1:
+        raise CalibrationError(f"--repeats {design.repeats}: give at least 1")
+
+
+def code_digest() -> str:
+    """SHA-256 of the code a replication runs (the runner, the analysis): results.json's provenance.code_sha256."""
+    from analysis.sources import source_digest
+
+    return source_digest("results")
+
+
+def run_replication(truth_path: str, design: Design, seed: int, work: Path, params: Params,
+                    truth_sha256: str | None = None) -> dict[str, Any]:
+    """One seeded sweep through the runner and the analysis: every estimate with its interval and truth.
+
+    ``truth_sha256``: the digest the sweep's package must record (CalibrationError otherwise: the truth
+    file changed on disk during the study)."""
     from analysis.runner.cli import main as runner_main
 
     if work.exists():
@@ -91,10 +125,10 @@ def run_replication(truth_path: str, design: Design, seed: int, work: Path, para
     if rc == 130:
         raise KeyboardInterrupt
     if rc != 0:
-        raise CalibrationError(f"replication {seed}: the simulated sweep failed (exit {rc}: "
-                               f"{err.getvalue().strip()[-300:]})")
+        last = next((x for x in reversed(err.getvalue().splitlines()) if x.strip()), "no message")
+        raise CalibrationError(f"replication {seed}: the simulated sweep failed (exit {rc}): {last[:500]}")
     try:
-        return estimates(work / "evidence", params)
+        return estimates(work / "evidence", params, truth_sha256)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -103,14 +137,19 @@ def _num(x: Any) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
-def estimates(evidence: Path, params: Params) -> dict[str, Any]:
+def estimates(evidence: Path, params: Params, truth_sha256: str | None = None) -> dict[str, Any]:
     """Estimates, intervals and planted values of one simulated package (key -> record)."""
     from analysis.estimators.dose_response import package_dose_response
     from analysis.estimators.survival_results import package_survival
     from analysis.evidence import load_package
 
     pkg = load_package(evidence)
-    truth: Truth = pkg.study.simulation
+    truth: Truth | None = pkg.study.simulation
+    if truth is None or (truth_sha256 is not None and truth.sha256 != truth_sha256):
+        have = "none" if truth is None else truth.sha256[:12] + "..."
+        raise CalibrationError(f"{evidence}: the sweep's package plants truth {have}, not the study's "
+                               f"{(truth_sha256 or '')[:12]}...; was the truth file edited during the study? "
+                               "restore it, or start a new --out")
     surv = package_survival(pkg, params)
     dose = package_dose_response(pkg, params, surv)
     out: dict[str, Any] = {}
@@ -147,17 +186,23 @@ def estimates(evidence: Path, params: Params) -> dict[str, Any]:
 
 
 def prepare_out(out: Path, truth: Truth, design: Design, nominal: float) -> None:
-    """Create OUT or check it holds this calibration (same truth and design); refuse another study's files."""
+    """Create OUT or check it holds this calibration (same truth, design and code); refuse another study's files."""
     manifest = out / MANIFEST
-    want = {"truth_sha256": truth.sha256, "design": design.to_json()}
+    code = code_digest()
+    want: dict[str, Any] = {"truth_sha256": truth.sha256, "design": design.to_json(), "code_sha256": code}
     if manifest.is_file():
         try:
             have = read_json(manifest)
         except SafeIOError as exc:
             raise CalibrationError(f"{manifest}: {exc}; choose another --out") from None
-        if not isinstance(have, dict) or {k: have.get(k) for k in want} != want:
+        if not isinstance(have, dict) or {k: have.get(k) for k in ("truth_sha256", "design")} != {
+                k: want[k] for k in ("truth_sha256", "design")}:
             raise CalibrationError(f"{out} holds a calibration of another truth or design; re-run its own command "
                                    "or choose another --out")
+        if have.get("code_sha256") != want["code_sha256"]:
+            raise CalibrationError(f"{out} holds replications made by other code (code_sha256 "
+                                   f"{str(have.get('code_sha256'))[:12]}..., this code {code[:12]}...): "
+                                   "one study does not mix two versions of the chain; choose a new --out")
         return
     if out.exists() and any(out.iterdir()):
         raise CalibrationError(f"{out} is not empty and holds no {MANIFEST}: it belongs to another study; choose "
@@ -171,13 +216,14 @@ def run_calibration(truth_path: str, truth: Truth, design: Design, replications:
     """Run replications 1..N that OUT lacks (resumable); return every finished replication's estimates."""
     if replications < 1:
         raise CalibrationError(f"--replications {replications}: give a positive number of replications, e.g. 200")
+    check_design(design, truth)
     prepare_out(out, truth, design, nominal_of(params))
     reps = out / REP_DIR
     reps.mkdir(exist_ok=True)
     todo = [i for i in range(1, replications + 1) if not (reps / f"{i:04d}.json").is_file()]
     started = time.monotonic()
     for done, i in enumerate(todo, start=1):
-        est = run_replication(truth_path, design, i, out / "work", params)
+        est = run_replication(truth_path, design, i, out / "work", params, truth.sha256)
         write_json(reps / f"{i:04d}.json", {"replication": i, "estimates": est}, indent=None)
         if progress is not None:
             rate = (time.monotonic() - started) / done

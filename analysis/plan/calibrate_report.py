@@ -169,8 +169,6 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             raise CalibrationError(f"--repeats {args.repeats}: give at least 1")
         design = Design(tuple(x for x in args.rungs.split(",") if x), tuple(x for x in args.arms.split(",") if x),
                         args.repeats)
-        if len(design.arms) < 2:
-            raise CalibrationError(f"--arms {args.arms}: give control and treatment, e.g. j,q")
         from analysis.plan.calibrate import nominal_of, run_calibration
 
         out = Path(args.calibration_out)
