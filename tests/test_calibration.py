@@ -139,6 +139,20 @@ def test_a_replication_checks_its_package_plants_the_studys_truth(tmp_path: Path
         run_replication(str(path), design, 1, tmp_path / "w", DEFAULT_PARAMS, "0" * 64)
 
 
+def test_a_damaged_replication_file_is_named_with_the_fix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(_cal(tmp_path, "--replications", "1")) == 0
+    rep = tmp_path / "cal" / "replications" / "0001.json"
+    good = rep.read_text()
+    tampered = good.replace('"estimate": ', '"estimate": "x", "was": ', 1)
+    assert tampered != good
+    for text in ("{", tampered, '{"replication": 7, "estimates": {}}'):
+        rep.write_text(text)
+        assert main(_cal(tmp_path, "--replications", "2")) == 2
+        err = capsys.readouterr().err
+        assert "0001.json" in err and "delete" in err and "Traceback" not in err, err
+        assert not (tmp_path / "cal" / "replications" / "0002.json").exists()  # refused before any sweep
+
+
 def test_sigterm_keeps_finished_replications_and_a_rerun_resumes(tmp_path: Path) -> None:
     argv = [sys.executable, "generate.py", *_cal(tmp_path, "--replications", "6")]
     proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -148,7 +162,7 @@ def test_sigterm_keeps_finished_replications_and_a_rerun_resumes(tmp_path: Path)
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode != 0 and "interrupted" in err
+    assert proc.returncode == 143 and "interrupted (SIGTERM)" in err, (proc.returncode, err)  # as generate.py
     done = {p.name: p.read_bytes() for p in reps.glob("*.json")}
     assert 2 <= len(done) < 6
     assert main(_cal(tmp_path, "--replications", "6")) == 0

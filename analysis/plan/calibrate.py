@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import shutil
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -122,8 +123,11 @@ def run_replication(truth_path: str, design: Design, seed: int, work: Path, para
 
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
         rc = runner_main(argv)
-    if rc == 130:
-        raise KeyboardInterrupt
+    if rc == 130:  # the runner exits 130 on Ctrl-C and on SIGTERM; generate.py exits 143 on SIGTERM
+        from analysis.outdir import BuildInterrupted
+        from analysis.runner.cli import stopped_by_sigterm
+
+        raise BuildInterrupted(signal.SIGTERM) if stopped_by_sigterm() else KeyboardInterrupt
     if rc != 0:
         last = next((x for x in reversed(err.getvalue().splitlines()) if x.strip()), "no message")
         raise CalibrationError(f"replication {seed}: the simulated sweep failed (exit {rc}): {last[:500]}")
@@ -220,6 +224,7 @@ def run_calibration(truth_path: str, truth: Truth, design: Design, replications:
     prepare_out(out, truth, design, nominal_of(params))
     reps = out / REP_DIR
     reps.mkdir(exist_ok=True)
+    load_replications(out, replications)  # a damaged file is named, with the fix, before any sweep runs
     todo = [i for i in range(1, replications + 1) if not (reps / f"{i:04d}.json").is_file()]
     started = time.monotonic()
     for done, i in enumerate(todo, start=1):
@@ -233,10 +238,33 @@ def run_calibration(truth_path: str, truth: Truth, design: Design, replications:
 
 
 def load_replications(out: Path, replications: int) -> list[dict[str, Any]]:
-    """The estimates of replications 1..N found in OUT."""
+    """The estimates of replications 1..N found in OUT, each file checked (CalibrationError naming the fix)."""
     reps = out / REP_DIR
-    return [read_json(reps / f"{i:04d}.json")["estimates"] for i in range(1, replications + 1)
+    return [load_replication(reps / f"{i:04d}.json", i) for i in range(1, replications + 1)
             if (reps / f"{i:04d}.json").is_file()]
+
+
+def _number(x: Any, none: bool) -> bool:
+    return (x is None and none) or (isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x))
+
+
+def load_replication(path: Path, i: int) -> dict[str, Any]:
+    """One replication file's estimates, checked: ``{"replication": i, "estimates": {key: record}}``."""
+    fix = f"delete {path} and re-run the same command to redo replication {i}"
+    try:
+        doc = read_json(path)
+    except SafeIOError as exc:
+        raise CalibrationError(f"{path}: unreadable ({str(exc)[:200]}); {fix}") from None
+    est = doc.get("estimates") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or doc.get("replication") != i or not isinstance(est, dict):
+        raise CalibrationError(f"{path}: not replication {i}'s estimates; {fix}")
+    for key, rec in est.items():
+        ok = (isinstance(rec, dict) and isinstance(rec.get("estimand"), str) and isinstance(rec.get("interval"), str)
+              and _number(rec.get("truth"), False) and all(_number(rec.get(k), True) for k in ("estimate", "lo", "hi")))
+        if not ok:
+            raise CalibrationError(f"{path}: the record {str(key)[:40]!r} is malformed (estimand, interval, a numeric "
+                                   f"truth, estimate/lo/hi numbers or null); {fix}")
+    return est
 
 
 def summarise(replications: Sequence[dict[str, Any]], nominal: float) -> list[dict[str, Any]]:

@@ -497,11 +497,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.after_probe = None
     args.window = None
     # SIGTERM behaves like Ctrl-C so context managers stop the embedded server
+    _SIGTERM_SEEN.clear()
     previous = signal.signal(signal.SIGTERM, _sigterm_as_sigint)
     try:
         return _dispatch(args, argv)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+_SIGTERM_SEEN: list[int] = []
+"""Non-empty when the last :func:`main` was stopped by SIGTERM (it exits 130 either way)."""
+
+
+def stopped_by_sigterm() -> bool:
+    """Whether SIGTERM (not Ctrl-C) stopped the last :func:`main`: a caller that exits 143 on SIGTERM asks this."""
+    return bool(_SIGTERM_SEEN)
 
 
 def _sigterm_as_sigint(_signum: int, frame: Any) -> None:
@@ -511,6 +521,7 @@ def _sigterm_as_sigint(_signum: int, frame: Any) -> None:
     worker stops at an await, the event loop winds down, then KeyboardInterrupt), so no task or
     thread is left raising into a closed loop; elsewhere it raises KeyboardInterrupt.
     """
+    _SIGTERM_SEEN.append(signal.SIGTERM)
     handler = signal.getsignal(signal.SIGINT)
     if callable(handler):
         handler(signal.SIGINT, frame)
