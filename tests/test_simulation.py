@@ -107,6 +107,31 @@ def test_replies_are_seeded_per_call_and_follow_the_arms_schema() -> None:
     assert set(json.loads(sim(_fold_body(fx, arms["j"]), 0).content or "")) == {"summary"}
 
 
+def test_the_fixture_is_found_by_its_chunk_header_and_labels_are_not_shared() -> None:
+    import dataclasses
+    import json
+
+    from analysis.runner.graders import RECALL_SYSTEM_PROMPT, recall_prompt
+
+    fx = rung_fixture("g1-d0-c100-f3")
+    # a one-chunk fixture with fx's first chunk on a long-chunk rung (capture 0 there: 0.0 per extra 100 tokens)
+    one = dataclasses.replace(fx, chunks=fx.chunks[:1], graded=fx.graded[:1],
+                              spec=dataclasses.replace(fx.spec, rung="g1-d0-c900-f1"))
+    arms = {c: a for c, a in load_arms().items() if c in "jq"}
+    truth = parse_truth(ARMS.encode() + b"[load]\ncapture_per_extra_100_tokens = 0\n", "t")
+    sim = SimulatedSummariser(truth, [one, fx], arms, salt="0")  # `one` first: the chunk text alone matches it
+    doc = json.loads(sim(_fold_body(fx, arms["q"]), 0).content or "")  # "chunk 1 of 3": fx, capture 1
+    assert fx.graded[0].value in doc["identifiers_and_values"]
+    # two fixtures with one label and different values: the recall answers the value the carrier holds
+    other = dataclasses.replace(fx, graded=tuple(dataclasses.replace(g, value=g.value + "7") for g in fx.graded))
+    sim2 = SimulatedSummariser(truth, [fx, other], arms, salt="0")
+    g = other.graded[0]
+    body = {"messages": [{"role": "system", "content": RECALL_SYSTEM_PROMPT},
+                         {"role": "user", "content": recall_prompt(f"(simulated summary, arm q)\n- {g.label}: "
+                                                                   f"{g.value}", [g.label])}], "seed": 1}
+    assert sim2(body, 0).content == f"{g.label}: {g.value}"
+
+
 def test_a_simulated_sweep_writes_a_simulation_package_that_records_its_truth(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert runner_main(["simulate", str(CLEAR), "--ladder", "g1-d0-c100-f1,g1-d0-c100-f3", "--repeats", "2",
