@@ -163,3 +163,12 @@ def test_design_from_v1_is_labelled_a_reconstruction(tmp_path: Path, capsys: pyt
                  "--repeats", "1", "--effect", "0", "--sims", "20"]) == 0
     assert "is a reconstruction fitted" in capsys.readouterr().err
     assert json.loads((tmp_path / "design.json").read_text())["evidence"]["kind"] == "v1"
+
+
+def test_design_from_a_simulated_package_says_planted_truth(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sim = Path(__file__).resolve().parents[1] / "data" / "v2" / "simulated-ladder"
+    rc = main(["plan", "--evidence", str(sim), "--out", str(tmp_path), "--configurations", "4",
+               "--repeats", "1", "--effect", "0", "--sims", "20"])
+    assert rc == 0 and "simulated, planted truth" in capsys.readouterr().err
+    assert json.loads((tmp_path / "design.json").read_text())["evidence"]["kind"] == "simulation"
+    assert "simulated, planted truth" in (tmp_path / "design.md").read_text().split("## ")[0]  # at the top

@@ -39,7 +39,8 @@ def test_contract_blocks_have_exactly_the_contract_keys(results):
     assert set(results["bounds"]) == {"lo", "hi"}
     assert set(results["families"]) == FAMILY_KEYS
     assert set(results["dependence"]) == DEPENDENCE_KEYS
-    assert set(results["evidence"]) == {"sha256"}
+    assert set(results["evidence"]) == {"sha256", "kind"}  # kind: added by issue 35 (docs/RESULTS_KEYS.md)
+    assert results["evidence"]["kind"] == "handmade"
     assert {"rows.csv", "checks.csv", "study.toml"} <= set(results["evidence"]["sha256"])
     if "headings" in results:
         assert set(results["headings"]) == HEADINGS_KEYS

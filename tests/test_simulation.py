@@ -3,7 +3,6 @@ package it writes (kind = "simulation", the truth recorded)."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
@@ -32,6 +31,11 @@ ARMS = "[arms.j]\ncapture = 1\nkeep = 1\nrecall = 1\n[arms.q]\ncapture = 1\nkeep
     (ARMS + "[faults]\nserver_error = 2\n", "faults.server_error"),
     (ARMS + "colour = 1\n", "colour"),
     ('description = "' + "x" * 1_000_000 + '"\n' + ARMS, "description"),
+    ("[arms." + "k" * 1_000_000 + "]\ncapture = 1\n" + ARMS, "arms.kkkk"),
+    ('description = "a\\u007fb"\n' + ARMS, "description"),  # DEL
+    ('description = "a\\u2028b"\n' + ARMS, "description"),  # line separator
+    ('description = "a\\u202eb"\n' + ARMS, "description"),  # right-to-left override
+    ("\ufeff" + ARMS, "byte-order mark"),
 ])
 def test_a_bad_truth_file_is_refused_naming_the_key_and_nothing_starts(
         text: str, key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -43,8 +47,19 @@ def test_a_bad_truth_file_is_refused_naming_the_key_and_nothing_starts(
     assert runner_main(["simulate", str(truth), "--repeats", "1", "--out", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "TruthError" not in err  # the fix, never the class name (issue 33)
-    assert key in err and len(err.strip().splitlines()) == 1
+    assert key in err and len(err.strip().splitlines()) == 1 and len(err) < 400
     assert not out.exists()  # nothing started, nothing written
+
+
+def test_truth_errors_are_short_and_name_their_source_once() -> None:
+    for text in ("[arms." + "k" * 1_000_000 + "]\ncapture = 1\n" + ARMS,  # checked for size before any echo
+                 ARMS.replace("keep", "k" * 100_000)):  # a long unknown key is cut to 40 characters
+        with pytest.raises(TruthError) as exc:
+            parse_truth(text.encode(), "t.toml", ("j", "q"))
+        assert len(str(exc.value)) < 300, str(exc.value)[:300]
+    with pytest.raises(TruthError, match=r"^t\.toml: is not valid TOML") as exc:
+        parse_truth(b"x = [", "t.toml")
+    assert "t.toml: t.toml" not in str(exc.value)
 
 
 def test_a_missing_truth_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -95,6 +110,31 @@ def test_replies_are_seeded_per_call_and_follow_the_arms_schema() -> None:
     assert set(json.loads(sim(_fold_body(fx, arms["j"]), 0).content or "")) == {"summary"}
 
 
+def test_the_fixture_is_found_by_its_chunk_header_and_labels_are_not_shared() -> None:
+    import dataclasses
+    import json
+
+    from analysis.runner.graders import RECALL_SYSTEM_PROMPT, recall_prompt
+
+    fx = rung_fixture("g1-d0-c100-f3")
+    # a one-chunk fixture with fx's first chunk on a long-chunk rung (capture 0 there: 0.0 per extra 100 tokens)
+    one = dataclasses.replace(fx, chunks=fx.chunks[:1], graded=fx.graded[:1],
+                              spec=dataclasses.replace(fx.spec, rung="g1-d0-c900-f1"))
+    arms = {c: a for c, a in load_arms().items() if c in "jq"}
+    truth = parse_truth(ARMS.encode() + b"[load]\ncapture_per_extra_100_tokens = 0\n", "t")
+    sim = SimulatedSummariser(truth, [one, fx], arms, salt="0")  # `one` first: the chunk text alone matches it
+    doc = json.loads(sim(_fold_body(fx, arms["q"]), 0).content or "")  # "chunk 1 of 3": fx, capture 1
+    assert fx.graded[0].value in doc["identifiers_and_values"]
+    # two fixtures with one label and different values: the recall answers the value the carrier holds
+    other = dataclasses.replace(fx, graded=tuple(dataclasses.replace(g, value=g.value + "7") for g in fx.graded))
+    sim2 = SimulatedSummariser(truth, [fx, other], arms, salt="0")
+    g = other.graded[0]
+    body = {"messages": [{"role": "system", "content": RECALL_SYSTEM_PROMPT},
+                         {"role": "user", "content": recall_prompt(f"(simulated summary, arm q)\n- {g.label}: "
+                                                                   f"{g.value}", [g.label])}], "seed": 1}
+    assert sim2(body, 0).content == f"{g.label}: {g.value}"
+
+
 def test_a_simulated_sweep_writes_a_simulation_package_that_records_its_truth(tmp_path: Path) -> None:
     out = tmp_path / "run"
     assert runner_main(["simulate", str(CLEAR), "--ladder", "g1-d0-c100-f1,g1-d0-c100-f3", "--repeats", "2",
@@ -119,7 +159,6 @@ def test_faults_change_the_shape_never_the_values(tmp_path: Path) -> None:
     assert ok.height == 6
     assert (ok.get_column("checks_passed") == 3).all()  # capture = keep = recall = 1 survives every fault
     assert ok.get_column("parse_failures").sum() > 0
-    assert not math.isnan(float(ok.get_column("checks_passed").mean()))
 
 
 def test_an_edited_truth_or_a_relabelled_simulation_is_a_study_error(tmp_path: Path) -> None:
@@ -133,6 +172,17 @@ def test_an_edited_truth_or_a_relabelled_simulation_is_a_study_error(tmp_path: P
     for edited, needle in ((study.replace("keep = 0.95", "keep = 0.96"), "truth_sha256"),
                            (study.replace('kind = "simulation"\n', ""), "kind"),
                            (study.replace('kind = "simulation"', 'kind = "pilot"'), "never relabelled")):
+        (ev / "study.toml").write_text(edited)
+        write_lock(ev)
+        with pytest.raises(StudyError, match=needle):
+            load_package(ev)
+    # relabelled as a pilot without a trace of [simulation]: the runner's truth digest and the configuration's
+    # family still say simulated; each alone is enough
+    pilot = study.replace('kind = "simulation"', 'kind = "pilot"').split("[simulation]")[0]
+    family = "\n".join(x for x in pilot.splitlines() if not x.startswith("simulated_truth_sha256"))
+    no_family = pilot.replace('family = "simulated"', 'family = "smollm"')
+    assert "simulated_truth_sha256" in no_family and 'family = "simulated"' in family
+    for edited, needle in ((pilot, "simulated_truth_sha256"), (family, "family"), (no_family, "never relabelled")):
         (ev / "study.toml").write_text(edited)
         write_lock(ev)
         with pytest.raises(StudyError, match=needle):
@@ -155,11 +205,16 @@ def test_the_committed_simulated_ladder_reports_planted_values_beside_its_estima
     out = tmp_path / "o"
     build(SIM_LADDER, out, DEFAULT_PARAMS, progress=None)
     results = json.loads((out / "results.json").read_text())
+    assert results["evidence"]["kind"] == "simulation"
     for g in results["dose_response"]["rungs"]:
         f = (g["graded_per_chunk"], g["chunk_tokens"], g["distractors"], g["folds"])
         for arm, rec in g["arms"].items():  # the closed form of analysis.evidence.truth, rung by rung
             assert rec["planted"] == pytest.approx(truth.recall(arm, *f))
         assert g["paired"]["planted"] == pytest.approx(truth.recall("q", *f) - truth.recall("j", *f))
+    # and one rung by hand (docs/truth of the ladder: capture 0.9, recall 0.9; keep j 0.6, q 0.95; 3 folds)
+    f3 = next(g for g in results["dose_response"]["rungs"] if g["rung"] == "g1-d0-c100-f3")
+    assert f3["arms"]["j"]["planted"] == pytest.approx(0.81 * (1 + 0.6 + 0.36) / 3)
+    assert f3["arms"]["q"]["planted"] == pytest.approx(0.81 * (1 + 0.95 + 0.9025) / 3)
     assert results["fact_survival"]["km"]["j"][2]["planted"] == pytest.approx(0.6 ** 2)
     qmd = (out / "report" / "index.qmd").read_text()
     head = qmd.split("## What this report is")[0]

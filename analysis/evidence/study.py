@@ -12,6 +12,7 @@ import math
 import re
 import tomllib
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -295,6 +296,7 @@ def _parse(data: bytes) -> tuple[Study | None, list[Problem], frozenset[str] | N
                   f"of {MAX_PLANNED_SLOTS}; plan fewer repeats")
     ladder = parse_ladder(c, doc["ladder"]) if "ladder" in doc else ()
     truth = _simulation(c, doc.get("simulation"), head.get("kind"))
+    _simulated_traces(c, doc, head.get("kind"), configurations)
     keys = frozenset(confs) if isinstance(confs, dict) else None
     if c.problems:
         return None, c.problems, keys, tuple(runs)
@@ -336,6 +338,24 @@ def _simulation(c: _Checker, value: Any, kind: str | None) -> Any:
         if key not in ("truth", "truth_sha256", "truth_file"):
             c.warn_unknown(("simulation", key))
     return truth
+
+
+def _simulated_traces(c: _Checker, doc: dict[str, Any], kind: Any, confs: Mapping[str, Configuration]) -> None:
+    """Refuse a package that a simulation wrote (``[runner.<conf>] simulated_truth_sha256``, a configuration of family
+    "simulated") unless it says kind = "simulation" with its [simulation] table: it is never relabelled."""
+    if kind == "simulation" and doc.get("simulation") is not None:
+        return
+    runner = doc.get("runner")
+    for key, table in (runner.items() if isinstance(runner, dict) else ()):
+        if isinstance(table, dict) and "simulated_truth_sha256" in table:
+            c.problem(("runner", key, "simulated_truth_sha256"), "this configuration was run by the simulated "
+                      'summariser: the package needs kind = "simulation" and its [simulation] table; a simulated '
+                      "package is never relabelled as a real run")
+    for key, conf in confs.items():
+        if conf.family == "simulated":
+            c.problem(("configurations", key, "family"), 'family "simulated" is the simulated summariser: the '
+                      'package needs kind = "simulation" and its [simulation] table; a simulated package is never '
+                      "relabelled as a real run")
 
 
 def _door_values(c: _Checker, doc: dict[str, Any]) -> None:

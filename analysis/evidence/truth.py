@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -97,6 +98,38 @@ class Truth:
         return self.arms[arm].keep ** t
 
 
+_NOT_TEXT = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+"""Unicode categories refused in ``description``: controls (DEL and C1 too), format characters (bidi overrides
+and isolates, zero-width), line and paragraph separators (U+2028, U+2029), surrogates, private use, unassigned."""
+MAX_KEY_SHOWN = 40
+"""Longest key echoed in an error."""
+
+
+def _key(key: str) -> str:
+    """A key as an error shows it: at most :data:`MAX_KEY_SHOWN` characters, control characters escaped."""
+    short = key if len(key) <= MAX_KEY_SHOWN else key[:MAX_KEY_SHOWN] + "…"
+    return short.encode("unicode_escape").decode("ascii") if not short.isprintable() else short
+
+
+def _largest(data: bytes) -> str:
+    """`` (KEY holds N characters)`` for the longest string key or value of an oversized file, '' if unparsable."""
+    try:
+        doc = loads_toml(data, "truth", allow_nan=True)
+    except SafeIOError:
+        return ""
+    best: tuple[int, str] = (0, "")
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            for k, v in value.items():
+                best = max(best, (len(k), f"{path}{k}"))
+                stack.append((f"{path}{k}.", v))
+        elif isinstance(value, str):
+            best = max(best, (len(value), path.rstrip(".")))
+    return f" ({_key(best[1])} holds {best[0]} characters)" if best[0] else ""
+
+
 def _prob(key: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TruthError(f"{key} = {value!r:.40}: must be a number in [0, 1]; write e.g. {key} = 0.9")
@@ -110,7 +143,7 @@ def _table(key: str, value: Any, allowed: tuple[str, ...]) -> dict[str, Any]:
         raise TruthError(f"{key} must be a table ([{key}]), not {type(value).__name__}")
     for k in value:
         if k not in allowed:
-            raise TruthError(f"{key}.{k}: unknown key; known keys of [{key}]: {', '.join(allowed)}")
+            raise TruthError(f"{key}.{_key(k)}: unknown key; known keys of [{key}]: {', '.join(allowed)}")
     return value
 
 
@@ -128,15 +161,24 @@ def read_truth(path: str, known_arms: tuple[str, ...] | None = None) -> Truth:
 
 def parse_truth(data: bytes, source: str, known_arms: tuple[str, ...] | None = None) -> Truth:
     """Parse and check a truth file's bytes (``known_arms``: the arm codes that exist, when known)."""
+    if len(data) > MAX_TRUTH_BYTES:  # before any check that echoes a key or a value
+        raise TruthError(f"{source}: {len(data)} bytes{_largest(data)}; a truth file is at most "
+                         f"{MAX_TRUTH_BYTES} bytes (a few tables of probabilities)")
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise TruthError(f"{source}: starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without a BOM")
     try:
         doc = loads_toml(data, source, allow_nan=True)
-    except SafeIOError as exc:
-        raise TruthError(f"{source}: {exc}") from None
+    except SafeIOError as exc:  # its message already names the source
+        raise TruthError(str(exc) if str(exc).startswith(source) else f"{source}: {exc}") from None
     for k in doc:
         if k not in TOP_KEYS:
-            raise TruthError(f"{k}: unknown key; a truth file has {', '.join(TOP_KEYS)}")
+            raise TruthError(f"{_key(k)}: unknown key; a truth file has {', '.join(TOP_KEYS)}")
     desc = doc.get("description", "")
-    if not isinstance(desc, str) or len(desc) > MAX_DESCRIPTION or any(ord(ch) < 32 for ch in desc):
+    bad = next((ch for ch in desc if unicodedata.category(ch) in _NOT_TEXT), None) if isinstance(desc, str) else None
+    if bad is not None:
+        raise TruthError(f"description: holds the control or direction character U+{ord(bad):04X}; write one line "
+                         "of plain text")
+    if not isinstance(desc, str) or len(desc) > MAX_DESCRIPTION:
         size = f" (it has {len(desc)})" if isinstance(desc, str) else ""
         raise TruthError(f"description: must be one line of text of at most {MAX_DESCRIPTION} characters{size}")
     arms_doc = doc.get("arms")
@@ -144,20 +186,15 @@ def parse_truth(data: bytes, source: str, known_arms: tuple[str, ...] | None = N
         raise TruthError("arms: missing; add one [arms.<code>] table per arm with capture, keep and recall")
     arms: dict[str, ArmTruth] = {}
     for code, table in arms_doc.items():
-        if len(code) > 16 or not code.isalnum():
-            raise TruthError(f"arms.{code[:40]}: an arm code is a short letter code, like j or q")
+        if len(code) > 16 or not code.isascii() or not code.isalnum():
+            raise TruthError(f"arms.{_key(code)}: an arm code is a short letter code, like j or q")
         if known_arms is not None and code not in known_arms:
             raise TruthError(f"arms.{code}: unknown arm; known arms: {', '.join(known_arms)}")
-        if len(code) > 16 or not code.isalnum():
-            raise TruthError(f"arms.{code[:40]}: an arm code is a short letter code, like j or q")
         t = _table(f"arms.{code}", table, ARM_KEYS)
         missing = [k for k in ARM_KEYS if k not in t]
         if missing:
             raise TruthError(f"arms.{code}.{missing[0]}: missing; give capture, keep and recall")
         arms[code] = ArmTruth(*(_prob(f"arms.{code}.{k}", t[k]) for k in ARM_KEYS))
-    if len(data) > MAX_TRUTH_BYTES:
-        raise TruthError(f"{source}: {len(data)} bytes; a truth file is at most {MAX_TRUTH_BYTES} bytes "
-                         "(a few tables of probabilities)")
     load = _table("load", doc.get("load", {}), LOAD_KEYS)
     faults = _table("faults", doc.get("faults", {}), FAULT_KEYS)
     return Truth(

@@ -248,6 +248,10 @@ def _design(args: argparse.Namespace) -> int:
         _say("plan: data/v1 is a reconstruction fitted to the paper's published numbers; its components "
              "describe that reconstruction, not the released v1 package")
     lines = summary_lines(design)
+    if ev["kind"] == "simulation":  # issue 35: a plan fitted to a planted truth says so at its top
+        lines = ["simulated, planted truth: the variance components are fitted to a simulated package "
+                 "(docs/SIMULATION.md), not to a model's runs", *lines]
+        _say(lines[0])
     paths = write_plan(design, args.plan_out, ev, lines)
     for line in lines:
         _out(line)

@@ -46,13 +46,17 @@ def _subset(s: paired.Subset, full: bool = False) -> dict[str, Any]:
 
 
 def evidence(i: ResultsInputs) -> Block:
-    """``evidence.sha256``: the digest of every locked file."""
+    """``evidence.sha256``: the digest of every locked file; ``evidence.kind``: what study.toml says the
+    package is (analysis.evidence.describe.evidence_kind; "simulation" is a planted truth, never a real run)."""
+    from analysis.evidence.describe import evidence_kind
+
     digests = i.package.digests
-    return Block({"sha256": {name: digests[name] for name in sorted(digests)}})
+    return Block({"sha256": {name: digests[name] for name in sorted(digests)}, "kind": evidence_kind(i.package)})
 
 
 EVIDENCE_REGISTRATION = ResultsBlock(
-    "evidence", evidence, "{sha256: {file: hex}}", "SHA-256 of every file named in the provenance lock",
+    "evidence", evidence, "{sha256: {file: hex}, kind}", "SHA-256 of every file named in the provenance lock; "
+    "kind: v1, v2-pilot, handmade, simulation (a planted truth) or other",
     contract=True)
 """results.json ``evidence``."""
 

@@ -1,15 +1,16 @@
 """The simulated summariser: a responder that plays a planted truth (analysis.evidence.truth).
 
 Methods note (ours). It answers the runner's real requests. A fold request names its arm by its
-system prompt and schema (the arm's declared prompt, field names and descriptions); its user
-message holds the previous carrier, then the chunk. For every graded value of the fixture (the
-fixture found by its chunk text): a value in the previous carrier is kept with probability
-``keep``; a value only in the chunk is captured with probability ``capture`` times the rung's load
-multipliers; the kept values are written one per line (``- label: value``) under a first line
-naming the arm, in the shape the request asks (analysis.runner.simulate.replies). The recall
-turn reads the arm from that first line of the carrier and answers every asked label with its
-value, with probability ``recall``, when the value is in the carrier, else ``unknown``. Presence
-is the grader's whole-token rule (analysis.evidence.tokens.contains_token).
+system prompt and schema (the arm's declared prompt, field names and descriptions); its user message
+holds the previous carrier, then the chunk. For every graded value of the fixture (the fixture found
+by the chunk header's "chunk k of n" and its k-th chunk's text): a value in the previous carrier is
+kept with probability ``keep``; a value only in the chunk is captured with probability ``capture``
+times the rung's load multipliers; the kept values are written one per line (``- label: value``)
+under a first line naming the arm, in the shape the request asks (analysis.runner.simulate.replies).
+The recall turn reads the arm from that first line of the carrier and answers every asked label with
+its value, with probability ``recall``, when the value is in the carrier (of a label's values in all
+fixtures, the one the carrier holds), else ``unknown``. Presence is the grader's whole-token rule
+(analysis.evidence.tokens.contains_token).
 
 Draws are seeded per call: the generator's seed is a SHA-256 of the salt, the truth's digest and
 the request (seed sent, messages, response format, max_tokens; two arms with one system prompt
@@ -41,6 +42,7 @@ MARK = "(simulated summary, arm {code})"
 _MARK_RE = re.compile(r"\(simulated summary, arm ([A-Za-z0-9]+)\)")
 _ASK_RE = re.compile(r"^\d+\. (.+)$", re.MULTILINE)
 _CHUNK_HEAD = "\n\nNext chunk"
+_HEAD_RE = re.compile(r"s? of the session transcript \(chunks? (\d+)(?:-\d+)? of (\d+)\):")
 
 
 def _factors(fx: Fixture) -> tuple[int, int, int]:
@@ -72,10 +74,11 @@ class SimulatedSummariser:
         self.fixtures = list(fixtures)
         self.factors = [_factors(fx) for fx in self.fixtures]
         self.facts = [[(p.label or "", p.value, p.case_sensitive) for p in fx.graded] for fx in self.fixtures]
-        self.values: dict[str, tuple[str, bool]] = {}
+        self.values: dict[str, list[tuple[str, bool]]] = {}  # label -> every (value, case) it has in any fixture
         for facts in self.facts:
             for label, value, cs in facts:
-                self.values.setdefault(label, (value, cs))
+                if (value, cs) not in self.values.setdefault(label, []):
+                    self.values[label].append((value, cs))
         self.by_signature: dict[tuple[str, tuple[str, ...]], list[str]] = {}
         for code, arm in self.arms.items():
             self.by_signature.setdefault(_signature(arm.prompt, arm.json_schema()), []).append(code)
@@ -130,8 +133,7 @@ class SimulatedSummariser:
             return Reply(status=503, model=self.model)
         user = body["messages"][-1]["content"]
         carrier, _, chunk = user.partition(_CHUNK_HEAD)
-        which = next((i for i, fx in enumerate(self.fixtures) if any(c.text and c.text in chunk for c in fx.chunks)),
-                     None)
+        which = self._fixture_of(chunk)
         facts = self.facts[which] if which is not None else []
         capture = self.truth.capture(code, *self.factors[which]) if which is not None else 0.0
         keep = self.truth.arms[code].keep
@@ -152,6 +154,19 @@ class SimulatedSummariser:
             return Reply(text[:-1] if schema else text + "\n(continued", finish_reason="length", model=self.model)
         return Reply(text, model=self.model)
 
+    def _fixture_of(self, chunk: str) -> int | None:
+        """The fixture whose chunk this is: the header's "chunk k of n" (k-th chunk, n chunks) and its text;
+        without a header, any fixture holding the text."""
+        head = _HEAD_RE.match(chunk)
+        for i, fx in enumerate(self.fixtures):
+            if head is not None:
+                k, n = int(head.group(1)), int(head.group(2))
+                if len(fx.chunks) == n and 1 <= k <= n and fx.chunks[k - 1].text and fx.chunks[k - 1].text in chunk:
+                    return i
+            elif any(c.text and c.text in chunk for c in fx.chunks):
+                return i
+        return None
+
     def _recall(self, body: dict[str, Any]) -> Reply:
         rng, frng = self._rngs(body)
         if self._fault(frng, "server_error"):
@@ -165,7 +180,9 @@ class SimulatedSummariser:
         draws = rng.random(len(labels))
         lines = []
         for label, u in zip(labels, draws, strict=True):
-            value, cs = self.values.get(label, ("", True))
-            hit = bool(value) and contains_token(carrier, value, case_sensitive=cs) and u < p
+            # the label's value that this carrier holds (labels may repeat across fixtures with other values)
+            value = next((v for v, cs in self.values.get(label, []) if contains_token(carrier, v, case_sensitive=cs)),
+                         "")
+            hit = bool(value) and u < p
             lines.append(f"{label}: {value if hit else 'unknown'}")
         return Reply("\n".join(lines), model=self.model)
