@@ -5,13 +5,14 @@ correlation within configuration clusters; covariance Mancl-DeRouen bias-reduced
 (statsmodels GEE cov_type='bias_reduced') by default, with a t reference on G - 1 degrees of
 freedom (G clusters), because ~20 clusters make z tests anti-conservative.
 
-A thin wrapper over statsmodels.genmod GEE (one fit, cov_type = the requested covariance, iterated
-to ctol = 1e-12 within 200 iterations; its plain and naive covariances come from the same fit). The
-checks before it say what the data cannot support (fewer than two clusters, one arm, no variance in
-recall); after it, a working correlation on or outside the exchangeable bounds
-(-1/(n_max - 1), 1), where the working covariance is singular, or a singular bias-reduced covariance
-(a cluster of leverage 1) is "undefined" with a reason. The tests' oracle is the GEE fixed point
-written out with cluster sums (tests/test_est_gee.py), not statsmodels.
+Two engines compute the same estimator:
+* 'vectorised' (default): the GEE fixed point with cluster sums (numpy bincount) - the
+  exchangeable inverse is R_i^-1 = I/(1-rho) - c_i J with c_i = rho/((1-rho)(1+rho(n_i-1))),
+  rho and the scale are statsmodels' moment estimators (ddof = 2), and the Mancl-DeRouen
+  term per cluster is w_i = (A - M_i)^-1 u_i (Woodbury form of (I - H_i)^-1), where
+  A = sum M_i, M_i = X_i' R_i^-1 X_i and u_i = X_i' R_i^-1 e_i. No per-cluster Python loop.
+* 'statsmodels': statsmodels.genmod GEE itself (a Python loop over clusters).
+The tests check that both agree.
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ class GeeArmEffect:
     """Model statement."""
     reason: str | None
     """Why the fit (or its interval) is undefined, else None."""
-    engine: str = "statsmodels"
-    """The engine that fitted it: statsmodels.genmod GEE."""
+    engine: str = "vectorised"
+    """'vectorised' (cluster sums; tested equal to statsmodels) or 'statsmodels' (GEE itself)."""
     label: str = OURS_LABEL
     """Provenance label: ours, not the paper's."""
 
@@ -88,8 +89,71 @@ class _Fit:
     reason: str | None
 
 
-def _fit_statsmodels(y: np.ndarray, t: np.ndarray, groups: np.ndarray, cov_type: str, nmax: int,
-                     maxiter: int = 200, ctol: float = 1e-12) -> _Fit:
+def _fit_vectorised(y: np.ndarray, t: np.ndarray, codes: np.ndarray, g: int,
+                    maxiter: int = 200, tol: float = 1e-12) -> _Fit:
+    n_obs, p = y.size, 2
+    n = np.bincount(codes, minlength=g).astype(float)
+    tt = np.bincount(codes, weights=t, minlength=g)
+    s = np.stack([n, tt], axis=1)                                   # X_i' 1
+    sxx = np.stack([np.stack([n, tt], 1), np.stack([tt, tt], 1)], 1)  # X_i' X_i (t^2 = t)
+    n_pairs = float(np.sum(n * (n - 1) / 2))
+
+    def blocks(rho: float) -> tuple[np.ndarray, np.ndarray]:
+        c = rho / ((1 - rho) * (1 + rho * (n - 1)))
+        m = sxx / (1 - rho) - c[:, None, None] * s[:, :, None] * s[:, None, :]
+        return c, m
+
+    def xr(v: np.ndarray, rho: float, c: np.ndarray) -> np.ndarray:
+        """X_i' R_i^-1 v_i for every cluster, shape (g, 2)."""
+        tot = np.bincount(codes, weights=v, minlength=g)
+        xv = np.stack([tot, np.bincount(codes, weights=v * t, minlength=g)], 1)
+        value: np.ndarray = xv / (1 - rho) - c[:, None] * s * tot[:, None]
+        return value
+
+    # start at OLS: intercept = control mean, slope = treatment mean - control mean
+    m0, m1 = float(y[t == 0].mean()), float(y[t == 1].mean())
+    beta = np.array([m0, m1 - m0])
+    rho, converged = 0.0, False
+    nmax = float(n.max())
+    for _ in range(maxiter):
+        e = y - beta[0] - beta[1] * t
+        scale = float(np.sum(e * e)) / (n_obs - p)
+        if scale <= 0 or n_pairs <= p:
+            break
+        tot = np.bincount(codes, weights=e, minlength=g)
+        sq = np.bincount(codes, weights=e * e, minlength=g)
+        new_rho = float(np.sum(tot**2 - sq) / 2 / scale / (n_pairs - p))
+        # At either bound the working covariance is singular; the tolerance makes a value that lands
+        # on the bound up to rounding (which differs between the two arm codings) count as on it.
+        if not (-1.0 / max(nmax - 1, 1.0) + _RHO_TOL < new_rho < 1.0 - _RHO_TOL):
+            return _Fit(beta, {}, new_rho, False, "working correlation outside its valid range")
+        c, m = blocks(new_rho)
+        a = m.sum(0)
+        new_beta = np.linalg.solve(a, xr(y, new_rho, c).sum(0))
+        done = np.max(np.abs(new_beta - beta)) < tol and abs(new_rho - rho) < tol
+        beta, rho = new_beta, new_rho
+        if done:
+            converged = True
+            break
+    c, m = blocks(rho)
+    a = m.sum(0)
+    a_inv = np.linalg.inv(a)
+    e = y - beta[0] - beta[1] * t
+    scale = float(np.sum(e * e)) / (n_obs - p)
+    u = xr(e, rho, c)
+    robust = a_inv @ (u.T @ u) @ a_inv
+    cov: dict[str, np.ndarray | None] = {"naive": a_inv * scale, "robust": robust, "bias_reduced": None}
+    reason = None
+    diff = a[None, :, :] - m
+    if np.all(np.abs(np.linalg.det(diff)) > 1e-12 * max(1.0, float(np.abs(a).max())) ** 2):
+        w = np.linalg.solve(diff, u[:, :, None])[:, :, 0]
+        cov["bias_reduced"] = w.T @ w
+    else:
+        reason = "bias_reduced covariance singular (a cluster has leverage 1)"
+    return _Fit(beta, cov, rho, converged, reason)
+
+
+def _fit_statsmodels(y: np.ndarray, t: np.ndarray, groups: np.ndarray, cov_type: str) -> _Fit:
     from statsmodels.genmod import families
     from statsmodels.genmod.cov_struct import Exchangeable
     from statsmodels.genmod.generalized_estimating_equations import GEE
@@ -97,30 +161,21 @@ def _fit_statsmodels(y: np.ndarray, t: np.ndarray, groups: np.ndarray, cov_type:
 
     x = np.column_stack([np.ones_like(t), t])
     model = GEE(y, x, groups=groups, family=families.Gaussian(), cov_struct=Exchangeable())
-    reason = None
     with warnings.catch_warnings():
         # Non-convergence is reported in `converged`, not as a warning.
         warnings.simplefilter("ignore", category=ConvergenceWarning)
         warnings.simplefilter("ignore", category=IterationLimitWarning)
-        warnings.simplefilter("ignore", category=RuntimeWarning)
-        try:
-            res = model.fit(maxiter=maxiter, ctol=ctol, cov_type=cov_type)
-        except np.linalg.LinAlgError:
-            if cov_type != "bias_reduced":
-                raise
-            reason = "bias_reduced covariance singular (a cluster has leverage 1)"
-            res = model.fit(maxiter=maxiter, ctol=ctol, cov_type="robust")
-    if res is None:
-        return _Fit(np.full(2, math.nan), {}, math.nan, False, "GEE estimate undefined")
-    rho = float(model.cov_struct.dep_params)
-    # At either bound the working covariance is singular; the tolerance makes a value that lands on the
-    # bound up to rounding (which differs between the two arm codings) count as on it.
-    if not (-1.0 / max(nmax - 1, 1) + _RHO_TOL < rho < 1.0 - _RHO_TOL):
-        return _Fit(np.asarray(res.params), {}, rho, False, "working correlation outside its valid range")
-    cov: dict[str, np.ndarray | None] = {"robust": res.cov_robust, "naive": res.cov_naive, "bias_reduced": None}
-    if cov_type == "bias_reduced" and reason is None:
-        cov["bias_reduced"] = res.cov_params()
-    return _Fit(np.asarray(res.params), cov, rho, bool(res.converged), reason)
+        res = model.fit(cov_type="robust")
+        rho = float(model.cov_struct.dep_params)
+        cov: dict[str, np.ndarray | None] = {"robust": res.cov_robust, "naive": res.cov_naive,
+                                             "bias_reduced": None}
+        reason = None
+        if cov_type == "bias_reduced":
+            try:
+                cov["bias_reduced"] = model.fit(cov_type="bias_reduced").cov_params()
+            except np.linalg.LinAlgError:
+                reason = "bias_reduced covariance singular (a cluster has leverage 1)"
+    return _Fit(np.asarray(res.params), cov, rho, bool(getattr(res, "converged", True)), reason)
 
 
 def gee_arm_effect(
@@ -130,6 +185,7 @@ def gee_arm_effect(
     treatment: str,
     alpha: float = 0.05,
     cov_type: str = "bias_reduced",
+    engine: str = "vectorised",
 ) -> GeeArmEffect:
     """GEE of recall on arm == treatment over the rows given (columns configuration, arm, recall).
 
@@ -138,6 +194,8 @@ def gee_arm_effect(
     """
     if cov_type not in _COV_TYPES:
         raise EstimatorInputError(f"GEE cov_type {cov_type!r} is unknown; use one of {', '.join(_COV_TYPES)}.")
+    if engine not in ("vectorised", "statsmodels"):
+        raise EstimatorInputError(f"GEE engine {engine!r} is unknown; use 'vectorised' or 'statsmodels'.")
     method = gee_method(cov_type)
     df = rows.filter(pl.col("arm").is_in([control, treatment]) & pl.col("recall").is_not_null())
     df = df.sort("configuration", maintain_order=True)
@@ -145,7 +203,8 @@ def gee_arm_effect(
     nan = math.nan
 
     def undefined(reason: str, rho: float = nan, converged: bool = False) -> GeeArmEffect:
-        return GeeArmEffect(nan, nan, max(g - 1, 0), nan, nan, nan, nan, rho, df.height, g, converged, method, reason)
+        return GeeArmEffect(nan, nan, max(g - 1, 0), nan, nan, nan, nan, rho, df.height, g, converged, method, reason,
+                            engine)
 
     if g < 2:
         return undefined("fewer than 2 configuration clusters")
@@ -156,8 +215,11 @@ def gee_arm_effect(
         return undefined("zero variance in recall")
     t = (df["arm"] == treatment).to_numpy().astype(float)
     groups = df["configuration"].to_numpy()
-    nmax = int(df.group_by("configuration").len()["len"].max())  # type: ignore[arg-type]
-    fit = _fit_statsmodels(y, t, groups, cov_type, nmax)
+    if engine == "vectorised":
+        codes = df.select(pl.col("configuration").rank("dense") - 1)["configuration"].to_numpy().astype(np.int64)
+        fit = _fit_vectorised(y, t, codes, g)
+    else:
+        fit = _fit_statsmodels(y, t, groups, cov_type)
     coef = float(fit.params[1])
     if not math.isfinite(coef) or (fit.reason and not fit.cov):
         return undefined(fit.reason or "GEE estimate undefined", fit.rho, fit.converged)
@@ -172,8 +234,8 @@ def gee_arm_effect(
     dof = g - 1
     if not math.isfinite(se):
         return GeeArmEffect(coef, se, dof, nan, nan, nan, se_rb, fit.rho, df.height, g, fit.converged, method,
-                            fit.reason or "standard error zero or undefined")
+                            fit.reason or "standard error zero or undefined", engine)
     q = float(stats.t.ppf(1 - alpha / 2, dof))
     pval = float(2 * stats.t.sf(abs(coef / se), dof))
     return GeeArmEffect(coef, se, dof, coef - q * se, coef + q * se, pval, se_rb, fit.rho, df.height, g,
-                        fit.converged, method, None)
+                        fit.converged, method, None, engine)

@@ -1,10 +1,7 @@
 """Design-effect-adjusted Wilson intervals for per-cell mean recall (ours, not the paper's).
 
 design_effect_interval(s): Wilson score interval for a per-cell mean recall with the effective
-number of checks n_eff = rows * k / deff (deff from analysis.estimators.dependence). A thin wrapper:
-the cell checks (empty cell, design effect undefined) come first, then
-statsmodels.stats.proportion.proportion_confint(mean * n_eff, n_eff, method="wilson"), with each end
-moved onto the mean where rounding leaves it just outside (at mean 0 or 1) and clipped to [0, 1].
+number of checks n_eff = rows * k / deff (deff from analysis.estimators.dependence).
 """
 
 from __future__ import annotations
@@ -14,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-from statsmodels.stats.proportion import proportion_confint
+from scipy import stats
 
 from analysis.estimators.common import OURS_LABEL
 
@@ -44,12 +41,13 @@ class DeffInterval:
 _DEFF_METHOD = "Wilson score interval at n_eff = rows * k / deff"
 
 
-def _wilson(p: np.ndarray, n: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """statsmodels' Wilson interval of proportions p with (possibly fractional) n observations."""
-    lo, hi = proportion_confint(p * n, n, alpha=alpha, method="wilson")
-    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+def _wilson(p: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        denom = 1 + z**2 / n
+        centre = (p + z**2 / (2 * n)) / denom
+        half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / denom
     # At p = 0 or 1 one end equals p exactly; clip rounding so the interval always contains p.
-    return np.clip(np.minimum(lo, p), 0, 1), np.clip(np.maximum(hi, p), 0, 1)
+    return np.clip(np.minimum(centre - half, p), 0, 1), np.clip(np.maximum(centre + half, p), 0, 1)
 
 
 def design_effect_interval(
@@ -62,7 +60,8 @@ def design_effect_interval(
         return DeffInterval(mean, rows, math.nan, math.nan, math.nan, _DEFF_METHOD,
                             "design effect undefined or not positive")
     n_eff = rows * checks_per_row / design_effect
-    lo, hi = _wilson(np.array([mean]), np.array([n_eff]), alpha)
+    z = float(stats.norm.ppf(1 - alpha / 2))
+    lo, hi = _wilson(np.array([mean]), np.array([n_eff]), z)
     return DeffInterval(float(mean), int(rows), float(n_eff), float(lo[0]), float(hi[0]), _DEFF_METHOD, None)
 
 
@@ -73,17 +72,18 @@ def design_effect_intervals(
 
     Empty cells (rows 0 or null mean) and an undefined design effect give null ends.
     """
+    z = float(stats.norm.ppf(1 - alpha / 2))
     ok = math.isfinite(design_effect) and design_effect > 0
-    rows = cells.get_column("rows").cast(pl.Float64).to_numpy()
-    p = cells.get_column("mean").cast(pl.Float64).fill_null(math.nan).to_numpy()
-    valid = (rows > 0) & np.isfinite(p) & ok
-    n_eff = np.full(cells.height, math.nan)
-    lo, hi = n_eff.copy(), n_eff.copy()
-    if valid.any():
-        n_eff[valid] = rows[valid] * checks_per_row / design_effect
-        lo[valid], hi[valid] = _wilson(p[valid], n_eff[valid], alpha)
+    n_eff = pl.col("rows").cast(pl.Float64) * checks_per_row / (design_effect if ok else math.nan)
+    p = pl.col("mean")
+    denom = 1 + z**2 / n_eff
+    centre = (p + z**2 / (2 * n_eff)) / denom
+    half = z * (p * (1 - p) / n_eff + z**2 / (4 * n_eff**2)).sqrt() / denom
+    valid = (pl.col("rows") > 0) & p.is_not_null() & p.is_not_nan() & pl.lit(ok)
+    lo = pl.min_horizontal(centre - half, p).clip(0.0, 1.0)
+    hi = pl.max_horizontal(centre + half, p).clip(0.0, 1.0)
     return cells.with_columns(
-        pl.Series("effective_n", n_eff).fill_nan(None),
-        pl.Series("lo", lo).fill_nan(None),
-        pl.Series("hi", hi).fill_nan(None),
+        pl.when(valid).then(n_eff).otherwise(None).alias("effective_n"),
+        pl.when(valid).then(lo).otherwise(None).alias("lo"),
+        pl.when(valid).then(hi).otherwise(None).alias("hi"),
     )
