@@ -1,8 +1,14 @@
-"""Exact paired McNemar: the paper's examples, scipy/statsmodels cross-checks, the hand-made package."""
+"""Exact paired McNemar: the paper's examples, exact-rational and statsmodels cross-checks, the hand-made package.
+
+The engine is scipy (binomtest for p, binom's cdf and pmf for the mid-p), so the oracles here are not scipy:
+the paper's hand values, and the binomial tails summed in exact rationals (sum of C(n, i) / 2^n, Python's
+math.comb and fractions) in _exact_tails.
+"""
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import polars as pl
 import pytest
@@ -37,7 +43,7 @@ def test_paper_43_q_versus_m_full_recall():
     assert (c.b, c.c, c.both, c.neither) == (0, 7, 1, 2)
     assert c.p_value == 0.015625
     # mid-p: 2 * P(X <= 0) - P(X = 0) = 1/128.
-    assert c.mid_p == 1 / 128
+    assert c.mid_p == pytest.approx(1 / 128, rel=1e-12)  # scipy's binom pmf, float
 
 
 def test_paper_45_j_versus_t_with_missing_partner():
@@ -75,7 +81,7 @@ def test_handmade_j_versus_q():
     pk = load_handmade()
     r = exact.paired_mcnemar(pk.rows, "j", "q", scenario="S5", threshold=0.5)
     assert (r.complete.b, r.complete.c, r.complete.both, r.complete.neither) == (1, 2, 3, 0)
-    assert (r.complete.p_value, r.complete.mid_p) == (1.0, 0.625)
+    assert r.complete.p_value == 1.0 and r.complete.mid_p == pytest.approx(0.625, rel=1e-12)
     assert (r.missing_as_failure.b, r.missing_as_failure.c) == (2, 3)
     assert (r.missing_as_success.b, r.missing_as_success.c, r.missing_as_success.both) == (1, 2, 5)
     # == 1.0: complete b = 1 (b2: j 14, q 7), c = 3 (a2, c1, c3), both 1 (a1), neither 1
@@ -95,22 +101,33 @@ def test_same_arm_is_rejected():
         exact.paired_mcnemar(load_handmade().rows, "j", "j", scenario="S5", threshold=0.5)
 
 
+def _exact_tails(b: int, c: int) -> tuple[float, float]:
+    """Oracle: p = min(1, 2 P(X <= m)), mid-p = min(1, 2 P(X <= m) - P(X = m)), X ~ Bin(b + c, 1/2), in exact
+    rationals (then rounded once to float)."""
+    n, m = b + c, min(b, c)
+    pmf = Fraction(math.comb(n, m), 2**n)
+    cdf = Fraction(sum(math.comb(n, i) for i in range(m + 1)), 2**n)
+    return float(min(1, 2 * cdf)), float(min(1, 2 * cdf - pmf))
+
+
 @settings(max_examples=150, deadline=None)
 @given(b=st.integers(0, 60), c=st.integers(0, 60), both=st.integers(0, 20), neither=st.integers(0, 20))
-def test_p_matches_statsmodels_and_scipy(b, c, both, neither):
+def test_p_matches_exact_rationals_and_statsmodels(b, c, both, neither):
     p, mid = exact.exact_p(b, c)
     sm = sm_mcnemar([[both, b], [c, neither]], exact=True)
     assert p == pytest.approx(sm.pvalue, rel=1e-12, abs=1e-15)
     if b + c:
-        assert p == pytest.approx(stats.binomtest(min(b, c), b + c, 0.5).pvalue, rel=1e-12)
-        # Independent mid-p: 2 * (P(X < m) + P(X = m) / 2), capped at 1.
+        want_p, want_mid = _exact_tails(b, c)
+        assert p == pytest.approx(want_p, rel=1e-12)
+        assert mid == pytest.approx(want_mid, rel=1e-12, abs=1e-15)
+        # A second form of the mid-p: 2 * (P(X < m) + P(X = m) / 2), capped at 1.
         m, n = min(b, c), b + c
         ref = min(1.0, 2 * (stats.binom.cdf(m - 1, n, 0.5) + 0.5 * stats.binom.pmf(m, n, 0.5)))
         assert mid == pytest.approx(ref, rel=1e-12, abs=1e-15)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(b=st.integers(2001, 4000), c=st.integers(1500, 4000))
-def test_large_counts_use_scipy_path(b, c):
+def test_large_counts_match_exact_rationals(b, c):
     p, _ = exact.exact_p(b, c)
-    assert p == pytest.approx(stats.binomtest(min(b, c), b + c, 0.5).pvalue, rel=1e-9, abs=1e-300)
+    assert p == pytest.approx(_exact_tails(b, c)[0], rel=1e-9, abs=1e-300)

@@ -33,6 +33,18 @@ def test_t_interval_of_constant_values_is_not_estimable() -> None:
     assert why is None and lo < 0 < hi
 
 
+def test_t_interval_matches_the_closed_form_for_two_degrees_of_freedom() -> None:
+    # Oracle by hand (not scipy, the engine): for df = 2 the t quantile has the closed form
+    # t_p = (2p - 1) / sqrt(2 p (1 - p)), so t_0.975 = 0.95 / sqrt(0.04875) = 4.3026527...
+    # (R: qt(0.975, 2) = 4.302653). Values 0, 0.5, 0: mean 1/6, sd sqrt(1/12), se = sd / sqrt(3) = 1/6,
+    # so R's t.test(c(0, 0.5, 0))$conf.int is 1/6 -/+ t_0.975 / 6 = [-0.5504421, 0.8837755].
+    half = 0.95 / math.sqrt(2 * 0.975 * 0.025) / 6
+    lo, hi, why = t_interval(np.array([0.0, 0.5, 0.0]), 0.05)
+    assert why is None
+    assert (lo, hi) == pytest.approx((1 / 6 - half, 1 / 6 + half), rel=1e-12)
+    assert (lo, hi) == pytest.approx((-0.5504421, 0.8837755), abs=1e-7)
+
+
 @settings(max_examples=50, deadline=None)
 @given(st.floats(-1, 1, allow_nan=False), st.integers(2, 30))
 def test_t_interval_never_has_zero_width(value: float, n: int) -> None:

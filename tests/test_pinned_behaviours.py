@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from scipy import stats
 
 from analysis.estimators import exact
 from analysis.estimators.dependence import CheckCountError, within_row_dependence
@@ -193,18 +192,18 @@ def test_fill_margin_of_exactly_zero_does_not_separate() -> None:
 # ---------------------------------------------------------------------------- mid-p McNemar
 @pytest.mark.parametrize("b", range(13))
 @pytest.mark.parametrize("c", range(13))
-def test_exact_p_and_mid_p_match_scipy(b: int, c: int) -> None:
-    # Oracle: scipy. p = scipy.stats.binomtest(min(b, c), b + c, 1/2).pvalue (two-sided; symmetric at
-    # 1/2, so it is the doubled tail capped at 1). mid-p = 2 P(X < m) + P(X = m) with scipy's binom,
-    # capped at 1 (Fagerland, Lydersen & Laake 2013). The first test (test_est_exact) checks
-    # one hand value, b = 0, c = 7.
+def test_exact_p_and_mid_p_match_exact_rationals(b: int, c: int) -> None:
+    # Oracle (not scipy, the engine): the binomial tails in exact rationals, sum of C(n, i) / 2^n over
+    # i <= m = min(b, c): p = min(1, 2 P(X <= m)), mid-p = min(1, 2 P(X < m) + P(X = m)) (Fagerland,
+    # Lydersen & Laake 2013). The first test (test_est_exact) checks one hand value, b = 0, c = 7.
     n, m = b + c, min(b, c)
     p, mid = exact.exact_p(b, c)
     if n == 0:
         assert (p, mid) == (1.0, 1.0)
         return
-    want_p = stats.binomtest(m, n, 0.5).pvalue
-    want_mid = min(1.0, 2 * stats.binom.cdf(m - 1, n, 0.5) + stats.binom.pmf(m, n, 0.5))
+    below = Fraction(sum(math.comb(n, i) for i in range(m)), 2**n)
+    at = Fraction(math.comb(n, m), 2**n)
+    want_p, want_mid = float(min(1, 2 * (below + at))), float(min(1, 2 * below + at))
     assert p == pytest.approx(want_p, rel=1e-12, abs=1e-15)
     assert mid == pytest.approx(want_mid, rel=1e-12, abs=1e-15)
     assert mid <= p
@@ -251,7 +250,7 @@ def test_missing_as_success_by_hand() -> None:
     assert (c.b, c.c, c.both, c.neither, c.pairs) == (0, 1, 1, 0, 2)
     assert (f.b, f.c, f.both, f.neither, f.pairs) == (2, 2, 1, 2, 7)
     assert (s.b, s.c, s.both, s.neither, s.pairs) == (1, 2, 4, 0, 7)
-    assert (s.p_value, s.mid_p) == (1.0, 0.625)
+    assert s.p_value == 1.0 and s.mid_p == pytest.approx(0.625, rel=1e-12)  # scipy's binom, float
     assert (r.first_only, r.second_only) == (3, 2)  # j only: 2, 3, 4; q only: 5, 6
 
 

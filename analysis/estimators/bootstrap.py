@@ -2,14 +2,19 @@
 
 bootstrap_mean resamples configurations with replacement from an explicit numpy Generator
 seeded from the params; percentile interval by default, BCa (bias-corrected and accelerated,
-jackknife acceleration) on request. When every effect is equal the interval is not estimable
-(NaN bounds with the reason of analysis.estimators.estimable.no_spread), never [mean, mean].
+jackknife acceleration) on request. A thin wrapper: estimability first (no configuration, one, or
+every effect equal: NaN bounds with a reason, for equal effects that of
+analysis.estimators.estimable.no_spread, never [mean, mean]), then scipy.stats.bootstrap with the
+Generator as `rng` (resamples drawn in blocks of _CHUNK). Where BCa's bias correction is infinite
+(every resampled mean on one side of the estimate) the percentile interval of the same resamples is
+returned with a reason.
 Every result carries `label = "ours, not the paper's"`.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -48,14 +53,9 @@ class BootstrapInterval:
     """Provenance label: ours, not the paper's."""
 
 
-def _boot_means(x: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    n = x.size
-    out = np.empty(resamples)
-    for start in range(0, resamples, _CHUNK):
-        stop = min(resamples, start + _CHUNK)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        out[start:stop] = x[idx].mean(axis=1)
-    return out
+def _mean(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    value: np.ndarray = np.mean(x, axis=axis)
+    return value
 
 
 def bootstrap_mean(
@@ -85,21 +85,17 @@ def bootstrap_mean(
     if flat:
         return BootstrapInterval(est, math.nan, math.nan, n, resamples, seed, method, level, flat)
     rng = np.random.Generator(np.random.PCG64(seed))
-    boots = _boot_means(x, resamples, rng)
-    q_lo, q_hi = alpha / 2, 1 - alpha / 2
+    with warnings.catch_warnings():
+        # An undefined BCa end is reported in `reason` below, not as a warning.
+        warnings.simplefilter("ignore", category=stats.DegenerateDataWarning)
+        warnings.simplefilter("ignore", category=RuntimeWarning)
+        res = stats.bootstrap((x,), _mean, n_resamples=resamples, batch=_CHUNK, vectorized=True,
+                              confidence_level=level, method="BCa" if method == "bca" else "percentile", rng=rng)
+    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
     reason = None
-    if method == "bca":
-        prop = float(np.mean(boots < est))
-        if prop in (0.0, 1.0):
-            reason = "BCa bias correction infinite (all resampled means on one side); percentile used"
-        else:
-            z0 = stats.norm.ppf(prop)
-            jack = (x.sum() - x) / (n - 1)
-            d = jack.mean() - jack
-            denom = 6.0 * (np.sum(d**2)) ** 1.5
-            a = float(np.sum(d**3) / denom) if denom > 0 else 0.0
-            z = stats.norm.ppf([q_lo, q_hi])
-            adj = stats.norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z)))
-            q_lo, q_hi = float(adj[0]), float(adj[1])
-    lo, hi = np.quantile(boots, [q_lo, q_hi])
-    return BootstrapInterval(est, float(lo), float(hi), n, resamples, seed, method, level, reason)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        reason = "BCa bias correction infinite (all resampled means on one side); percentile used"
+        res = stats.bootstrap((x,), _mean, n_resamples=0, bootstrap_result=res, vectorized=True,
+                              confidence_level=level, method="percentile")
+        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    return BootstrapInterval(est, lo, hi, n, resamples, seed, method, level, reason)

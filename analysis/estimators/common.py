@@ -154,8 +154,9 @@ def recall_at_least(threshold: float) -> pl.Expr:
 def t_interval(values: np.ndarray, alpha: float) -> tuple[float, float, str | None]:
     """mean +/- t(1 - alpha/2, n - 1) * sd(ddof=1) / sqrt(n); NaNs and a reason when n < 2.
 
-    With zero spread (every value equal) it is not estimable either: NaNs and the reason of
-    analysis.estimators.estimable.no_spread (R's t.test refuses constant data), never [mean, mean].
+    A thin wrapper: estimability first (fewer than two values, or zero spread: every value equal, which R's
+    t.test refuses as constant data, gives NaNs and the reason of analysis.estimators.estimable.no_spread,
+    never [mean, mean]), then scipy.stats.t.interval with scale = scipy.stats.sem (ddof = 1).
     """
     n = int(values.size)
     if n < 2:
@@ -163,9 +164,8 @@ def t_interval(values: np.ndarray, alpha: float) -> tuple[float, float, str | No
     flat = no_spread(values, "values")
     if flat:
         return NAN, NAN, flat
-    mean = float(values.mean())
-    half = float(stats.t.ppf(1.0 - alpha / 2.0, n - 1)) * float(values.std(ddof=1)) / math.sqrt(n)
-    return mean - half, mean + half, None
+    lo, hi = stats.t.interval(1.0 - alpha, n - 1, loc=float(values.mean()), scale=float(stats.sem(values)))
+    return float(lo), float(hi), None
 
 
 def json_ready(value: Any) -> Any:

@@ -5,8 +5,8 @@ scenario; an arm succeeds in a block when its valid row's recall is >= the
 threshold (compared exactly in integers; `== 1.0` is `>= 1.0`). Over blocks
 where both arms have a valid outcome: b = only the first arm succeeds, c = only
 the second, plus the concordant counts. With n = b + c and X ~ Bin(n, 1/2):
-  p     = min(1, 2 P(X <= min(b, c)))                    (two-sided exact)
-  mid-p = min(1, 2 P(X <= min(b, c)) - P(X = min(b, c)))  (Lancaster mid-p)
+  p     = min(1, 2 P(X <= min(b, c)))                    (two-sided exact; scipy.stats.binomtest)
+  mid-p = min(1, 2 P(X <= min(b, c)) - P(X = min(b, c)))  (Lancaster mid-p; scipy.stats.binom)
 With n = 0 (no discordant pair) the test is not estimable: both are NaN with the reason of
 analysis.estimators.estimable.no_discordant_pairs (exact_p alone still returns 1); with no blocks
 at all they are NaN with a reason.
@@ -20,9 +20,7 @@ not, on the scenario), the population of the paper's secondary comparisons: outs
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 import polars as pl
@@ -87,28 +85,20 @@ class McNemarResult:
     """Blocks where only the second arm has a valid outcome."""
 
 
-EXACT_INTEGER_LIMIT = 2000
-"""Up to this many discordant blocks the binomial tail is summed in exact integers."""
-
-
 def exact_p(b: int, c: int) -> tuple[float, float]:
-    """Two-sided exact binomial p and mid-p for discordant counts b and c.
+    """Two-sided exact binomial p and Lancaster mid-p for discordant counts b and c (1, 1 when b + c = 0).
 
-    Summed in exact rationals (sum of C(n, i) / 2^n) up to EXACT_INTEGER_LIMIT
-    discordant blocks, so e.g. b=7, c=0 gives exactly 1/64; scipy's binom above it.
+    A thin wrapper: p is scipy.stats.binomtest(min(b, c), b + c, 1/2).pvalue (two-sided; at 1/2 the
+    doubled tail capped at 1, which is also statsmodels' mcnemar(exact=True)). Neither library offers
+    the mid-p, so it is 2 P(X < m) + P(X = m), capped at 1, from scipy.stats.binom's cdf and pmf.
+    Callers check no_discordant_pairs first (b + c = 0 is not estimable).
     """
     n, m = b + c, min(b, c)
     if n == 0:
         return 1.0, 1.0
-    pmf: Fraction | float
-    cdf: Fraction | float
-    if n <= EXACT_INTEGER_LIMIT:
-        pmf = Fraction(math.comb(n, m), 2 ** n)
-        cdf = Fraction(sum(math.comb(n, i) for i in range(m + 1)), 2 ** n)
-    else:
-        cdf = float(stats.binom.cdf(m, n, 0.5))
-        pmf = float(stats.binom.pmf(m, n, 0.5))
-    return float(min(1, 2 * cdf)), float(min(1, 2 * cdf - pmf))
+    p = float(stats.binomtest(m, n, 0.5).pvalue)
+    mid = float(2.0 * stats.binom.cdf(m - 1, n, 0.5) + stats.binom.pmf(m, n, 0.5))
+    return min(1.0, p), min(1.0, mid)
 
 
 def counts(first_ok: np.ndarray, second_ok: np.ndarray) -> McNemarCounts:

@@ -2,9 +2,13 @@
 
 sign_flip_test: exact randomisation test of the equal-configuration panel mean under the sharp
 null of symmetric configuration effects: all 2^n sign patterns for n <= exact_max_n (two halves
-of a bit matrix, added as an outer sum), otherwise Monte Carlo with the stated seed (random sign
-bits drawn as bytes, summed through a per-byte lookup table) and p = (1 + hits) / (1 + draws).
-Two-sided: |mean(s * e)| >= |mean(e)|.
+of a bit matrix, added as an outer sum), otherwise Monte Carlo: a thin wrapper over
+scipy.stats.permutation_test(permutation_type="samples", alternative="greater") of |mean| with the
+seeded Generator as `rng`, p = (1 + hits) / (1 + draws). Two-sided: |mean(s * e)| >= |mean(e)|.
+
+The exact enumeration stays hand-written for speed: permutation_test enumerates the same 2^n patterns
+(and gives the same p; the tests use it as the oracle) but takes ~3.7 s of CPU at n = 20 where the outer
+sum takes 0.04 s, which would double the CPU time of `generate.py --force`.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
 from analysis.estimators.common import OURS_LABEL, finite_effects
 from analysis.estimators.estimable import too_few
@@ -50,6 +55,11 @@ def _bit_matrix(m: int) -> np.ndarray:
     return 1.0 - 2.0 * bits
 
 
+def _abs_mean(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    value: np.ndarray = np.abs(np.mean(x, axis=axis))
+    return value
+
+
 def sign_flip_test(
     effects: Sequence[float] | np.ndarray,
     *,
@@ -81,21 +91,7 @@ def sign_flip_test(
             hits += int(np.count_nonzero(np.abs(block[:, None] + right[None, :]) >= obs - tol))
         patterns = 2**n
         return SignFlipTest(float(x.mean()), hits / patterns, n, patterns, True, None, None)
-    # Monte Carlo: each draw is n independent fair sign bits, drawn as bytes. A byte of group k
-    # flips effects 8k..8k+7 where its bits are set, so a draw's sum is
-    # total - 2 * sum_k table[k, byte_k], with table[k, v] = sum of the effects of group k in v.
     rng = np.random.Generator(np.random.PCG64(seed))
-    groups = (n + 7) // 8
-    padded = np.zeros(groups * 8)
-    padded[:n] = x
-    byte_bits = ((np.arange(256)[:, None] >> np.arange(8)[None, :]) & 1).astype(float)
-    table = padded.reshape(groups, 8) @ byte_bits.T              # (groups, 256)
-    cols = np.arange(groups)
-    total = float(x.sum())
-    hits = 0
-    for start in range(0, draws, _CHUNK):
-        m = min(draws, start + _CHUNK) - start
-        drawn = rng.integers(0, 256, size=(m, groups), dtype=np.uint8)
-        sums = total - 2.0 * table[cols, drawn].sum(axis=1)
-        hits += int(np.count_nonzero(np.abs(sums) >= obs - tol))
-    return SignFlipTest(float(x.mean()), (1 + hits) / (1 + draws), n, draws, False, seed, None)
+    res = stats.permutation_test((x,), _abs_mean, permutation_type="samples", vectorized=True,
+                                 n_resamples=draws, batch=_CHUNK, alternative="greater", rng=rng)
+    return SignFlipTest(float(x.mean()), float(res.pvalue), n, draws, False, seed, None)
