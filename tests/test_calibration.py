@@ -15,11 +15,11 @@ import pytest
 from analysis.cli import main
 from analysis.evidence.truth import read_truth
 from analysis.params import DEFAULT_PARAMS
-from analysis.plan.calibrate import CalibrationError, Design, run_calibration, run_replication, summarise
+from analysis.plan.calibrate import CalibrationDesign, CalibrationError, run_calibration, run_replication, summarise
 
 REPO = Path(__file__).resolve().parents[1]
 TRUTHS = REPO / "docs" / "truth"
-DESIGN = Design(("g1-d0-c100-f1", "g1-d0-c100-f3"), ("j", "q"), 4)
+DESIGN = CalibrationDesign(("g1-d0-c100-f1", "g1-d0-c100-f3"), ("j", "q"), 4)
 
 
 @pytest.mark.parametrize("name", ["null-effect.toml", "clear-effect.toml"])
@@ -52,7 +52,7 @@ EXACT = "[arms.j]\ncapture = 1\nkeep = 0\nrecall = 1\n[arms.q]\ncapture = 1\nkee
 def test_deterministic_arms_give_the_closed_form_exactly(tmp_path: Path) -> None:
     path = tmp_path / "exact.toml"
     path.write_text(EXACT)
-    design = Design(("g1-d0-c100-f1", "g1-d0-c100-f3"), ("j", "q"), 2)
+    design = CalibrationDesign(("g1-d0-c100-f1", "g1-d0-c100-f3"), ("j", "q"), 2)
     (rep,) = run_calibration(str(path), read_truth(str(path)), design, 1, tmp_path / "cal", DEFAULT_PARAMS)
     hand = {"recall|g1-d0-c100-f1|j": 1.0, "recall|g1-d0-c100-f3|j": 1 / 3,
             "recall|g1-d0-c100-f1|q": 0.0, "recall|g1-d0-c100-f3|q": 0.0,
@@ -72,7 +72,7 @@ def test_many_repeats_in_one_sweep_recover_the_planted_recall_tightly(tmp_path: 
     path = tmp_path / "half.toml"
     path.write_text("[arms.j]\ncapture = 0.9\nkeep = 0.6\nrecall = 0.5\n"
                     "[arms.q]\ncapture = 0.9\nkeep = 0.95\nrecall = 0.5\n")
-    design = Design(("g1-d0-c100-f3",), ("j", "q"), 60)
+    design = CalibrationDesign(("g1-d0-c100-f3",), ("j", "q"), 60)
     (rep,) = run_calibration(str(path), read_truth(str(path)), design, 1, tmp_path / "cal", DEFAULT_PARAMS)
     for arm, hand in (("j", 0.45 * 1.96 / 3), ("q", 0.45 * 2.8525 / 3)):
         r = rep[f"recall|g1-d0-c100-f3|{arm}"]
@@ -125,7 +125,7 @@ def test_replications_of_other_code_are_not_mixed(tmp_path: Path, monkeypatch: p
     import analysis.plan.calibrate as cal
 
     assert main(_cal(tmp_path, "--replications", "1")) == 0
-    monkeypatch.setattr(cal, "code_digest", lambda: "f" * 64)
+    monkeypatch.setattr(cal, "calibration_code_digest", lambda: "f" * 64)
     assert main(_cal(tmp_path, "--replications", "2")) == 2
     err = capsys.readouterr().err
     assert "other code" in err and "new --out" in err
@@ -134,7 +134,7 @@ def test_replications_of_other_code_are_not_mixed(tmp_path: Path, monkeypatch: p
 
 def test_a_replication_checks_its_package_plants_the_studys_truth(tmp_path: Path) -> None:
     path = TRUTHS / "null-effect.toml"
-    design = Design(("g1-d0-c100-f1",), ("j", "q"), 1)
+    design = CalibrationDesign(("g1-d0-c100-f1",), ("j", "q"), 1)
     with pytest.raises(CalibrationError, match="truth file edited"):
         run_replication(str(path), design, 1, tmp_path / "w", DEFAULT_PARAMS, "0" * 64)
 

@@ -23,7 +23,7 @@ from analysis.params import DEFAULT_PLAN_PARAMS
 from analysis.plan.advice import cost_model, optimal_repeats, smallest_k
 from analysis.plan.cost import Price, RowTokens, cell_cost, repeat_cost, row_tokens
 from analysis.plan.design import GRID_SCHEMA, required_configurations, simulate_grid
-from analysis.plan.simulate import analyse, closed_form, sign_patterns, study_frames
+from analysis.plan.simulate import analyse_simulated, closed_form, sign_patterns, study_frames
 
 C = Contrast("j", "q", "S5")
 TAU2, S2 = 0.0757, 0.0659  # data/v1's components (docs/PREREGISTRATION.md); any positive pair would do
@@ -92,8 +92,8 @@ def test_the_monte_carlo_sign_flip_p_value_carries_its_plus_one() -> None:
     d = np.ones((1, 3, 1))
     present = np.ones((1, 3, 1), dtype=bool)
     patterns = np.array([[1, 1, 1], [-1, -1, -1], [1, -1, 1], [1, 1, -1]], dtype=float)
-    assert analyse(d, present, 0.05, patterns, exact=False).p_signflip[0] == pytest.approx(3 / 5)
-    assert analyse(d, present, 0.05, patterns, exact=True).p_signflip[0] == pytest.approx(2 / 4)
+    assert analyse_simulated(d, present, 0.05, patterns, exact=False).p_signflip[0] == pytest.approx(3 / 5)
+    assert analyse_simulated(d, present, 0.05, patterns, exact=True).p_signflip[0] == pytest.approx(2 / 4)
     # above signflip_exact_max the patterns are random and flagged as not exact, so the +1 applies
     _pats, exact = sign_patterns(13, 12, 99, np.random.Generator(np.random.PCG64(1)))
     assert exact is False

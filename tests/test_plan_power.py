@@ -15,7 +15,7 @@ from analysis.estimators.randomization import sign_flip_test
 from analysis.params import DEFAULT_PARAMS
 from analysis.plan.simulate import (
     SimModel,
-    analyse,
+    analyse_simulated,
     closed_form,
     draw_parametric,
     draw_resampled,
@@ -40,7 +40,7 @@ def test_vectorised_analysis_equals_package_estimator(seed: int) -> None:
     d = parametric_differences(model, 0.1, zc, ze)
     patterns, exact = sign_patterns(k, 12, 999, rng)
     assert exact
-    res = analyse(d, present, DEFAULT_PARAMS.alpha, patterns, exact)
+    res = analyse_simulated(d, present, DEFAULT_PARAMS.alpha, patterns, exact)
     for s in range(sims):
         rows, runs = study_frames(d[s], present[s], 14)
         p = panel(rows, runs, C, recency_cutoff=datetime.date(2025, 1, 1), params=DEFAULT_PARAMS)
@@ -65,7 +65,7 @@ def test_calibration_at_zero_effect(k: int, r: int) -> None:
     sims = 4000
     zc, ze, present = draw_parametric(V1_LIKE, k, r, sims, rng)
     patterns, exact = sign_patterns(k, 12, 999, rng)
-    res = analyse(parametric_differences(V1_LIKE, 0.0, zc, ze), present, 0.05, patterns, exact)
+    res = analyse_simulated(parametric_differences(V1_LIKE, 0.0, zc, ze), present, 0.05, patterns, exact)
     rate, mcse = _rate(res.reject_t())
     assert abs(rate - 0.05) < 3.5 * mcse, rate
     rate_sf, _ = _rate(res.p_signflip <= 0.05)
@@ -81,7 +81,7 @@ def test_closed_form_agrees_with_simulation(k: int, r: int, effect: float) -> No
     sims = 4000
     zc, ze, present = draw_parametric(model, k, r, sims, rng)
     patterns, exact = sign_patterns(k, 12, 999, rng)
-    res = analyse(parametric_differences(model, effect, zc, ze), present, 0.05, patterns, exact)
+    res = analyse_simulated(parametric_differences(model, effect, zc, ze), present, 0.05, patterns, exact)
     power_cf, half_cf = closed_form(model.tau2, model.sigma2_within, k, r, effect, 0.05)
     sim = float(res.reject_t().mean())
     assert abs(sim - float(power_cf)) < 3.5 * math.sqrt(power_cf * (1 - power_cf) / sims) + 1e-9
@@ -141,7 +141,7 @@ def test_grid_is_drawn_in_chunks_with_the_same_statistics(monkeypatch: pytest.Mo
 
 def test_shifted_analysis_equals_one_analysis_per_effect() -> None:
     """The resampling variant's shared signed sums (eff0 @ P' + effect * present @ P') give what
-    `analyse(d0 + effect)` gives, effect by effect (identity: a present configuration's mean moves
+    `analyse_simulated(d0 + effect)` gives, effect by effect (identity: a present configuration's mean moves
     by the effect, an absent one stays 0)."""
     from analysis.plan.simulate import analyse_shifted
 
@@ -153,7 +153,7 @@ def test_shifted_analysis_equals_one_analysis_per_effect() -> None:
         patterns, exact = sign_patterns(k, 12, 999, rng)
         effects = (0.0, 0.05, 0.1, -0.15)
         for effect, got in zip(effects, analyse_shifted(d0, present, 0.05, patterns, exact, effects), strict=True):
-            want = analyse(d0 + effect, present, 0.05, patterns, exact)
+            want = analyse_simulated(d0 + effect, present, 0.05, patterns, exact)
             np.testing.assert_array_equal(got.p_signflip, want.p_signflip)
             np.testing.assert_array_equal(got.reject_t(), want.reject_t())
             np.testing.assert_allclose(got.mean, want.mean, atol=1e-12)

@@ -18,7 +18,7 @@ from analysis.plan import run as plan_run
 from analysis.plan.run import make_design
 from analysis.plan.simulate import (
     SimModel,
-    analyse,
+    analyse_simulated,
     closed_form,
     draw_parametric,
     pair_completeness,
@@ -53,7 +53,7 @@ def test_closed_form_with_missing_rows_agrees_with_simulation(k: int, r: int, ef
     sims = 6000
     zc, ze, present = draw_parametric(model, k, r, sims, rng)
     patterns, exact = sign_patterns(k, 12, 199, rng)
-    res = analyse(parametric_differences(model, effect, zc, ze), present, 0.05, patterns, exact)
+    res = analyse_simulated(parametric_differences(model, effect, zc, ze), present, 0.05, patterns, exact)
     sim = float(res.reject_t().mean())
     cf = float(closed_form(model.tau2, model.sigma2_within, k, r, effect, 0.05, MISSING)[0])
     assert abs(sim - cf) < 3.5 * math.sqrt(cf * (1 - cf) / sims)

@@ -33,7 +33,7 @@ FRAME_COLUMNS = ("statistic", "estimate", "ci_low", "ci_high", "n", "interval", 
 """The leading columns of every :meth:`Estimate.to_frame`, in this order; ``extra`` follows."""
 
 
-def num(x: Any) -> float | None:
+def finite(x: Any) -> float | None:
     """A finite float, else None (results.json writes an undefined statistic as null)."""
     if x is None:
         return None
@@ -123,11 +123,11 @@ def paired_effect(package: PackageLike, params: Params | None = None) -> Estimat
     p = analyse(package, params).inputs.estimates.panel
     s = p.summary
     level = 1 - (params or DEFAULT_PARAMS).alpha
-    return Estimate("panel mean effect (treatment - control)", num(s.mean), num(s.dispersion_lo),
-                    num(s.dispersion_hi), s.configurations,
+    return Estimate("panel mean effect (treatment - control)", finite(s.mean), finite(s.dispersion_lo),
+                    finite(s.dispersion_hi), s.configurations,
                     f"{level:.0%} t interval over configuration effects", p,
                     reason=_reason(s.reasons, "mean", "dispersion_lo"),
-                    extra={"median": num(s.median), "positive": s.positive, "negative": s.negative,
+                    extra={"median": finite(s.median), "positive": s.positive, "negative": s.negative,
                            "zero": s.zero})
 
 
@@ -161,8 +161,9 @@ def repeat_bounds(package: PackageLike, params: Params | None = None) -> Estimat
     """
     est = analyse(package, params).inputs.estimates
     b = est.bounds
-    return Estimate("panel mean effect, planned-repeat bounds", num(est.panel.summary.mean), num(b.lo),
-                    num(b.hi), b.configurations, "bounds over missing outcomes in [0, 1] (not a confidence interval)",
+    return Estimate("panel mean effect, planned-repeat bounds", finite(est.panel.summary.mean),
+                    finite(b.lo), finite(b.hi), b.configurations,
+                    "bounds over missing outcomes in [0, 1] (not a confidence interval)",
                     b, reason=_reason(b.reasons, "lo", "hi"),
                     extra={"planned_repeats": b.planned_repeats, "missing_control": b.missing_control,
                            "missing_treatment": b.missing_treatment})
@@ -197,10 +198,10 @@ def within_row_icc(package: PackageLike, params: Params | None = None) -> Estima
     (0.7009, 10.1111, 16)
     """
     d = analyse(package, params).inputs.estimates.dependence
-    return Estimate("ICC(1) of the checks within a row", num(d.icc), None, None, d.rows,
+    return Estimate("ICC(1) of the checks within a row", finite(d.icc), None, None, d.rows,
                     "none (a point estimate)", d, reason=_reason(d.reasons, "icc"),
-                    extra={"design_effect": num(d.design_effect), "checks_per_row": d.checks_per_row,
-                           "effective_per_row": num(d.effective_per_row)})
+                    extra={"design_effect": finite(d.design_effect), "checks_per_row": d.checks_per_row,
+                           "effective_per_row": finite(d.effective_per_row)})
 
 
 def mcnemar(package: PackageLike, params: Params | None = None, *, threshold: str = "partial"
@@ -247,9 +248,9 @@ def mcnemar(package: PackageLike, params: Params | None = None, *, threshold: st
     c = result.complete
     share = (c.c - c.b) / c.pairs if c.pairs else None
     return Estimate(f"McNemar {result.first} vs {result.second} at recall >= {result.threshold:g}", share,
-                    None, None, c.pairs, "none (an exact test)", result, p_value=num(c.p_value),
+                    None, None, c.pairs, "none (an exact test)", result, p_value=finite(c.p_value),
                     reason=c.reason if share is None or c.reason else None,
-                    extra={"b": c.b, "c": c.c, "mid_p": num(c.mid_p)})
+                    extra={"b": c.b, "c": c.c, "mid_p": finite(c.mid_p)})
 
 
 def family_weighted(package: PackageLike, params: Params | None = None) -> Estimate[FamilyWeighted]:
@@ -280,9 +281,9 @@ def family_weighted(package: PackageLike, params: Params | None = None) -> Estim
     (0.375, 2, 0.0, 0.75)
     """
     f = analyse(package, params).inputs.estimates.families
-    return Estimate("family-weighted mean effect", num(f.mean), num(f.dispersion_lo), num(f.dispersion_hi),
+    return Estimate("family-weighted mean effect", finite(f.mean), finite(f.dispersion_lo), finite(f.dispersion_hi),
                     f.families, "t interval over family means", f, reason=_reason(f.reasons, "mean"),
-                    extra={"lofo_min": num(f.lofo_min), "lofo_max": num(f.lofo_max)})
+                    extra={"lofo_min": finite(f.lofo_min), "lofo_max": finite(f.lofo_max)})
 
 
 def heading_slopes(package: PackageLike, params: Params | None = None) -> Estimate[HeadingsAnalysis]:
@@ -314,9 +315,9 @@ def heading_slopes(package: PackageLike, params: Params | None = None) -> Estima
     """
     h = analyse(package, params).inputs.estimates.headings
     w = h.within_all
-    return Estimate("within-cell slope of recall on headings carried", num(w.slope), None, None, w.rows,
-                    "none (a point estimate)", h, reason=w.reason if num(w.slope) is None else None,
-                    extra={"r": num(w.r), "cells": w.cells, "pooled_r": num(h.pooled.r)})
+    return Estimate("within-cell slope of recall on headings carried", finite(w.slope), None, None, w.rows,
+                    "none (a point estimate)", h, reason=w.reason if finite(w.slope) is None else None,
+                    extra={"r": finite(w.r), "cells": w.cells, "pooled_r": finite(h.pooled.r)})
 
 
 def fill(package: PackageLike, params: Params | None = None) -> Estimate[FillResult]:
@@ -348,8 +349,8 @@ def fill(package: PackageLike, params: Params | None = None) -> Estimate[FillRes
     """
     r = analyse(package, params).inputs.estimates.fill
     c = r.analysis.all
-    return Estimate("Pearson r of fill and paired effect", num(c.pearson), None, None, c.n,
-                    "none (exploratory)", r, reason=c.reason, extra={"spearman": num(c.spearman)})
+    return Estimate("Pearson r of fill and paired effect", finite(c.pearson), None, None, c.n,
+                    "none (exploratory)", r, reason=c.reason, extra={"spearman": finite(c.spearman)})
 
 
 def survival(package: PackageLike, params: Params | None = None) -> Estimate[PackageSurvival]:
@@ -385,6 +386,6 @@ def survival(package: PackageLike, params: Params | None = None) -> Estimate[Pac
         return Estimate("fact survival (treatment - control, share of values)", None, None, None, 0,
                         "none", s, reason="; ".join(s.reasons.values()) or "no fact timeline")
     paired = s.survival.paired["survived"]
-    return Estimate("fact survival (treatment - control, share of values)", num(paired.mean_share), None, None,
+    return Estimate("fact survival (treatment - control, share of values)", finite(paired.mean_share), None, None,
                     paired.configurations, "none (a point estimate)", s, reason=paired.reason,
                     extra={"pairs": paired.pairs, "rows": s.survival.rows})

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from analysis.api.core import ApiError, PackageLike, analyse
-from analysis.api.stats import num
+from analysis.api.stats import finite
 from analysis.params import Params, PlanParams
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ class V2Plan:
     @property
     def estimate(self) -> float | None:
         """The evidence's equal-configuration mean paired effect the plan starts from."""
-        return num(self.detail.observed_effect)
+        return finite(self.detail.observed_effect)
 
     def to_frame(self) -> pl.DataFrame:
         """The power table: per (configurations, repeats, effect), simulated and closed-form power.

@@ -49,7 +49,7 @@ class CalibrationError(RuntimeError):
 
 
 @dataclass(frozen=True, slots=True)
-class Design:
+class CalibrationDesign:
     """What one replication sweeps."""
 
     rungs: tuple[str, ...]
@@ -64,7 +64,7 @@ class Design:
         return {"rungs": list(self.rungs), "arms": list(self.arms), "repeats": self.repeats}
 
 
-SMALL_DESIGN = Design(("g1-d0-c100-f1", "g1-d0-c300-f1", "g1-d0-c100-f3"), ("j", "q"), 6)
+SMALL_DESIGN = CalibrationDesign(("g1-d0-c100-f1", "g1-d0-c300-f1", "g1-d0-c100-f3"), ("j", "q"), 6)
 """The committed calibration's design: three easy rungs (one, one and three folds), j and q, 6 repeats."""
 
 
@@ -73,7 +73,7 @@ def nominal_of(params: Params) -> float:
     return 1.0 - params.alpha
 
 
-def check_design(design: Design, truth: Truth) -> None:
+def check_design(design: CalibrationDesign, truth: Truth) -> None:
     """Refuse, before OUT is touched, rungs or arms the runner would refuse or the truth does not plant."""
     from analysis.runner.arms import load_arms
     from analysis.runner.ladder import LadderError, parse_rungs
@@ -96,14 +96,14 @@ def check_design(design: Design, truth: Truth) -> None:
         raise CalibrationError(f"--repeats {design.repeats}: give at least 1")
 
 
-def code_digest() -> str:
+def calibration_code_digest() -> str:
     """SHA-256 of the code a replication runs (the runner, the analysis): results.json's provenance.code_sha256."""
     from analysis.sources import source_digest
 
     return source_digest("results")
 
 
-def run_replication(truth_path: str, design: Design, seed: int, work: Path, params: Params,
+def run_replication(truth_path: str, design: CalibrationDesign, seed: int, work: Path, params: Params,
                     truth_sha256: str | None = None) -> dict[str, Any]:
     """One seeded sweep through the runner and the analysis: every estimate with its interval and truth.
 
@@ -188,10 +188,10 @@ def estimates(evidence: Path, params: Params, truth_sha256: str | None = None) -
     return out
 
 
-def prepare_out(out: Path, truth: Truth, design: Design, nominal: float) -> None:
+def prepare_out(out: Path, truth: Truth, design: CalibrationDesign, nominal: float) -> None:
     """Create OUT or check it holds this calibration (same truth, design and code); refuse another study's files."""
     manifest = out / MANIFEST
-    code = code_digest()
+    code = calibration_code_digest()
     want: dict[str, Any] = {"truth_sha256": truth.sha256, "design": design.to_json(), "code_sha256": code}
     if manifest.is_file():
         try:
@@ -214,8 +214,8 @@ def prepare_out(out: Path, truth: Truth, design: Design, nominal: float) -> None
     write_json(manifest, {**want, "truth": truth.text, "nominal": nominal})
 
 
-def run_calibration(truth_path: str, truth: Truth, design: Design, replications: int, out: Path, params: Params,
-                    progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+def run_calibration(truth_path: str, truth: Truth, design: CalibrationDesign, replications: int, out: Path,
+                    params: Params, progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Run replications 1..N that OUT lacks (resumable); return every finished replication's estimates."""
     if replications < 1:
         raise CalibrationError(f"--replications {replications}: give a positive number of replications, e.g. 200")
@@ -306,6 +306,6 @@ def _under(cover: float | None, n: int, nominal: float) -> bool:
     return cover is not None and n > 0 and cover < nominal - 2 * math.sqrt(nominal * (1 - nominal) / n)
 
 
-def say(line: str) -> None:
+def say_progress(line: str) -> None:
     """A progress line on stderr."""
     print(line, file=sys.stderr, flush=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.invocation import analysis_command, doc_command
-from analysis.plan.calibrate import SMALL_DESIGN, CalibrationError, Design, say, summarise
+from analysis.plan.calibrate import SMALL_DESIGN, CalibrationDesign, CalibrationError, say_progress, summarise
 from analysis.safeio import write_bytes, write_text
 
 BANNER = "**Simulated, planted truth.** Nothing here measures a model."
@@ -95,7 +95,7 @@ def _missing(r: dict[str, Any]) -> str:
     return f"; not estimable in {n} replications" if n else ""
 
 
-def report_markdown(rows: list[dict[str, Any]], truth: Any, design: Design, n: int, truth_name: str,
+def report_markdown(rows: list[dict[str, Any]], truth: Any, design: CalibrationDesign, n: int, truth_name: str,
                     nominal: float) -> str:
     """The short report: banner, design, under-coverage in words, the table."""
     under = [r for r in rows if r["under_covers"] or r["under_covers_all"]]
@@ -128,7 +128,7 @@ def report_markdown(rows: list[dict[str, Any]], truth: Any, design: Design, n: i
     return "\n".join(lines)
 
 
-def write_outputs(out: Path, reps: list[dict[str, Any]], truth: Any, design: Design, truth_name: str,
+def write_outputs(out: Path, reps: list[dict[str, Any]], truth: Any, design: CalibrationDesign, truth_name: str,
                   nominal: float) -> list[dict]:
     """coverage.csv, coverage.md, coverage.svg and REPORT.md in OUT; returns the summary rows."""
     rows = summarise(reps, nominal)
@@ -169,17 +169,17 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         truth = load_checked_truth(args.truth)
         if args.repeats < 1:
             raise CalibrationError(f"--repeats {args.repeats}: give at least 1")
-        design = Design(tuple(x for x in args.rungs.split(",") if x), tuple(x for x in args.arms.split(",") if x),
-                        args.repeats)
+        design = CalibrationDesign(tuple(x for x in args.rungs.split(",") if x),
+                                   tuple(x for x in args.arms.split(",") if x), args.repeats)
         from analysis.plan.calibrate import nominal_of, run_calibration
 
         out = Path(args.calibration_out)
-        reps = run_calibration(args.truth, truth, design, args.replications, out, DEFAULT_PARAMS, progress=say)
+        reps = run_calibration(args.truth, truth, design, args.replications, out, DEFAULT_PARAMS, progress=say_progress)
     except (TruthError, CalibrationError) as exc:
-        say(f"error: {type(exc).__name__}: {exc}")
+        say_progress(f"error: {exc}")
         return 2
     rows = write_outputs(out, reps, truth, design, Path(args.truth).name, nominal_of(DEFAULT_PARAMS))
     under = [r for r in rows if r["under_covers"] or r["under_covers_all"]]
-    say(f"{len(reps)} replications; {len(under)} of {sum(r['coverage'] is not None for r in rows)} intervals "
+    say_progress(f"{len(reps)} replications; {len(under)} of {sum(r['coverage'] is not None for r in rows)} intervals "
         f"under-cover; report: {out / 'REPORT.md'}")
     return 0

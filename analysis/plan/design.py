@@ -27,8 +27,8 @@ from analysis.params import PlanParams
 from analysis.plan.advice import missing_of, search_bounds, smallest_k
 from analysis.plan.simulate import (
     SimModel,
-    analyse,
     analyse_shifted,
+    analyse_simulated,
     closed_form,
     draw_parametric,
     draw_resampled,
@@ -132,7 +132,7 @@ def simulate_grid(comps: VarianceComponents, groups: Sequence[np.ndarray], plan:
                 zc, ze, present = draw_parametric(model, k, r, n, rng)
                 for effect in plan.effects:
                     d = parametric_differences(model, effect, zc, ze)
-                    par_parts[effect].append(analyse(d, present, plan.alpha, patterns, exact))
+                    par_parts[effect].append(analyse_simulated(d, present, plan.alpha, patterns, exact))
                 if resampling:
                     d0, present_b = draw_resampled(list(groups), k, r, n, model, rng)
                     shifted = analyse_shifted(d0, present_b, plan.alpha, patterns, exact, tuple(plan.effects))

@@ -26,7 +26,7 @@ def effect_name(design: Any) -> str:
     return f"exact-recall difference {c.treatment} − {c.control}"
 
 
-def arm_key(design: Any) -> str:
+def _arm_key(design: Any) -> str:
     """What the contrast's arm codes mean (their titles in the runner's arms.toml): ``j: Dedicated schema, …``."""
     from analysis.runner.arms import load_arms
 
@@ -109,5 +109,5 @@ def power_figure(design: Any) -> Any:
         handles.append(Line2D([], [], color="tab:red", ls="-.", label=f"observed effect in the evidence "
                                                                         f"({name}, equal-configuration mean)"))
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=8, frameon=False)
-    fig.suptitle(f"Power of a v2 study: effect = {name}\n{arm_key(design)}", fontsize=10)
+    fig.suptitle(f"Power of a v2 study: effect = {name}\n{_arm_key(design)}", fontsize=10)
     return fig

@@ -137,7 +137,7 @@ def sign_patterns(k: int, exact_max: int, draws: int, rng: np.random.Generator) 
     return 1.0 - 2.0 * rng.integers(0, 2, size=(draws, k)), False
 
 
-def analyse(d: np.ndarray, present: np.ndarray, alpha: float, patterns: np.ndarray,
+def analyse_simulated(d: np.ndarray, present: np.ndarray, alpha: float, patterns: np.ndarray,
             exact: bool) -> StudyAnalysis:
     """The primary estimator and its two tests on S simulated studies at once (module note)."""
     cnt = present.sum(axis=-1)
@@ -148,11 +148,11 @@ def analyse(d: np.ndarray, present: np.ndarray, alpha: float, patterns: np.ndarr
 
 def analyse_shifted(d0: np.ndarray, present: np.ndarray, alpha: float, patterns: np.ndarray, exact: bool,
                     effects: tuple[float, ...]) -> list[StudyAnalysis]:
-    """`analyse(d0 + effect, ...)` for each effect, sharing the work (the resampling variant).
+    """`analyse_simulated(d0 + effect, ...)` for each effect, sharing the work (the resampling variant).
 
     A configuration effect is eff0 + effect where present, so every signed sum is
     eff0 @ P' + effect (present @ P'): two matrix products for all effects instead of one each.
-    Equal to `analyse` up to floating rounding, far inside the sign-flip test's tie tolerance.
+    Equal to `analyse_simulated` up to floating rounding, far inside the sign-flip test's tie tolerance.
     """
     cnt = present.sum(axis=-1)
     in_panel = cnt > 0
@@ -248,7 +248,7 @@ def study_frames(diffs: np.ndarray, present: np.ndarray, checks_total: int
                  ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """One simulated study (K, R) as rows/runs frames the package's estimators read.
 
-    Used to check that `analyse` equals analysis.estimators.paired on the same study. A
+    Used to check that `analyse_simulated` equals analysis.estimators.paired on the same study. A
     difference D = round(T d) is written as control passed max(0, -D), treatment that + D;
     a non-present repeat has an invalid treatment row.
     """
