@@ -9,7 +9,8 @@ Two kinds of repetition are allowed, and nothing else:
   definition but one is a registered builder (a results block's compute function, a table of ``TABLE_ORDER``,
   a figure of ``FIGURE_ORDER``) and the one left is the statistic's estimator in ``analysis.estimators``.
 * :data:`ALLOWED` (``main`` and three public API functions): each entry names the exact modules that may share
-  the name and why. An entry whose name no longer repeats in exactly those modules fails the test too, so the list cannot go stale.
+  the name and why. An entry whose name no longer repeats in exactly those modules fails the test too, so the
+  list cannot go stale.
 
 The scan reads the source with :mod:`ast` (top-level ``def``, ``async def`` and ``class`` whose name does not
 start with ``_``); the oracle of the scanner is the planted pair of modules in
