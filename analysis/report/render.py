@@ -43,7 +43,7 @@ PAPER_CITE = "Tikhonov, 2026"
 """The paper's author and year, as the report cites it."""
 CLAIMS_PAGE = "claims.html"
 """The full claims list (every derived claim), its own offline page beside index.html."""
-QUARTO_RESOURCES = ("trajectories*.html", CLAIMS_PAGE, "claims_audit.csv", "claims_audit.md")
+QUARTO_RESOURCES = ("trajectories*.html", CLAIMS_PAGE, "claims_audit.csv", "claims_audit.md", "tables/*.csv")
 """Files the manuscript links to, which Quarto copies into output-dir so that the links of
 _quarto/manuscript.html resolve as those of index.html do (``project: resources``)."""
 TABLE_CSS = ("td, th { text-align: left; vertical-align: top; }\n"
@@ -226,9 +226,10 @@ def render_report(out_dir: Path, results: dict[str, Any], params: Any, evidence:
         return Markup("{{< include " + rel + " >}}")
 
     def csv_link(name: str) -> Markup:
-        """A link to the table's full-precision CSV beside the report (OUT/tables/<name>.csv)."""
+        """A link to the table's full-precision CSV, copied beside the report (OUT/report/tables/<name>.csv) so
+        that the link resolves from report/index.html and, as a Quarto resource, from _quarto/manuscript.html."""
         present(name)
-        return Markup(f"[{escape.markdown(name)}.csv](../tables/{name}.csv)")
+        return Markup(f"[{escape.markdown(name)}.csv](tables/{name}.csv)")
 
     def float_attr(name: str) -> Markup:
         return Markup("{#" + float_id("tbl", name) + "}")

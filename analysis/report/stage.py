@@ -76,5 +76,13 @@ def report_stage(out_dir: Path, results: dict[str, Any], params: Any, summary: d
             target = directory / f"claims_audit{suffix}"
             write_bytes(target, read_bytes(source))
             paths.append(target)
+    # Each table's CSV beside the manuscript, where its "csv" link points (issue 33; a Quarto resource too).
+    csvs = sorted((out_dir / "tables").glob("*.csv"))
+    if csvs:
+        (directory / "tables").mkdir(parents=True, exist_ok=True)
+    for source in csvs:
+        target = directory / "tables" / source.name
+        write_bytes(target, read_bytes(source))
+        paths.append(target)
     paths += trajectory_pages(directory, estimates)
     return paths, report_detail(paths)
