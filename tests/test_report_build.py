@@ -179,7 +179,7 @@ def test_v2_pilot_section_when_the_pilot_exists(tmp_path: Path) -> None:
     assert "{{< include ../tables/t_v2_pilot.md >}}" in section
     assert "result is null" not in section and "copies of each other" not in section  # it recalled
     assert "154 of 224 graded checks passed" in section  # 16 valid S5 rows x 14 checks; passed: README rows
-    table = (out / "tables" / "t_v2_pilot.md").read_text(encoding="utf-8")
+    table = unspanned((out / "tables" / "t_v2_pilot.md").read_text(encoding="utf-8"))
     assert "| acme/alpha-1 | j (one opaque field) | 3 (3) | 0.500 (n=3) |" in table
     # A changed pilot reruns every stage after verify, and the pilot table follows it.
     rows = pilot / "rows.csv"
