@@ -66,6 +66,9 @@ def placeholders_in_prose(text: str) -> list[str]:
 
 
 def zero_width_intervals(text: str) -> list[str]:
-    """Each printed interval ``[a, b]`` whose ends print the same (a zero-width interval)."""
-    return [m.group(0) for m in _ZERO_WIDTH.finditer(text)
+    """Each printed interval ``[a, b]`` whose ends print the same (a zero-width interval). The no-wrap spans of
+    table Markdown (``[62%, 62%]{.nw}``: a list of two equal fills, not an interval) are read as printed."""
+    from report_support import unspanned
+
+    return [m.group(0) for m in _ZERO_WIDTH.finditer(unspanned(text))
             if m.group(1).replace("−", "-").lstrip("+") == m.group(2).replace("−", "-").lstrip("+")]

@@ -149,5 +149,7 @@ def test_scripted_run_of_one_configuration_and_two_repeats_has_no_placeholder(sc
     assert zero_width_intervals(qmd) == [] and zero_width_intervals(tables) == []
     assert "the dispersion interval is not estimable" in flat
     assert "the McNemar test is not estimable: no discordant pair" in flat  # j 11/14 and q 14/14: both succeed
-    assert "its interval with rows as clusters not estimable (S = 1" in flat  # q keeps every value it captured
+    # q keeps every value it captured: no loss yet, so the rows interval is the exact no-loss bound over its 2
+    # rows, [(0.025)^(1/2), 1] = [0.16, 1.00] (issue 35), never the zero-width [1.00, 1.00]
+    assert "interval with rows as clusters [0.16, 1.00]" in flat
     assert "p = 1.0000" not in flat
