@@ -2,7 +2,7 @@
 
 Library errors (:class:`EvidenceError`) become their message on stderr and
 exit status 1, never a traceback. The analysis itself lives in
-``analysis.build.build`` (the report pipeline), imported when the main job runs
+``analysis.pipeline.build`` (the report pipeline), imported when the main job runs
 so that ``--help`` and the subcommands do not load it.
 """
 from __future__ import annotations
@@ -168,12 +168,12 @@ def run_main_job(evidence: Path, out: Path, *, check: bool = False, force: bool 
                  pointers: Sequence[Path] | None = None) -> int:
     """Verify ``evidence`` and build every output into ``out`` (or compare, with ``check``).
 
-    The build pipeline (``analysis.build``) does the work: it verifies the package first and
+    The build pipeline (``analysis.pipeline``) does the work: it verifies the package first and
     writes nothing when verification fails. ``companions``: packages reported beside the
     evidence (a pilot, ``--companion``); ``pointers``: a pilot the report points to in one paragraph
     (default :func:`pointers_of`: the ladder pilot beside data/v1, when no companion is named).
     """
-    from analysis import build as pipeline  # loaded only for the main job: --help stays light
+    from analysis import pipeline  # loaded only for the main job: --help stays light
     from analysis.outdir import BuildError, OutUsageError
     from analysis.params import DEFAULT_PARAMS
 

@@ -1,6 +1,6 @@
 """What a build may do to its output directory OUT, and how new outputs replace old ones.
 
-Methods note (analysis.build uses these; nothing here computes an output):
+Methods note (analysis.pipeline uses these; nothing here computes an output):
 
 - :func:`validate_out`: OUT is a directory path, never equal to or inside an evidence package,
   no evidence package lies inside OUT's managed outputs, and no managed output is a symlink.

@@ -1,7 +1,7 @@
 """The code's identity per build stage: which analysis sources each stage runs, and their digest.
 
 Methods note: a stage's sources are the folders and files (relative to the ``analysis`` package)
-whose code it imports. ``analysis.build`` mixes their bytes into each stage's content key (a
+whose code it imports. ``analysis.pipeline`` mixes their bytes into each stage's content key (a
 changed source reruns the stage); ``analysis.results`` records ``source_digest("results")`` as
 ``provenance.code_sha256``. Nothing here imports the rest of the package.
 """

@@ -26,8 +26,8 @@ class Prebuilt:
         key = (str(evidence), tuple(str(c) for c in companions))
         tree = self._trees.get(key)
         if tree is None:
-            from analysis.build import build  # imported here: collection stays free of the pipeline
             from analysis.params import DEFAULT_PARAMS
+            from analysis.pipeline import build  # imported here: collection stays free of the pipeline
 
             tree = self._root / f"tree{len(self._trees)}"
             build(Path(evidence), tree, DEFAULT_PARAMS, progress=None, companions=[Path(c) for c in companions])

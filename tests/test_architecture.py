@@ -145,7 +145,7 @@ def test_dynamic_import_scan_reads_calls_not_text() -> None:
         "expr.list.eval(x)\n"  # a polars method, not the builtin
         "m = importlib.import_module(name)\n"
         "exec(code)\n"
-        "importlib.util.find_spec('analysis.build')\n"
+        "importlib.util.find_spec('analysis.pipeline')\n"
     )
     found = dynamic_imports(source, "analysis.x", "analysis")
     assert [(c.line, c.call) for c in found] == [(5, "import_module"), (6, "exec"), (7, "find_spec")]

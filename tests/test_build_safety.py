@@ -23,13 +23,13 @@ import polars as pl
 import pytest
 from prebuilt_support import Prebuilt
 
-from analysis import build as build_mod
 from analysis import outdir
-from analysis.build import STAMP_NAME, BuildError, build, check, managed_files
-from analysis.build import pipeline as pipeline_mod
+from analysis import pipeline as build_mod
 from analysis.digest import file_sha256
 from analysis.outdir import BuildInterrupted, BuildLock, commit, deferred_signals
 from analysis.params import DEFAULT_PARAMS
+from analysis.pipeline import STAMP_NAME, BuildError, build, check, managed_files
+from analysis.pipeline import pipeline as pipeline_mod
 from analysis.tables.render import to_csv
 from analysis.tables.spec import TableSpec
 from evidence_support import HANDMADE, REPO, copy_handmade, edit, run_cli

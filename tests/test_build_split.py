@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from prebuilt_support import Prebuilt
 
-from analysis import build as build_pkg
+from analysis import pipeline as build_pkg
 from analysis import sources
-from analysis.build import build, check, diff_outputs
-from analysis.build.check import VOLATILE_RESULT_KEYS, _comparable, code_digests
 from analysis.params import DEFAULT_PARAMS
+from analysis.pipeline import build, check, diff_outputs
+from analysis.pipeline.check import VOLATILE_RESULT_KEYS, _comparable, code_digests
 from evidence_support import HANDMADE, REPO
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis import build
+from analysis import pipeline as build
 from analysis.cli import pointers_of, shipped_evidence
 from analysis.params import DEFAULT_PARAMS
 

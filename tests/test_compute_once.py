@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 
-from analysis.build import build
 from analysis.estimators import (
     arm_cells,
     bootstrap,
@@ -40,6 +39,7 @@ from analysis.estimators import (
 )
 from analysis.evidence import folds, package, provenance
 from analysis.params import DEFAULT_PARAMS
+from analysis.pipeline import build
 from analysis.results import registry
 from analysis.results.pilot import PILOT_READS
 from evidence_support import HANDMADE, REPO
@@ -177,7 +177,7 @@ def test_entry_folds_read_the_library_they_are_given_not_the_directories() -> No
 
 
 def test_the_committed_fixtures_are_in_the_results_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from analysis.build import stage_keys
+    from analysis.pipeline import stage_keys
 
     fixture = tmp_path / "fixture.json"
     fixture.write_text('{"graded": []}\n', encoding="utf-8")

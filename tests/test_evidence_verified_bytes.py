@@ -20,11 +20,11 @@ from prebuilt_support import Prebuilt
 
 from analysis import outdir
 from analysis.audit.claims_audit import _package_findings
-from analysis.build import build, read_stamp, stage_keys
 from analysis.evidence import files, load_package, write_lock
 from analysis.evidence.describe import runner_table
 from analysis.evidence.folds import FixtureLibrary, graded_facts
 from analysis.params import DEFAULT_PARAMS
+from analysis.pipeline import build, read_stamp, stage_keys
 from evidence_support import HANDMADE, REPO, copy_handmade, edit
 
 LADDER = REPO / "data" / "v2" / "ladder-pilot"

@@ -21,12 +21,12 @@ import numpy as np
 import polars as pl
 import pytest
 
-from analysis.build import build
 from analysis.estimators.fact_timeline import fact_timeline
 from analysis.estimators.survival import fact_survival, kaplan_meier, row_cluster_variance
 from analysis.estimators.survival_results import package_survival, survival_block
 from analysis.evidence import load_package
 from analysis.params import DEFAULT_PARAMS
+from analysis.pipeline import build
 from report_support import unspanned
 from survival_support import CLIPPED, DROPPED, NEVER, write_scenario
 

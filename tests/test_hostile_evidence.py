@@ -320,8 +320,8 @@ def test_extra_columns_named_like_internal_ones_are_namespaced(pkg: Path) -> Non
 
 
 def test_a_package_with_colliding_extra_columns_builds(tmp_path: Path) -> None:
-    from analysis.build import build
     from analysis.params import DEFAULT_PARAMS
+    from analysis.pipeline import build
 
     pkg = copy_handmade(tmp_path / "pkg")
     for name in ("rows.csv", "checks.csv"):

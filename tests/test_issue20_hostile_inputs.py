@@ -253,7 +253,7 @@ def test_a_hostile_runner_plan_toml_is_a_named_error(tmp_path: Path, capsys: pyt
 
 
 def test_hostile_design_json_and_stamp_are_ignored_not_a_traceback(tmp_path: Path) -> None:
-    from analysis.build import _read_stamp
+    from analysis.pipeline import _read_stamp
     from analysis.plan.report_blocks import design_block
 
     (tmp_path / "design.json").write_text('{"version": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.build import build
 from analysis.params import DEFAULT_PARAMS
+from analysis.pipeline import build
 from analysis.report.numbers import NumberTrace
 from analysis.report.render import _env
 

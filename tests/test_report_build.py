@@ -11,8 +11,8 @@ import pytest
 import yaml
 from prebuilt_support import Prebuilt
 
-from analysis.build import STAGES, STAMP_NAME, build, check, diff_outputs, managed_files
 from analysis.params import DEFAULT_PARAMS
+from analysis.pipeline import STAGES, STAMP_NAME, build, check, diff_outputs, managed_files
 from report_support import HANDMADE, unspanned
 
 PILOT = HANDMADE.parents[2] / "data" / "v2" / "pilot"
@@ -142,7 +142,7 @@ def test_report_states_what_the_evidence_is(built: Path) -> None:
 
 
 def test_unusable_out_is_a_named_error(tmp_path: Path) -> None:
-    from analysis.build import BuildError
+    from analysis.pipeline import BuildError
 
     f = tmp_path / "file"
     f.write_text("x")
@@ -232,8 +232,8 @@ def test_the_committed_pilot_section_reports_the_null_result(built: Path) -> Non
 RESULTS_ONLY = """
 import sys
 from pathlib import Path
-from analysis.build import _CLAIMS, run_stage
-from analysis.build.inputs import BuildInputs
+from analysis.pipeline import _CLAIMS, run_stage
+from analysis.pipeline.inputs import BuildInputs
 from analysis.params import DEFAULT_PARAMS
 inputs = BuildInputs(Path(sys.argv[1]), Path(sys.argv[2]), DEFAULT_PARAMS, claims_path=_CLAIMS)
 run_stage("verify", inputs)

@@ -14,8 +14,8 @@ import pytest
 from prebuilt_support import Prebuilt
 from test_runner_ladder import HEAVY, LIGHT, _sweep
 
-from analysis.build import build
 from analysis.params import DEFAULT_PARAMS
+from analysis.pipeline import build
 from analysis.report.numbers import numeric_tokens, unsourced_numbers
 from analysis.report.render import render_report
 from report_support import HANDMADE, unspanned

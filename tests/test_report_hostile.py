@@ -22,9 +22,9 @@ import yaml
 from hypothesis import HealthCheck, assume, event, example, given, settings
 from hypothesis import strategies as st
 
-from analysis.build import build
 from analysis.evidence import EvidenceError
 from analysis.params import DEFAULT_PARAMS
+from analysis.pipeline import build
 from report_hostile_support import (
     hostile_package,
     html_structure,
@@ -153,8 +153,8 @@ def _plain_without_figures() -> Path:
 def _build_without_drawing(package: Path, out: Path, figures_from: Path) -> None:
     """verify, results, tables and report stages; figures copied from a plain build (drawing six
     figures per example would cost seconds; the corpus test above draws them)."""
-    from analysis.build import _CLAIMS, run_stage
-    from analysis.build.inputs import BuildInputs
+    from analysis.pipeline import _CLAIMS, run_stage
+    from analysis.pipeline.inputs import BuildInputs
 
     inputs = BuildInputs(package, out, DEFAULT_PARAMS, claims_path=_CLAIMS)
     run_stage("verify", inputs)

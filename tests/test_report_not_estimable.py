@@ -27,8 +27,8 @@ from pathlib import Path
 import pytest
 from not_estimable_support import bad_package, placeholders_in_prose, zero_width_intervals
 
-from analysis.build import build
 from analysis.params import DEFAULT_PARAMS
+from analysis.pipeline import build
 
 CASES: dict[str, dict[str, list[tuple[int | None, int | None]]]] = {
     "one_configuration": {"m/a": [(7, 10), (5, 12), (9, 9)]},

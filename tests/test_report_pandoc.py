@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from prebuilt_support import Prebuilt
 
-from analysis.build import check
 from analysis.params import DEFAULT_PARAMS
+from analysis.pipeline import check
 from analysis.report.numbers import numeric_tokens
 from analysis.report.pandoc_render import (
     LEAN_READER,
@@ -302,7 +302,7 @@ def test_a_quarto_render_leaves_the_offline_page_and_check_intact(tmp_path: Path
 
 def test_a_pandoc_failure_is_one_line_from_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import analysis.report.pandoc_render as pr
-    from analysis.build import BuildError
+    from analysis.pipeline import BuildError
 
     assert issubclass(ReportRenderError, BuildError)  # the CLI prints a BuildError without traceback
     monkeypatch.setattr(pr, "PANDOC_ARGS", (*pr.PANDOC_ARGS, "--no-such-option"))

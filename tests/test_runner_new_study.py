@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.build import build
 from analysis.params import DEFAULT_PARAMS
+from analysis.pipeline import build
 from analysis.runner.arguments import build_runner_parser
 from analysis.runner.cli import SMOLLM2_PUBLISHED, main
 from analysis.runner.preflight import default_cutoff, months_before, notices

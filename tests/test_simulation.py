@@ -195,9 +195,9 @@ SIM_LADDER = REPO / "data" / "v2" / "simulated-ladder"
 def test_the_committed_simulated_ladder_reports_planted_values_beside_its_estimates(tmp_path: Path) -> None:
     import json
 
-    from analysis.build import build
-    from analysis.build.inputs import CompanionError
     from analysis.params import DEFAULT_PARAMS
+    from analysis.pipeline import build
+    from analysis.pipeline.inputs import CompanionError
 
     pkg = load_package(SIM_LADDER)
     truth = pkg.study.simulation

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from analysis import cli
-from analysis.build import build
-from analysis.build.inputs import CompanionError
 from analysis.cli import V1_EVIDENCE, V2_LADDER_PILOT, V2_PILOT, main
 from analysis.evidence import LOCK_NAME, StudyError, load_package, write_lock
 from analysis.evidence.describe import evidence_kind
 from analysis.params import DEFAULT_PARAMS
+from analysis.pipeline import build
+from analysis.pipeline.inputs import CompanionError
 
 REPO = Path(__file__).resolve().parents[1]
 HANDMADE = REPO / "tests" / "fixtures" / "handmade"

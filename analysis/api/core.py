@@ -1,7 +1,7 @@
 """Verify, load and analyse an evidence package from Python: the calls behind the command line.
 
 ``verify``/``load`` are the evidence layer's own ``verify_package``/``load_package``; ``analyse``
-assembles results.json through the build's own inputs (analysis.build.inputs.BuildInputs), so
+assembles results.json through the build's own inputs (analysis.pipeline.inputs.BuildInputs), so
 ``analyse(pkg).to_dict()`` is, key for key, what ``carriers --evidence DIR --out OUT`` writes to
 OUT/results.json, and ``Results.table(name)`` is the table the build writes to OUT/tables/<name>.csv.
 Nothing here computes a statistic of its own.
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import polars as pl
     from matplotlib.figure import Figure
 
-    from analysis.build.inputs import BuildInputs
+    from analysis.pipeline.inputs import BuildInputs
 
 PathLike = str | os.PathLike[str]
 """A package directory, as a string or a path."""
@@ -129,8 +129,8 @@ def as_package(package: PackageLike) -> EvidencePackage:
 
 
 def _build_inputs(package: EvidencePackage, params: Params, companion: PathLike | None) -> BuildInputs:
-    from analysis.build.inputs import BuildInputs
-    from analysis.build.keys import CLAIMS
+    from analysis.pipeline.inputs import BuildInputs
+    from analysis.pipeline.keys import CLAIMS
 
     root = Path(package.root)
     return BuildInputs(root, root, params, claims_path=CLAIMS, package=package,
@@ -157,7 +157,7 @@ def no_primary_rows(package: EvidencePackage) -> EvidenceError | None:
 class Results:
     """Every result of one package: results.json as a dict, and every report table as a DataFrame.
 
-    Made by :func:`analyse`; the same in-memory assembly the build writes (analysis.build.inputs).
+    Made by :func:`analyse`; the same in-memory assembly the build writes (analysis.pipeline.inputs).
     """
 
     package: EvidencePackage
@@ -301,7 +301,7 @@ def report(package: PackageLike, out: PathLike, params: Params | None = None, *,
            companion: PathLike | None = None, force: bool = False) -> Path:
     """Build results.json, tables, figures and the report of a package into ``out``; the page written.
 
-    The build ``carriers --evidence DIR --out OUT`` runs (analysis.build.build), with the same
+    The build ``carriers --evidence DIR --out OUT`` runs (analysis.pipeline.build), with the same
     safety of OUT: only files the build writes are replaced, and nothing is written when the
     package fails verification.
 
@@ -342,7 +342,7 @@ def report(package: PackageLike, out: PathLike, params: Params | None = None, *,
     >>> page.relative_to(out).as_posix(), page.is_file()
     ('report/index.html', True)
     """
-    from analysis import build as pipeline
+    from analysis import pipeline
 
     pkg = as_package(package)
     pipeline.build(Path(pkg.root), Path(out), params or DEFAULT_PARAMS, progress=None, force=force,

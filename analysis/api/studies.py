@@ -1,6 +1,6 @@
 """The claims audit and the v2 plan as one call each, with typed results (``.to_frame()``, polars).
 
-The audit is the build's own (analysis.build.inputs.BuildInputs.audit, through
+The audit is the build's own (analysis.pipeline.inputs.BuildInputs.audit, through
 :func:`analysis.api.core.analyse`); the plan is ``carriers plan``'s analysis.plan.run.make_design.
 """
 

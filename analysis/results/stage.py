@@ -4,7 +4,7 @@ Methods note: results.json is every block of analysis.results.registry: those bu
 computes from the package, then those only the build has inputs for: ``claims_audit`` (the audit
 headline, when the audit ran), ``v2_pilot`` (a companion package, when one is named),
 ``preregistration`` (always) and ``design`` (OUT/design.json, when the user keeps one there).
-The build assembles them once (analysis.build.inputs.BuildInputs.results) from the one
+The build assembles them once (analysis.pipeline.inputs.BuildInputs.results) from the one
 ResultsInputs whose estimates the tables and figures also render; this stage only writes them.
 """
 

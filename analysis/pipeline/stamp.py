@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from analysis.build.keys import STAMP_VERSION
 from analysis.digest import file_sha256
 from analysis.outdir import is_managed_rel
+from analysis.pipeline.keys import STAMP_VERSION
 from analysis.safeio import SafeIOError, read_json, write_json
 
 STAMP_NAME = ".build-stamp.json"

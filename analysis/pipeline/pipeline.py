@@ -16,9 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.build.keys import CLAIMS, STAGES, keys_of
-from analysis.build.stages import STAGE_WORK
-from analysis.build.stamp import STAMP_NAME, digests, read_stamp, unchanged, write_stamp
 from analysis.outdir import (
     DEFAULT_WAIT_S,
     BuildError,
@@ -32,6 +29,9 @@ from analysis.outdir import (
     stale_outputs,
     validate_out,
 )
+from analysis.pipeline.keys import CLAIMS, STAGES, keys_of
+from analysis.pipeline.stages import STAGE_WORK
+from analysis.pipeline.stamp import STAMP_NAME, digests, read_stamp, unchanged, write_stamp
 from analysis.safeio import read_bytes, write_bytes
 
 Progress = Callable[[str], None]
@@ -197,8 +197,8 @@ def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str
                 (staging / rel).parent.mkdir(parents=True, exist_ok=True)
                 write_bytes(staging / rel, read_bytes(out_dir / rel))
 
-        from analysis.build.inputs import BuildInputs  # heavy imports only when there is work to do
         from analysis.evidence.model import EvidencePackage
+        from analysis.pipeline.inputs import BuildInputs  # heavy imports only when there is work to do
 
         got = held.pop()
         parsed = got.evidence if isinstance(got.evidence, EvidencePackage) else None

@@ -1,4 +1,4 @@
-"""The work of each build stage, fed the build's shared inputs (analysis.build.inputs.BuildInputs).
+"""The work of each build stage, fed the build's shared inputs (analysis.pipeline.inputs.BuildInputs).
 
 Each stage's work lives with what it produces; these adapters hand it the inputs. Heavy modules are
 imported only when a stage runs.
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from analysis.build.inputs import BuildInputs
+    from analysis.pipeline.inputs import BuildInputs
 
 
 def _verify(inputs: BuildInputs) -> tuple[list[Path], str]:

@@ -9,7 +9,7 @@ their outputs, and holds the lock. Each stage's work lives with what it produces
 - figures: analysis.figures.registry.figures_stage -> figures/
 - report: analysis.report.stage (manuscript, Pandoc page, claims-audit copies, trajectory pages) -> report/
 
-Its modules: analysis.build.keys (each stage's content key), .stamp (OUT/.build-stamp.json),
+Its modules: analysis.pipeline.keys (each stage's content key), .stamp (OUT/.build-stamp.json),
 .stages (each stage's work), .inputs (what the stages share: loaded lazily, at most once, and the
 estimates computed once), .pipeline (``build``: which stages run, staging, the commit, the lock) and
 .check (``check``: regenerate and compare). The sources each stage runs are listed in
@@ -38,12 +38,12 @@ replace the old ones in one short commit with SIGINT/SIGTERM deferred; the build
 only files it writes or that the manifest says an earlier build wrote, never a user's own file.
 """
 
-from analysis.build.check import UNMANAGED_REPORT_DIRS, VOLATILE_RESULT_KEYS, check, diff_outputs, managed_files
-from analysis.build.keys import CLAIMS, STAGE_LIBS, STAGES, STAMP_VERSION, evidence_key, stage_keys
-from analysis.build.pipeline import BuildSummary, Progress, build, stderr_progress
-from analysis.build.stages import run_stage
-from analysis.build.stamp import STAMP_LIMIT, STAMP_NAME, read_stamp
 from analysis.outdir import BuildError, BuildInterrupted
+from analysis.pipeline.check import UNMANAGED_REPORT_DIRS, VOLATILE_RESULT_KEYS, check, diff_outputs, managed_files
+from analysis.pipeline.keys import CLAIMS, STAGE_LIBS, STAGES, STAMP_VERSION, evidence_key, stage_keys
+from analysis.pipeline.pipeline import BuildSummary, Progress, build, stderr_progress
+from analysis.pipeline.stages import run_stage
+from analysis.pipeline.stamp import STAMP_LIMIT, STAMP_NAME, read_stamp
 
 _CLAIMS = CLAIMS  # the names tests and older callers import
 _STAGE_LIBS = STAGE_LIBS

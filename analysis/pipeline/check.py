@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from analysis.build.pipeline import Progress, build
 from analysis.outdir import DEFAULT_WAIT_S, LOCK_FILE, MANAGED, QUARTO_OWN, BuildLock
+from analysis.pipeline.pipeline import Progress, build
 from analysis.safeio import SafeIOError, loads_json, read_bytes
 
 UNMANAGED_REPORT_DIRS: tuple[str, ...] = QUARTO_OWN
