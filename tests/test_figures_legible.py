@@ -127,3 +127,30 @@ def test_the_plan_figure_keeps_labels_off_stars_and_stars_inside_the_grid() -> N
     small = [t.get_text() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()
              and t.get_fontsize() < MIN_SHOWN_PT]  # shown at its own size (design_power.png, 120 dpi)
     assert small == []
+
+
+def test_the_plan_figures_design_labels_clear_every_star_and_each_other() -> None:
+    """The last panel puts every recommendation on one power line, 0.05 apart in effect: a label beside its
+    star ran into the next star and its label (the committed data/v1 plan, effects 0.05, 0.1, 0.15)."""
+    from analysis.params import DEFAULT_PLAN_PARAMS
+    from analysis.plan.figure import power_figure
+    from analysis.plan.run import make_design
+
+    plan = DEFAULT_PLAN_PARAMS.replace(configurations=(10, 40), repeats=(2, 8), effects=(0.0, 0.05, 0.1, 0.15),
+                                       sims=20)
+    fig = power_figure(make_design(load_package(V1), plan))
+    FigureCanvasAgg(fig).draw()
+    renderer = fig.canvas.get_renderer()
+    last = fig.axes[len(plan.effects)]
+    stars = [a for a in last.get_children() if isinstance(a, Line2D) and a.get_gid() == "recommended"]
+    labels = [t for t in last.texts if t.get_text().startswith("K=")]
+    assert len(stars) == len(labels) == 3
+    half = 12 * fig.dpi / 72 / 2  # the star's marker size (ms=12 points), half of it in pixels
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    for star in stars:
+        px, py = last.transData.transform(star.get_xydata()[0])
+        for t, box in zip(labels, boxes, strict=True):
+            assert not (box.x0 - half < px < box.x1 + half and box.y0 - half < py < box.y1 + half), t.get_text()
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not a.overlaps(b), [t.get_text() for t in labels]

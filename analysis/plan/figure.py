@@ -77,15 +77,19 @@ def power_figure(design: Any) -> Any:
     top = max([abs(e) for e in effects] + [abs(design.observed_effect) if math.isfinite(design.observed_effect)
                                            else 0.0, 0.05]) * 1.4
     xs = np.linspace(-top if any(e < 0 for e in effects) else 0.0, top, 121)
-    for rec in recs.values():
+    for i, rec in enumerate(sorted(recs.values(), key=lambda r: r["effect"])):
         power = [float(closed_form(design.components.tau2, design.components.sigma2_within, rec["configurations"],
                                    rec["repeats"], float(x), plan.alpha, missing_of(design.components))[0])
                  for x in xs]
         last.plot(xs, power, color="black", lw=1.0, alpha=0.35 + 0.65 * abs(rec["effect"]) / top)
         last.plot([rec["effect"]], [rec["power_closed_form"]], marker="*", ms=12, color="black", ls="none",
                   gid="recommended")
+        # neighbouring stars sit at one power and close in effect: labels alternate above and below their star,
+        # centred, so no label runs into the next star or the next label
+        above = i % 2 == 0
         last.annotate(f"K={rec['configurations']}, R={rec['repeats']}", (rec["effect"], rec["power_closed_form"]),
-                      textcoords="offset points", xytext=(10, 0), va="center", fontsize=8)
+                      textcoords="offset points", xytext=(0, 9 if above else -9), ha="center",
+                      va="bottom" if above else "top", fontsize=8)
     if math.isfinite(design.observed_effect):
         last.axvline(design.observed_effect, color="tab:red", lw=1.0, ls="-.", gid="observed-effect")
         last.text(design.observed_effect, 0.5, f" observed {design.observed_effect:+.3f}", color="tab:red",
