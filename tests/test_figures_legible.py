@@ -86,6 +86,10 @@ def test_the_forest_plot_draws_an_interval_per_configuration_and_names_its_metho
     # (tests/test_est_configuration_intervals)
     bars = [c for c in ax.containers if c.__class__.__name__ == "ErrorbarContainer"]
     assert len(bars) == 2
+    # the configuration without a bar says why, on its row and in the legend
+    ticks = [t.get_text() for t in ax.get_yticklabels()]
+    assert [t for t in ticks if "no interval" in t] == ["acme/alpha-2  (pairs 2, no interval)"]
+    assert any(lab.startswith("no interval: not estimable") for lab in labels)
     assert "j: one opaque field; q: five named fields" in ax.get_xlabel()
 
 

@@ -61,7 +61,14 @@ def forest(ctx: ReportContext) -> FigureSpec:
                 ci_label = None
         ax.scatter(eff["effect"], y, s=14 + 6 * eff["pairs"].to_numpy(), color=OKABE_ITO["black"],
                    zorder=3, label="paired effect (marker area ∝ pairs)")
-        labels = [f"{c}  (pairs {k})" for c, k in zip(eff["configuration"], eff["pairs"], strict=True)]
+        def has_ci(conf: str) -> bool:
+            lo_c, hi_c = per_ci.get(conf, (None, None))
+            return lo_c is not None and hi_c is not None
+
+        labels = [f"{c}  (pairs {k}{'' if has_ci(c) else ', no interval'})"
+                  for c, k in zip(eff["configuration"], eff["pairs"], strict=True)]
+        if not all(has_ci(c) for c in eff["configuration"]):  # said, not left for the reader to guess
+            ax.plot([], [], ls="none", label="no interval: not estimable (one pair, or every pair differs equally)")
         ax.set_yticks(y, labels)
         ax.set_xlim(-1.05, 1.05)  # a recall difference lies in [-1, 1]; so do its intervals and bounds
         ax.set_xlabel(f"mean within-repeat difference in exact recall ({s.treatment} minus {s.control})\n"
