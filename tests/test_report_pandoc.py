@@ -179,7 +179,7 @@ def test_the_lean_reader_gives_the_same_page(out: Path, monkeypatch: pytest.Monk
     """The report holds no TeX syntax, so Pandoc reads it without tex_math_dollars and raw_tex (and
     raw_html where no unescaped < is left; issue 21, the build's CPU); the page is byte for byte the one
     of the full Markdown reader."""
-    import analysis.report.pandoc_render as pr
+    from analysis.report import pandoc_render as pr
 
     run, readers = pr.subprocess.run, []
 
@@ -228,7 +228,7 @@ def test_the_claims_page_is_the_same_without_the_crossref_filter(out: Path, monk
     """The claims page has no figure, float or @reference, so it runs only the alignment filter
     (one Lua walk less): its bytes are those the full cross-reference filter gives, and those of the
     full Markdown reader."""
-    import analysis.report.pandoc_render as pr
+    from analysis.report import pandoc_render as pr
     from analysis.report.render import CLAIMS_PAGE, claims_page
 
     real, calls = pr.render_html, []
@@ -301,7 +301,7 @@ def test_a_quarto_render_leaves_the_offline_page_and_check_intact(tmp_path: Path
 
 
 def test_a_pandoc_failure_is_one_line_from_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import analysis.report.pandoc_render as pr
+    from analysis.report import pandoc_render as pr
     from analysis.pipeline import BuildError
 
     assert issubclass(ReportRenderError, BuildError)  # the CLI prints a BuildError without traceback
