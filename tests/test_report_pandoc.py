@@ -301,8 +301,8 @@ def test_a_quarto_render_leaves_the_offline_page_and_check_intact(tmp_path: Path
 
 
 def test_a_pandoc_failure_is_one_line_from_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from analysis.report import pandoc_render as pr
     from analysis.pipeline import BuildError
+    from analysis.report import pandoc_render as pr
 
     assert issubclass(ReportRenderError, BuildError)  # the CLI prints a BuildError without traceback
     monkeypatch.setattr(pr, "PANDOC_ARGS", (*pr.PANDOC_ARGS, "--no-such-option"))

@@ -178,7 +178,7 @@ def test_the_cli_names_the_damaged_line_without_a_traceback(tmp_path: Path, caps
                  "--family", "test", "--arms", "j", "--repeats", "1", "--recency-cutoff", "2026-01-01",
                  "--out", str(out), "--no-probe", "--api-key-env", "", "--quiet"])
     err = capsys.readouterr().err
-    assert code == 1 and "error: LedgerError:" in err and "line 1 " in err and "Traceback" not in err
+    assert code == 1 and "error: " in err and "line 1 " in err and "Traceback" not in err
     assert (out / "ledger.jsonl").read_bytes() == b"hello\nworld\n"
 
 
