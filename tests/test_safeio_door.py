@@ -23,6 +23,9 @@ MODULE_CALLS = {("json", "load"), ("json", "dump"), ("json", "loads"), ("tomllib
                 ("shutil", "copy"), ("shutil", "copyfile"), ("shutil", "copy2"), ("io", "open")}
 
 ALLOWED: dict[tuple[str, str], str] = {
+    ("analysis/runner/ledger.py", "json.loads"):
+        "classifies a ledger line already read through the door and refused by loads_json: is it JSON cut "
+        "short (a crash's torn tail) or damaged? Only the parser's error position is read, never a value",
     ("analysis/evidence/files.py", "os.open"):
         "the evidence reader: the door's stat checks (safeio.read.stat_problem) plus an mmap'd, hashed "
         "read of up to 1 GiB whose messages are the evidence format's",
