@@ -14,6 +14,7 @@ import polars as pl
 
 from analysis.estimators.fill import fill_fractions
 from analysis.tables.context import ReportContext, cell_stats, scored_rows
+from analysis.tables.formatting import fmt_count_of, fmt_general, fmt_int, fmt_mean_n, fmt_num, fmt_pct, fmt_signed
 from analysis.tables.labels import (
     ARM_LABELS,
     CEILING_ARMS,
@@ -24,18 +25,7 @@ from analysis.tables.labels import (
     SUPPORTING_ARMS,
     arm_label,
 )
-from analysis.tables.spec import (
-    TableSpec,
-    display_frame,
-    empty_table,
-    fmt_count_of,
-    fmt_int,
-    fmt_mean_n,
-    fmt_num,
-    fmt_pct,
-    fmt_signed,
-    if_marked,
-)
+from analysis.tables.spec import TableSpec, display_frame, empty_table, if_marked
 
 
 def _lookup(stats: pl.DataFrame, **keys: str) -> dict[str, Any] | None:
@@ -170,7 +160,8 @@ def _ceiling_groups(ctx: ReportContext) -> pl.DataFrame:
 def reduced_ceiling(ctx: ReportContext) -> TableSpec:
     """Paper section 4.5: control vs halved ceiling (and plain controls) in the ceiling groups."""
     title = "Reduced declared ceiling: rows, recall, carried characters and clipping (primary scenario)"
-    cols = ["model", "arm", "n", f"rows ≥ {ctx.threshold:g}", "mean", "carried chars", "folds clipped at cap"]
+    cols = ["model", "arm", "n", f"rows ≥ {fmt_general(ctx.threshold)}", "mean", "carried chars",
+            "folds clipped at cap"]
     groups = _ceiling_groups(ctx)
     if groups.height == 0:
         return empty_table("t_ceiling", title, cols, f"no valid rows of the reduced-ceiling arm {REDUCED_CEILING_ARM}")
@@ -238,9 +229,10 @@ def reduced_ceiling_by_model(ctx: ReportContext) -> TableSpec:
                                        "reduced_rows_runs": pl.Int64, "control_at_threshold_all": pl.Int64,
                                        "control_rows_all": pl.Int64, "control_fill_all": pl.Float64})
     return TableSpec("t_ceiling_by_model", title, frame, display_frame(out, cols),
-                     note=f"The first three columns count rows with recall ≥ {thr:g} over the arm's rows; the "
-                          f"last is the {c_arm} arm's fill of its declared ceiling. Ceiling runs: execution groups "
-                          f"in which {t_arm} ran. All runs: every valid row of the endpoint on the primary scenario.")
+                     note=f"The first three columns count rows with recall ≥ {fmt_general(thr)} over the arm's rows; "
+                          f"the last is the {c_arm} arm's fill of its declared ceiling. Ceiling runs: execution "
+                          f"groups in which {t_arm} ran. All runs: every valid row of the endpoint on the primary "
+                          "scenario.")
 
 
 def fill_examples(ctx: ReportContext) -> TableSpec:
