@@ -9,9 +9,9 @@ from typing import Any
 
 import polars as pl
 
-from analysis.estimators.common import json_ready
+from analysis.estimators.common import json_ready, valid_outcome_rows
 from analysis.estimators.estimable import not_estimable
-from analysis.tables.context import ReportContext, cell_stats, scored_rows
+from analysis.tables.context import ReportContext, cell_stats
 from analysis.tables.formatting import fmt_count_of, fmt_general, fmt_interval, fmt_mean_n, fmt_num, fmt_pct, stated
 from analysis.tables.panel import partition_runs_frame
 from analysis.tables.spec import TableSpec, display_frame, empty_table
@@ -29,7 +29,7 @@ def deeper_repeats(ctx: ReportContext) -> TableSpec:
     deep = runs.filter(pl.col("planned_repeats") > usual)
     if deep.height == 0:
         return empty_table("t_deep", title, cols, f"every partition run is planned at {usual} repeats")
-    rows = scored_rows(ctx.rows, scenario=s.scenario, arms=[s.control, s.treatment]).join(
+    rows = valid_outcome_rows(ctx.rows, scenario=s.scenario, arms=[s.control, s.treatment]).join(
         deep, on=["configuration", "execution_group"], how="semi")
     fill = (pl.col("carried_chars").cast(pl.Float64) / pl.col("declared_chars").cast(pl.Float64))
     frame = rows.group_by("configuration", "arm").agg(
@@ -82,7 +82,7 @@ def recall_cells(ctx: ReportContext) -> TableSpec:
     """Per-cell denominators of every (scenario, configuration, execution group, arm) mean."""
     title = "Every cell mean with its row count (all scenarios)"
     cols = ["scenario", "model", "execution group", "arm", "recall", f"rows ≥ {fmt_general(ctx.threshold)}"]
-    rows = scored_rows(ctx.rows)
+    rows = valid_outcome_rows(ctx.rows)
     if rows.height == 0:
         return empty_table("t_cells", title, cols, "no valid row with an outcome")
     frame = cell_stats(rows, ["scenario", "configuration", "execution_group", "arm"], ctx.threshold)
