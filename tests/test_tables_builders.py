@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.tables import arm_means, cells, failures, fill, headings, panel, pilot
+from analysis.tables.formatting import fmt_mean_n, fmt_signed
 from analysis.tables.registry import TABLE_ORDER, build_tables
 from analysis.tables.render import to_csv, to_html, to_markdown
-from analysis.tables.spec import fmt_mean_n, fmt_signed
 from report_support import ROOT, context, handmade
 
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import polars as pl
 
 from analysis.audit.context import AuditContext, NotDeterminable
-from analysis.estimators.common import as_float
+from analysis.estimators.common import as_float, valid_outcome_rows
 from analysis.reconstruct.layout import ANCHOR, PANEL, SUPPORT
 
 
@@ -296,8 +296,7 @@ _reg("headings.pooled.r", lambda ctx: ctx.results["headings"]["pooled_r"])
 
 
 def _arm_h(ctx: AuditContext, arm: str, h: int | None, config: str | None = None) -> int:
-    sub = ctx.rows.filter(pl.col("arm") == arm, pl.col("valid"), pl.col("scenario") == "S5",
-                          pl.col("checks_passed").is_not_null(), pl.col("headings_carried").is_not_null())
+    sub = valid_outcome_rows(ctx.rows, "S5", [arm]).filter(pl.col("headings_carried").is_not_null())
     if config is not None:
         sub = sub.filter(pl.col("configuration") == config, pl.col("execution_group").str.starts_with("partition-"))
     return sub.height if h is None else sub.filter(pl.col("headings_carried") == h).height

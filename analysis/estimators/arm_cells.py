@@ -16,7 +16,7 @@ import polars as pl
 
 from analysis.estimators.carrier import carrier_rows
 from analysis.estimators.cells import cell_summary
-from analysis.estimators.common import as_float, outcomes
+from analysis.estimators.common import as_float, valid_outcome_rows
 
 SCHEMA: dict[str, Any] = {
     "configuration": pl.String, "arm": pl.String, "rows": pl.Int64, "valid_rows": pl.Int64,
@@ -44,7 +44,7 @@ def pilot_arms(package: Any, params: Any) -> pl.DataFrame:
     keys = ["configuration", "arm"]
     counts = rows.group_by(keys).agg(pl.len().cast(pl.Int64).alias("rows"),
                                      pl.col("valid").fill_null(False).sum().cast(pl.Int64).alias("valid_rows"))
-    scored = outcomes(rows, s.scenario)
+    scored = valid_outcome_rows(rows, s.scenario)
     answer = pl.col("answer").n_unique() if "answer" in scored.columns else pl.lit(None, pl.UInt32)
     ident = scored.group_by(keys).agg(pl.col("repeat").n_unique().cast(pl.Int64).alias("repeats"),
                                       answer.cast(pl.Int64).alias("distinct_answers"),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analysis.estimators.common import at_least, outcomes
+from analysis.estimators.common import at_least, valid_outcome_rows
 from analysis.params import Params
 
 WITH_GROUP = ("scenario", "configuration", "execution_group", "arm")
@@ -41,7 +41,7 @@ def cell_summary(rows: pl.DataFrame, params: Params, *, by_execution_group: bool
                  arms: Sequence[str] | None = None, scenario: str | None = None) -> CellTable:
     """Summaries of valid rows with an outcome by (scenario, configuration[, group], arm)."""
     by = WITH_GROUP if by_execution_group else WITHOUT_GROUP
-    out = outcomes(rows, scenario)
+    out = valid_outcome_rows(rows, scenario)
     if arms is not None:
         out = out.filter(pl.col("arm").is_in(list(arms)))
     passed, total = pl.col("checks_passed"), pl.col("checks_total")

@@ -1,7 +1,7 @@
 """Shared pieces of the estimators: the population filter, errors, undefined values, JSON.
 
 Methods note: every aggregate reads the one validity rule (`valid` is true) and
-needs an outcome (`checks_passed` present). Exact recall is
+needs an outcome (`checks_passed` present), through one filter, `valid_outcome_rows`. Exact recall is
 `checks_passed / checks_total`. An undefined statistic is `float('nan')` with a
 reason string kept beside it (never 0); `json_ready` turns it into `null`.
 """
@@ -83,23 +83,19 @@ def require_columns(frame: pl.DataFrame, columns: Sequence[str], what: str) -> N
             "analysis.evidence.load_package or add the columns of docs/EVIDENCE_FORMAT.md")
 
 
-def outcomes(rows: pl.DataFrame, scenario: str | None = None) -> pl.DataFrame:
-    """Valid rows with an outcome (optionally of one scenario), plus a Float64 `recall`."""
+def valid_outcome_rows(rows: pl.DataFrame, scenario: str | None = None,
+                       arms: Sequence[str] | None = None) -> pl.DataFrame:
+    """The population filter, the one definition of the rows every aggregate reads: valid rows (``valid``
+    true; null counts as false) with an outcome (``checks_passed`` present), of ``scenario`` (all scenarios
+    when None) and of ``arms`` (all arms when None), in their order, plus a Float64 ``recall``
+    (``recall_expr``). Tables, figures and the audit select their rows through it too."""
     require_columns(rows, ROW_COLUMNS, "rows")
     keep = pl.col("valid").fill_null(False) & pl.col("checks_passed").is_not_null()
     if scenario is not None:
         keep = keep & (pl.col("scenario") == scenario)
-    return rows.filter(keep).with_columns(
-        recall=pl.col("checks_passed").cast(pl.Float64) / pl.col("checks_total").cast(pl.Float64))
-
-
-def valid_outcome_rows(rows: pl.DataFrame, scenario: str | None, arms: Sequence[str] | None = None) -> pl.DataFrame:
-    """Valid rows of `scenario` (all scenarios when None) with an outcome, plus `recall`
-    (the population filter of `outcomes`), optionally only `arms`."""
-    out = outcomes(rows, scenario)
     if arms is not None:
-        out = out.filter(pl.col("arm").is_in(list(arms)))
-    return out
+        keep = keep & pl.col("arm").is_in(list(arms))
+    return rows.filter(keep).with_columns(recall_expr())
 
 
 def recall_expr() -> pl.Expr:

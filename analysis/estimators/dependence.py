@@ -29,9 +29,9 @@ from analysis.estimators.common import (
     ZERO_VARIANCE,
     EstimatorError,
     frozen_reasons,
-    outcomes,
     require_columns,
     scenario_total,
+    valid_outcome_rows,
 )
 
 DEFF_TOLERANCE = 1e-9
@@ -126,7 +126,7 @@ def icc_oneway(successes: np.ndarray, k: int) -> OneWayICC:
 def row_check_counts(rows: pl.DataFrame, checks: pl.DataFrame, scenario: str) -> pl.DataFrame:
     """row_id, checks (count), passed (sum) for the valid outcome rows of `scenario`."""
     require_columns(checks, ("row_id", "passed"), "checks")
-    base = outcomes(rows, scenario).select("row_id", "checks_total", "checks_passed")
+    base = valid_outcome_rows(rows, scenario).select("row_id", "checks_total", "checks_passed")
     counts = (checks.join(base.select("row_id"), on="row_id", how="semi").group_by("row_id")
               .agg(pl.len().cast(pl.Int64).alias("checks"),
                    pl.col("passed").fill_null(False).sum().cast(pl.Int64).alias("passed")))

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from analysis.estimators.common import OURS_LABEL, Contrast, frozen_reasons, runs_frame, t_interval
+from analysis.estimators.common import OURS_LABEL, Contrast, frozen_reasons, runs_frame, t_interval, valid_outcome_rows
 from analysis.estimators.paired import complete_pairs, panel, run_outcomes
 from analysis.estimators.wilson import design_effect_interval
 from analysis.params import Params
@@ -87,7 +87,7 @@ def _rungs(study: Any) -> pl.DataFrame:
 
 
 def _arms(rows: pl.DataFrame, rungs: pl.DataFrame, arms: list[str], alpha: float) -> pl.DataFrame:
-    ok = rows.filter(pl.col("valid").fill_null(False) & pl.col("checks_passed").is_not_null())
+    ok = valid_outcome_rows(rows)
     recs = []
     for rung, scen in rungs.select("rung", "scenario").iter_rows():
         for arm in arms:

@@ -31,8 +31,8 @@ from analysis.estimators.common import (
     NAN,
     EstimatorError,
     at_least,
-    outcomes,
     single_outcomes,
+    valid_outcome_rows,
 )
 from analysis.estimators.estimable import no_discordant_pairs
 
@@ -124,7 +124,7 @@ def block_successes(rows: pl.DataFrame, first: str, second: str, *, scenario: st
     """
     if first == second:
         raise EstimatorError(f"both arms are {first!r}; McNemar compares two different arms")
-    out = outcomes(rows, scenario).filter(pl.col("arm").is_in([first, second]))
+    out = valid_outcome_rows(rows, scenario, [first, second])
     if runs is not None:
         out = out.join(runs.select("configuration", "execution_group"),
                        on=["configuration", "execution_group"], how="semi")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analysis.estimators.common import EstimatorInputError, require_columns
+from analysis.estimators.common import EstimatorInputError, require_columns, valid_outcome_rows
 from analysis.estimators.correlation import Correlation, correlation
 from analysis.params import DEFAULT_PARAMS, Params
 
@@ -264,15 +264,13 @@ def fill_recall_correlation(
     """
     require_columns(rows, ("carried_chars", "declared_chars", "checks_passed", "checks_total"), "rows")
     per = (
-        rows.filter(
-            pl.col("valid") & (pl.col("arm") == arm) & (pl.col("scenario") == scenario)
-            & pl.col("checks_passed").is_not_null() & pl.col("carried_chars").is_not_null()
-            & pl.col("declared_chars").is_not_null() & (pl.col("declared_chars") > 0)
-        )
+        valid_outcome_rows(rows, scenario, [arm])
+        .filter(pl.col("carried_chars").is_not_null() & pl.col("declared_chars").is_not_null()
+                & (pl.col("declared_chars") > 0))
         .group_by("configuration")
         .agg(
             (pl.col("carried_chars").cast(pl.Float64) / pl.col("declared_chars").cast(pl.Float64)).mean().alias("fill"),
-            (pl.col("checks_passed").cast(pl.Float64) / pl.col("checks_total").cast(pl.Float64)).mean().alias("recall"),
+            pl.col("recall").mean(),
             pl.len().cast(pl.Int64).alias("rows"),
         )
         .filter(pl.col("rows") >= min_rows)

@@ -31,11 +31,11 @@ from analysis.estimators.common import (
     Contrast,
     EstimatorError,
     frozen_reasons,
-    outcomes,
     require_columns,
     scenario_total,
     single_outcomes,
     t_interval,
+    valid_outcome_rows,
 )
 from analysis.params import Params
 
@@ -128,8 +128,7 @@ def run_outcomes(rows: pl.DataFrame, runs: pl.DataFrame, contrast: Contrast) -> 
     if contrast.control == contrast.treatment:
         raise EstimatorError(f"control and treatment are both {contrast.control!r}; "
                              "a contrast needs two different arms")
-    out = outcomes(rows, contrast.scenario).filter(
-        pl.col("arm").is_in([contrast.control, contrast.treatment]))
+    out = valid_outcome_rows(rows, contrast.scenario, [contrast.control, contrast.treatment])
     out = out.join(runs.select(*RUN_KEY, "planned_repeats"), on=RUN_KEY, how="inner")
     out = out.filter((pl.col("repeat") >= 1) & (pl.col("repeat") <= pl.col("planned_repeats")))
     return single_outcomes(out, (*BLOCK, "arm"))

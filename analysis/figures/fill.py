@@ -12,6 +12,7 @@ from analysis.figures.common import FigureSpec, arm_key, empty_figure, new_figur
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
 from analysis.tables.fill import fill_result
+from analysis.tables.formatting import fmt_general
 
 
 def fill_vs_effect(ctx: ReportContext) -> FigureSpec:
@@ -25,15 +26,16 @@ def fill_vs_effect(ctx: ReportContext) -> FigureSpec:
                               "No panel configuration with a fill.", "no panel configuration with a fill")
         cut = fa.cutoff
         thr = fa.rescue.rescue_threshold
+        cut_text = fmt_general(cut)
         f = fa.fills.with_columns(
-            pl.when(pl.col("control_mean") >= cut).then(pl.lit(f"{s.control} ≥ {cut:g} (not failing)"))
-            .when(pl.col("treatment_mean") >= thr).then(pl.lit(f"{s.control} < {cut:g}, {s.treatment} rescues"))
-            .otherwise(pl.lit(f"{s.control} < {cut:g}, {s.treatment} does not rescue")).alias("cls"))
+            pl.when(pl.col("control_mean") >= cut).then(pl.lit(f"{s.control} ≥ {cut_text} (not failing)"))
+            .when(pl.col("treatment_mean") >= thr).then(pl.lit(f"{s.control} < {cut_text}, {s.treatment} rescues"))
+            .otherwise(pl.lit(f"{s.control} < {cut_text}, {s.treatment} does not rescue")).alias("cls"))
         colours = [OKABE_ITO["grey"], OKABE_ITO["blue"], OKABE_ITO["vermillion"]]
         markers = ["o", "s", "^"]
         fig, (ax,) = new_figure(height=3.8)
-        classes = [f"{s.control} ≥ {cut:g} (not failing)", f"{s.control} < {cut:g}, {s.treatment} rescues",
-                   f"{s.control} < {cut:g}, {s.treatment} does not rescue"]
+        classes = [f"{s.control} ≥ {cut_text} (not failing)", f"{s.control} < {cut_text}, {s.treatment} rescues",
+                   f"{s.control} < {cut_text}, {s.treatment} does not rescue"]
         for cls, col, mk in zip(classes, colours, markers, strict=True):
             d = f.filter(pl.col("cls") == cls)
             if d.height:

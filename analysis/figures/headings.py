@@ -15,6 +15,7 @@ from analysis.estimators.headings import CELL, headings_rows
 from analysis.figures.common import FigureSpec, arm_key, empty_figure, new_figure, style
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
+from analysis.tables.formatting import fmt_signed
 
 
 def _residuals(ctx: ReportContext) -> pl.DataFrame:
@@ -62,7 +63,7 @@ def headings(ctx: ReportContext) -> FigureSpec:
             ax2.scatter(res["xr"], res["yr"], s=12, color=OKABE_ITO["vermillion"], alpha=0.7)
             slope = _slope(res)
             xs = np.array([as_float(res["xr"].min()), as_float(res["xr"].max())])
-            ax2.plot(xs, slope * xs, color=OKABE_ITO["black"], lw=1.2, label=f"slope {slope:+.3f} per heading")
+            ax2.plot(xs, slope * xs, color=OKABE_ITO["black"], lw=1.2, label=f"slope {fmt_signed(slope)} per heading")
             fig.legend(loc="outside lower center")  # outside: a residual may lie anywhere in the panel
         else:
             ax2.text(0.5, 0.5, "no informative cell", ha="center", transform=ax2.transAxes)

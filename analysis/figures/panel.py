@@ -15,6 +15,7 @@ from analysis.figures.common import FigureSpec, arm_key, empty_figure, new_figur
 from analysis.results.inputs import CONTRACT_SPARSE_K
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
+from analysis.tables.formatting import fmt_general, fmt_signed
 from analysis.tables.panel import panel_effects_rows, summary_values
 from analysis.tables.spec import defined
 
@@ -45,8 +46,8 @@ def forest(ctx: ReportContext) -> FigureSpec:
         ax.axvline(0, color=OKABE_ITO["grey"], lw=0.8)
         mean = defined(summary.mean)
         if mean is not None:
-            ax.axvline(mean, color=OKABE_ITO["blue"], lw=1.4, label=f"panel mean {mean:+.3f}")
-        ci_label: str | None = f"{100 * ci.level:g}% t interval over the configuration's pairs"
+            ax.axvline(mean, color=OKABE_ITO["blue"], lw=1.4, label=f"panel mean {fmt_signed(mean)}")
+        ci_label: str | None = f"{fmt_general(100 * ci.level)}% t interval over the configuration's pairs"
         bound_label: str | None = "planned-repeat bounds (missing repeats at worst / best)"
         for i, conf in enumerate(eff["configuration"]):
             lo_b, hi_b = per_bounds.get(conf, (None, None))
@@ -82,7 +83,8 @@ def forest(ctx: ReportContext) -> FigureSpec:
             ax.text(0.01, 0.01, "dispersion interval not estimable", transform=ax.transAxes, fontsize=8,
                     va="bottom", color=OKABE_ITO["grey"])
         alt = (f"Dot plot of {n} configuration{'' if n == 1 else 's'}' paired effects sorted from lowest to "
-               f"highest, each with its complete-pair count, its {100 * ci.level:g}% t interval over its pairs "
+               f"highest, each with its complete-pair count, its {fmt_general(100 * ci.level)}% t interval over its "
+               "pairs "
                f"and its planned-repeat bounds; vertical line at the panel mean, {band}")
     return FigureSpec("forest", title, fig, alt)
 

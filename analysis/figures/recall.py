@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from analysis.estimators.common import valid_outcome_rows
 from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
 from analysis.style import OKABE_ITO
-from analysis.tables.context import ReportContext, scored_rows
+from analysis.tables.context import ReportContext
 
 
 def recall_distribution(ctx: ReportContext) -> FigureSpec:
@@ -14,7 +15,7 @@ def recall_distribution(ctx: ReportContext) -> FigureSpec:
     s = ctx.study
     title = f"Row-level exact recall on {s.scenario}"
     with style():
-        rows = scored_rows(ctx.rows, scenario=s.scenario)
+        rows = valid_outcome_rows(ctx.rows, scenario=s.scenario)
         if rows.height == 0:
             return FigureSpec("recall_rows", title, empty_figure(title, "no valid row with an outcome"),
                               "No valid row with an outcome.", "no valid row with an outcome")

@@ -1,8 +1,9 @@
 """Numbers in the report text: formatting filters that record every number they emit.
 
-Methods note: the templates may print a number only through these filters (``num``, ``signed``,
-``pct``, ``count``, ``pts``), each reading a computed value (results.json, params, table
-indexes). The jinja ``finalize`` hook rejects a bare int or float, so a number cannot reach the
+Methods note: the templates may print a number only through these filters, one per number kind of
+``analysis.tables.formatting`` (``num``, ``signed``, ``pct``, ``count``, ``pts``, ``g``; ``stated`` for
+the ``st`` macro), each reading a computed value (results.json, params, table indexes) and printing it
+exactly as a table cell prints it. The jinja ``finalize`` hook rejects a bare int or float, so a number cannot reach the
 text unformatted; the filters record what they emit (``NumberTrace``), and
 ``unsourced_numbers`` finds numeric tokens of a rendered text that no filter emitted. Undefined
 statistics print as an em dash with the reason available to the template, never as 0.
@@ -16,7 +17,6 @@ in ``Markup`` and applies no HTML escaping on top of what ``finalize`` returns.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -25,23 +25,27 @@ from typing import Any
 from markupsafe import Markup
 
 from analysis import escape
+from analysis.tables.formatting import DASH, KINDS, UNDEFINED_WHY, formatted, is_missing, present, stated
 from analysis.tables.spec import plural_noun
 
 NUMBER_TOKEN = re.compile(r"(?<![\w.\-+−/])[+\-−]?\d(?:[\d,]*\d)?(?:\.\d+)?%?(?![\w])")
 """A numeric token standing on its own (not part of an identifier like S5, qwen3.5 or t3_panel); a
 comma inside it is a thousands separator (1,534), a comma after it is punctuation (``seed 0,``)."""
 
-DASH = "—"
-
 
 class TemplateNumberError(TypeError):
     """A template printed a bare number; format it with a filter (num, signed, pct, count, pts)."""
 
 
-def _missing(x: Any) -> bool:
+def _value(x: Any) -> Any:
+    """``x``, or None where a template reached an undefined name (jinja's Undefined): a missing value."""
     import jinja2
 
-    return x is None or isinstance(x, jinja2.Undefined) or (isinstance(x, float) and math.isnan(x))
+    return None if isinstance(x, jinja2.Undefined) else x
+
+
+def _missing(x: Any) -> bool:
+    return is_missing(_value(x))
 
 
 @dataclass
@@ -59,33 +63,28 @@ class NumberTrace:
             self.emitted.append(text)
         return Markup(text)
 
+    def say(self, text: str) -> str:
+        """Remember ``text`` as a printed string and return it escaped for Markdown (what ``finalize`` does)."""
+        self.strings.append(text)
+        return escape.markdown(text)
+
     def filters(self) -> dict[str, Callable[..., str]]:
-        """The jinja filters bound to this trace."""
+        """The jinja filters bound to this trace: one per number kind of analysis.tables.formatting (``num``,
+        ``signed``, ``pct``, ``count``, ``pts``, ``g``), ``stated`` (the ``st`` macro), and the word filters."""
 
-        dash = Markup(DASH)
+        def number(kind: str) -> Callable[..., str]:
+            def fmt(x: Any, decimals: int | None = None) -> str:
+                return self.record(formatted(kind, _value(x), decimals))
+            return fmt
 
-        def num(x: Any, decimals: int = 3) -> str:
-            return dash if _missing(x) else self.record(f"{float(x):.{decimals}f}")
+        numbers = {kind: number(kind) for kind in KINDS}
+        count = numbers["count"]
 
-        def signed(x: Any, decimals: int = 3) -> str:
-            if _missing(x):
-                return dash
-            s = f"{float(x):+.{decimals}f}"
-            if s.startswith("-") and float(s) == 0:
-                s = "+" + s[1:]
-            return self.record(s)
-
-        def pct(x: Any, decimals: int = 0) -> str:
-            return dash if _missing(x) else self.record(f"{100 * float(x):.{decimals}f}%")
-
-        def count(x: Any) -> str:
-            return dash if _missing(x) else self.record(f"{int(x):,}")
-
-        def pts(x: Any) -> str:
-            return dash if _missing(x) else self.record(f"{100 * float(x):.0f}")
-
-        def g(x: Any) -> str:
-            return dash if _missing(x) else self.record(f"{float(x):g}")
+        def as_stated(x: Any, name: str, kind: str = "signed", why: str | None = None, eq: str = " = ") -> Markup:
+            """``name = x`` (x printed as ``kind``), or ``name not computed (why)`` when x is missing."""
+            x = _value(x)
+            text = numbers[kind](x) if present(x) is not None else ""
+            return Markup(stated(self.say(name), x, text, self.say(why or UNDEFINED_WHY), self.say(eq)))
 
         def code(x: Any) -> Markup:
             """An evidence string as inline code when it can be one safely, else escaped text."""
@@ -103,8 +102,8 @@ class NumberTrace:
             noun = escape.markdown(plural_noun(None if _missing(x) else int(x), singular, many))
             return Markup(f"an uncounted number of {noun}" if _missing(x) else f"{count(x)} {noun}")
 
-        return {"num": num, "signed": signed, "pct": pct, "count": count, "pts": pts, "g": g,
-                "code": code, "plural": plural, "noun": lambda x, singular, many=None: escape.markdown(
+        return {**numbers, "stated": as_stated, "code": code, "plural": plural,
+                "noun": lambda x, singular, many=None: escape.markdown(
                     plural_noun(None if _missing(x) else int(x), singular, many)), "sentence": as_sentence}
 
     def finalize(self, value: Any) -> Any:

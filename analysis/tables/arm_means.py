@@ -12,8 +12,10 @@ from typing import Any
 
 import polars as pl
 
+from analysis.estimators.common import valid_outcome_rows
 from analysis.estimators.fill import fill_fractions
-from analysis.tables.context import ReportContext, cell_stats, scored_rows
+from analysis.tables.context import ReportContext, cell_stats
+from analysis.tables.formatting import fmt_count_of, fmt_general, fmt_int, fmt_mean_n, fmt_num, fmt_pct, fmt_signed
 from analysis.tables.labels import (
     ARM_LABELS,
     CEILING_ARMS,
@@ -24,18 +26,7 @@ from analysis.tables.labels import (
     SUPPORTING_ARMS,
     arm_label,
 )
-from analysis.tables.spec import (
-    TableSpec,
-    display_frame,
-    empty_table,
-    fmt_count_of,
-    fmt_int,
-    fmt_mean_n,
-    fmt_num,
-    fmt_pct,
-    fmt_signed,
-    if_marked,
-)
+from analysis.tables.spec import TableSpec, display_frame, empty_table, if_marked
 
 
 def _lookup(stats: pl.DataFrame, **keys: str) -> dict[str, Any] | None:
@@ -49,7 +40,7 @@ def _lookup(stats: pl.DataFrame, **keys: str) -> dict[str, Any] | None:
 def supporting_arms(ctx: ReportContext) -> TableSpec:
     """Paper Table 1: mean recall per configuration and supporting arm on the primary scenario."""
     title = "Supporting arms: mean exact recall by configuration and arm (primary scenario)"
-    rows = scored_rows(ctx.rows, scenario=ctx.study.scenario, arms=SUPPORTING_ARMS)
+    rows = valid_outcome_rows(ctx.rows, scenario=ctx.study.scenario, arms=SUPPORTING_ARMS)
     # the supporting sweep: execution groups where a supporting arm other than the plain control ran
     sweeps = rows.filter(pl.col("arm") != PLAIN_ARM).select("configuration", "execution_group").unique()
     rows = rows.join(sweeps, on=["configuration", "execution_group"], how="semi")
@@ -85,7 +76,7 @@ def _ladder_groups(ctx: ReportContext) -> pl.DataFrame:
     """(configuration, execution_group) pairs where control, treatment and the plain arm all ran."""
     study = ctx.study
     arms = (study.control, study.treatment, PLAIN_ARM)
-    rows = scored_rows(ctx.rows, scenario=study.scenario, arms=arms)
+    rows = valid_outcome_rows(ctx.rows, scenario=study.scenario, arms=arms)
     return (rows.group_by("configuration", "execution_group")
             .agg(pl.col("arm").n_unique().alias("k")).filter(pl.col("k") == len(set(arms)))
             .select("configuration", "execution_group").sort("configuration", "execution_group"))
@@ -101,7 +92,7 @@ def ladder(ctx: ReportContext) -> TableSpec:
         return empty_table("t2_ladder", title, cols,
                            f"no execution group ran {study.control}, {study.treatment} and "
                            f"{PLAIN_ARM} together")
-    rows = scored_rows(ctx.rows, scenario=study.scenario).join(
+    rows = valid_outcome_rows(ctx.rows, scenario=study.scenario).join(
         groups, on=["configuration", "execution_group"], how="semi")
     stats = cell_stats(rows, ["configuration", "arm"], ctx.threshold)
     rungs = (study.control, study.treatment, PLAIN_ARM)
@@ -137,7 +128,7 @@ def scenario_comparison(ctx: ReportContext) -> TableSpec:
     if not confs:
         return empty_table("t_scenarios", title, cols, "no ladder endpoint (see the ladder table)")
     primary = ctx.study.scenario
-    rows = scored_rows(ctx.rows, arms=SCENARIO_ARMS).filter(pl.col("configuration").is_in(confs))
+    rows = valid_outcome_rows(ctx.rows, arms=SCENARIO_ARMS).filter(pl.col("configuration").is_in(confs))
     rows = pl.concat([
         rows.filter(pl.col("scenario") == primary).join(
             groups, on=["configuration", "execution_group"], how="semi"),
@@ -163,18 +154,19 @@ def scenario_comparison(ctx: ReportContext) -> TableSpec:
 
 
 def _ceiling_groups(ctx: ReportContext) -> pl.DataFrame:
-    rows = scored_rows(ctx.rows, scenario=ctx.study.scenario, arms=[REDUCED_CEILING_ARM])
+    rows = valid_outcome_rows(ctx.rows, scenario=ctx.study.scenario, arms=[REDUCED_CEILING_ARM])
     return rows.select("configuration", "execution_group").unique().sort("configuration", "execution_group")
 
 
 def reduced_ceiling(ctx: ReportContext) -> TableSpec:
     """Paper section 4.5: control vs halved ceiling (and plain controls) in the ceiling groups."""
     title = "Reduced declared ceiling: rows, recall, carried characters and clipping (primary scenario)"
-    cols = ["model", "arm", "n", f"rows ≥ {ctx.threshold:g}", "mean", "carried chars", "folds clipped at cap"]
+    cols = ["model", "arm", "n", f"rows ≥ {fmt_general(ctx.threshold)}", "mean", "carried chars",
+            "folds clipped at cap"]
     groups = _ceiling_groups(ctx)
     if groups.height == 0:
         return empty_table("t_ceiling", title, cols, f"no valid rows of the reduced-ceiling arm {REDUCED_CEILING_ARM}")
-    rows = scored_rows(ctx.rows, scenario=ctx.study.scenario, arms=CEILING_ARMS).join(
+    rows = valid_outcome_rows(ctx.rows, scenario=ctx.study.scenario, arms=CEILING_ARMS).join(
         groups, on=["configuration", "execution_group"], how="semi")
     frame = (rows.group_by("configuration", "arm").agg(
         pl.len().alias("rows"), pl.col("recall").mean().alias("mean"),
@@ -211,7 +203,7 @@ def reduced_ceiling_by_model(ctx: ReportContext) -> TableSpec:
     if not confs:
         return empty_table("t_ceiling_by_model", title, cols,
                            f"no valid rows of the reduced-ceiling arm {t_arm}")
-    rows = scored_rows(ctx.rows, scenario=study.scenario, arms=[c_arm, t_arm]).filter(
+    rows = valid_outcome_rows(ctx.rows, scenario=study.scenario, arms=[c_arm, t_arm]).filter(
         pl.col("configuration").is_in(confs))
     in_runs = cell_stats(rows.join(groups, on=["configuration", "execution_group"], how="semi"),
                          ["configuration", "arm"], thr)
@@ -238,9 +230,10 @@ def reduced_ceiling_by_model(ctx: ReportContext) -> TableSpec:
                                        "reduced_rows_runs": pl.Int64, "control_at_threshold_all": pl.Int64,
                                        "control_rows_all": pl.Int64, "control_fill_all": pl.Float64})
     return TableSpec("t_ceiling_by_model", title, frame, display_frame(out, cols),
-                     note=f"The first three columns count rows with recall ≥ {thr:g} over the arm's rows; the "
-                          f"last is the {c_arm} arm's fill of its declared ceiling. Ceiling runs: execution groups "
-                          f"in which {t_arm} ran. All runs: every valid row of the endpoint on the primary scenario.")
+                     note=f"The first three columns count rows with recall ≥ {fmt_general(thr)} over the arm's rows; "
+                          f"the last is the {c_arm} arm's fill of its declared ceiling. Ceiling runs: execution "
+                          f"groups in which {t_arm} ran. All runs: every valid row of the endpoint on the primary "
+                          "scenario.")
 
 
 def fill_examples(ctx: ReportContext) -> TableSpec:
@@ -253,7 +246,7 @@ def fill_examples(ctx: ReportContext) -> TableSpec:
         fills = fill_fractions(ctx.rows, arm=arm, scenario=study.scenario)
         if fills.height == 0:
             continue
-        rec = cell_stats(scored_rows(ctx.rows, scenario=study.scenario, arms=[arm]),
+        rec = cell_stats(valid_outcome_rows(ctx.rows, scenario=study.scenario, arms=[arm]),
                          ["configuration"], ctx.threshold)
         joined = fills.join(rec.select("configuration", "rows", "mean"), on="configuration", how="left")
         if arm == DESCRIBED_ARM:  # the paper pools the described arm into one row

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from analysis.tables.context import ReportContext
+from analysis.tables.formatting import fmt_pct
 from analysis.tables.labels import arm_label
-from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_pct
+from analysis.tables.spec import TableSpec, display_frame, empty_table
 
 
 def carrier(ctx: ReportContext) -> TableSpec:

@@ -9,27 +9,19 @@ from typing import Any
 
 import polars as pl
 
-from analysis.estimators.common import json_ready
+from analysis.estimators.common import json_ready, valid_outcome_rows
 from analysis.estimators.estimable import not_estimable
-from analysis.tables.context import ReportContext, cell_stats, scored_rows
+from analysis.tables.context import ReportContext, cell_stats
+from analysis.tables.formatting import fmt_count_of, fmt_general, fmt_interval, fmt_mean_n, fmt_num, fmt_pct, stated
 from analysis.tables.panel import partition_runs_frame
-from analysis.tables.spec import (
-    TableSpec,
-    display_frame,
-    empty_table,
-    fmt_count_of,
-    fmt_mean_n,
-    fmt_num,
-    fmt_pct,
-    stated,
-)
+from analysis.tables.spec import TableSpec, display_frame, empty_table
 
 
 def deeper_repeats(ctx: ReportContext) -> TableSpec:
     """Paper 4.7.1: partition runs planned deeper than the usual depth, per arm."""
     s = ctx.study
     title = "Deeper repeats: partition runs planned with more repeats than the usual depth"
-    cols = ["model", "arm", "n", "mean", f"rows ≥ {ctx.threshold:g}", "fill", "headings carried"]
+    cols = ["model", "arm", "n", "mean", f"rows ≥ {fmt_general(ctx.threshold)}", "fill", "headings carried"]
     runs = partition_runs_frame(s)
     if runs.height == 0:
         return empty_table("t_deep", title, cols, "no partition runs")
@@ -37,7 +29,7 @@ def deeper_repeats(ctx: ReportContext) -> TableSpec:
     deep = runs.filter(pl.col("planned_repeats") > usual)
     if deep.height == 0:
         return empty_table("t_deep", title, cols, f"every partition run is planned at {usual} repeats")
-    rows = scored_rows(ctx.rows, scenario=s.scenario, arms=[s.control, s.treatment]).join(
+    rows = valid_outcome_rows(ctx.rows, scenario=s.scenario, arms=[s.control, s.treatment]).join(
         deep, on=["configuration", "execution_group"], how="semi")
     fill = (pl.col("carried_chars").cast(pl.Float64) / pl.col("declared_chars").cast(pl.Float64))
     frame = rows.group_by("configuration", "arm").agg(
@@ -89,8 +81,8 @@ def validity(ctx: ReportContext) -> TableSpec:
 def recall_cells(ctx: ReportContext) -> TableSpec:
     """Per-cell denominators of every (scenario, configuration, execution group, arm) mean."""
     title = "Every cell mean with its row count (all scenarios)"
-    cols = ["scenario", "model", "execution group", "arm", "recall", f"rows ≥ {ctx.threshold:g}"]
-    rows = scored_rows(ctx.rows)
+    cols = ["scenario", "model", "execution group", "arm", "recall", f"rows ≥ {fmt_general(ctx.threshold)}"]
+    rows = valid_outcome_rows(ctx.rows)
     if rows.height == 0:
         return empty_table("t_cells", title, cols, "no valid row with an outcome")
     frame = cell_stats(rows, ["scenario", "configuration", "execution_group", "arm"], ctx.threshold)
@@ -108,7 +100,7 @@ def _effective_n(x: float | None) -> str:
 def _cell_interval(r: dict[str, Any], design_reason: str | None) -> str:
     """``[lo, hi]``, or why it is not estimable (the design effect's reason), never ``[—, —]``."""
     if r.get("lo") is not None and r.get("hi") is not None:
-        return f"[{fmt_num(r['lo'])}, {fmt_num(r['hi'])}]"
+        return fmt_interval(r['lo'], r['hi'])
     return not_estimable(f"no design effect ({design_reason})" if design_reason else "no design effect")
 
 

@@ -1,8 +1,9 @@
 """What every table and figure builder reads: the package, the computed results, the params.
 
 Methods note: builders are pure functions of a ``ReportContext``; descriptive cells (means
-with their row counts) are computed here from valid rows with an outcome, the single
-validity rule of the evidence format. Inferential statistics come from ``estimates``, the
+with their row counts, ``cell_stats``) are computed from valid rows with an outcome, the single
+validity rule of the evidence format, selected by the estimators' population filter
+(analysis.estimators.common.valid_outcome_rows). Inferential statistics come from ``estimates``, the
 estimator results the results stage computed once (analysis.results.inputs.ResultsInputs), the
 same objects results.json serialises: never recomputed here, and no builder reads ``results``
 (tests/test_compute_once.py checks both).
@@ -61,25 +62,6 @@ class ReportContext:
     def threshold(self) -> float:
         """The operational recall threshold (Params.threshold_partial, paper 0.5)."""
         return float(getattr(self.params, "threshold_partial", 0.5))
-
-
-def scored_rows(
-    rows: pl.DataFrame,
-    *,
-    scenario: str | None = None,
-    arms: Sequence[str] | None = None,
-) -> pl.DataFrame:
-    """Valid rows with an outcome (optionally one scenario / some arms), plus a ``recall`` column."""
-    cond = pl.col("valid") & pl.col("checks_passed").is_not_null()
-    if scenario is not None:
-        cond = cond & (pl.col("scenario") == scenario)
-    if arms is not None:
-        cond = cond & pl.col("arm").is_in(list(arms))
-    return rows.filter(cond).with_columns(
-        (pl.col("checks_passed").cast(pl.Float64) / pl.col("checks_total").cast(pl.Float64)).alias(
-            "recall"
-        )
-    )
 
 
 def cell_stats(df: pl.DataFrame, by: Sequence[str], threshold: float) -> pl.DataFrame:

@@ -16,8 +16,9 @@ import polars as pl
 
 from analysis.estimators.estimable import not_estimable
 from analysis.tables.context import ReportContext
+from analysis.tables.formatting import fmt_count_of, fmt_interval, fmt_num, fmt_signed
 from analysis.tables.labels import arm_label
-from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_count_of, fmt_num, fmt_signed
+from analysis.tables.spec import TableSpec, display_frame, empty_table
 
 TITLE = "Dose–response over the load ladder: recall per arm, paired effect and fact survival per rung"
 FACTOR_NAMES = {"graded_per_chunk": "graded values per chunk", "distractors": "distractors",
@@ -47,7 +48,7 @@ def _interval(r: Mapping[str, Any] | None) -> str:
     if not r or r.get("recall") is None:
         return "—"
     lo, hi = r.get("lo"), r.get("hi")
-    span = f" [{fmt_num(lo, 2)}, {fmt_num(hi, 2)}]" if lo is not None and hi is not None else ""
+    span = f" {fmt_interval(lo, hi, 'num', 2)}" if lo is not None and hi is not None else ""
     return f"{fmt_num(r['recall'], 2)}{span} (n={r['rows']})"
 
 
@@ -60,7 +61,7 @@ def _paired(p: Mapping[str, Any] | None, min_pairs: int) -> str:
     if not p or p.get("effect") is None:
         return "— (" + str((p or {}).get("reason") or "no complete pair") + ")"
     lo, hi = p.get("lo"), p.get("hi")
-    span = (f" [{fmt_signed(lo, 2)}, {fmt_signed(hi, 2)}]" if lo is not None and hi is not None
+    span = (f" {fmt_interval(lo, hi, 'signed', 2)}" if lo is not None and hi is not None
             else f" (interval {not_estimable(_why(p.get('reason')))})")
     few = "" if p.get("enough_pairs") else f", fewer than {min_pairs} pairs"
     return f"{fmt_signed(p['effect'], 2)}{span} ({p['pairs']} pairs{few})"

@@ -14,26 +14,19 @@ from typing import Any
 import polars as pl
 
 from analysis.tables.context import ReportContext
+from analysis.tables.formatting import fmt_general, fmt_mean_n, fmt_num
 from analysis.tables.labels import arm_label
-from analysis.tables.spec import (
-    TableSpec,
-    counted,
-    display_frame,
-    empty_table,
-    fmt_mean_n,
-    fmt_num,
-    without_zero_columns,
-)
+from analysis.tables.spec import TableSpec, counted, display_frame, empty_table, without_zero_columns
 
 
 def fabrication(ctx: ReportContext) -> TableSpec:
     """Paper 4.11: failing rows that fabricate with no abstention marker versus those that abstain."""
     thr = ctx.threshold
-    title = f"Exploratory: failing rows (recall < {thr:g}) that fabricate versus abstain, by arm"
+    title = f"Exploratory: failing rows (recall < {fmt_general(thr)}) that fabricate versus abstain, by arm"
     cols = ["arm", "failing rows", "fabricates with no abstention", "abstains somewhere", "no answer"]
     fa = ctx.estimates.failures.fabrication
     if fa.failing_rows == 0:
-        return empty_table("t_fabrication", title, cols, f"no valid row below recall {thr:g}")
+        return empty_table("t_fabrication", title, cols, f"no valid row below recall {fmt_general(thr)}")
     frame = fa.per_arm.sort(["failing_rows", "arm"], descending=[True, False])
     out = [{"arm": arm_label(r["arm"]), "failing rows": str(r["failing_rows"]),
             cols[2]: str(r["fabricates"]), cols[3]: str(r["abstains"]), "no answer": str(r["no_answer"])}

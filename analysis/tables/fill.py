@@ -13,7 +13,8 @@ import polars as pl
 
 from analysis.estimators.fill import FillAnalysis
 from analysis.tables.context import ReportContext
-from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_count_of, fmt_pct, fmt_signed, stated
+from analysis.tables.formatting import fmt_count_of, fmt_general, fmt_pct, fmt_points, fmt_signed, stated
+from analysis.tables.spec import TableSpec, display_frame, empty_table
 
 
 def fill_result(ctx: ReportContext) -> FillAnalysis | None:
@@ -31,14 +32,14 @@ def threshold_classes(ctx: ReportContext) -> TableSpec:
     """Paper 4.7.1: failing configurations by rescue class, with their fills."""
     ep = ctx.params
     c, t = ctx.study.control, ctx.study.treatment
-    title = (f"Exploratory threshold classes: configurations with {c} < {ep.rescue_cutoff:g}, "
-             f"by whether {t} reaches {ep.rescue_cutoff:g}")
+    title = (f"Exploratory threshold classes: configurations with {c} < {fmt_general(ep.rescue_cutoff)}, "
+             f"by whether {t} reaches {fmt_general(ep.rescue_cutoff)}")
     cols = ["original threshold class", "fill of the declared ceiling", "configurations",
-            f"crossing {ep.rescue_cutoff:g} under {t}"]
+            f"crossing {fmt_general(ep.rescue_cutoff)} under {t}"]
     fa = fill_result(ctx)
     if fa is None or fa.rescue.failing == 0:
         return empty_table("t_threshold", title, cols,
-                           f"no panel configuration has a {c} mean below {ep.rescue_cutoff:g}")
+                           f"no panel configuration has a {c} mean below {fmt_general(ep.rescue_cutoff)}")
     sep = fa.rescue.separation
     data = pl.DataFrame({
         "class": ["rescued", "not_rescued"],
@@ -47,7 +48,7 @@ def threshold_classes(ctx: ReportContext) -> TableSpec:
         "members": [list(sep.positive), list(sep.negative)]},
         schema={"class": pl.String, "configurations": pl.Int64, "fills": pl.List(pl.Float64),
                 "members": pl.List(pl.String)})
-    out = [{cols[0]: f"{t} rescues (reaches {ep.rescue_cutoff:g})", cols[1]: _pcts(sep.positive_fills),
+    out = [{cols[0]: f"{t} rescues (reaches {fmt_general(ep.rescue_cutoff)})", cols[1]: _pcts(sep.positive_fills),
             cols[2]: str(len(sep.positive)), cols[3]: fmt_count_of(len(sep.positive), len(sep.positive))},
            {cols[0]: f"{t} does not rescue", cols[1]: _pcts(sep.negative_fills),
             cols[2]: str(len(sep.negative)), cols[3]: fmt_count_of(0, len(sep.negative))}]
@@ -81,8 +82,8 @@ def borderline(ctx: ReportContext) -> TableSpec:
     out = [{"classification": label, "rescued fills": _pcts(r.separation.positive_fills),
             "non-rescued fills": _pcts(r.separation.negative_fills),
             "margin": "—" if r.separation.margin != r.separation.margin
-            else f"{100 * r.separation.margin:.0f} pts"} for label, _, r in rows]
+            else f"{fmt_points(r.separation.margin)} pts"} for label, _, r in rows]
     names = ", ".join(fa.borderline) or "none"
     return TableSpec("t_borderline", title, data, display_frame(out, cols),
-                     note=f"Borderline: control mean within {ep.borderline_margin:g} of the cutoff "
+                     note=f"Borderline: control mean within {fmt_general(ep.borderline_margin)} of the cutoff "
                           f"({names}). No p-value is attached to this post-hoc separation.")

@@ -12,14 +12,15 @@ from __future__ import annotations
 import polars as pl
 
 from analysis.tables.context import ReportContext
-from analysis.tables.spec import TableSpec, counted, display_frame, empty_table, fmt_num, fmt_signed, stated
+from analysis.tables.formatting import fmt_general, fmt_num, fmt_signed, stated
+from analysis.tables.spec import TableSpec, counted, display_frame, empty_table
 
 
 def headings(ctx: ReportContext) -> TableSpec:
     """Paper 4.8: recall by headings carried, single-field schema arms, plus within-cell fits."""
     ep = ctx.params
     title = f"Exploratory: recall by headings carried, single-field schema arms ({', '.join(ep.single_field_arms)})"
-    cols = ["headings that arrived", "rows", "mean recall", f"rows ≥ {ep.threshold_partial:g}"]
+    cols = ["headings that arrived", "rows", "mean recall", f"rows ≥ {fmt_general(ep.threshold_partial)}"]
     ha = ctx.estimates.headings
     frame = ha.table_single_field.to_frame()
     if int(frame["rows"].sum()) == 0:

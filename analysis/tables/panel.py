@@ -23,17 +23,8 @@ from analysis.estimators.fill import fill_fractions
 from analysis.estimators.paired import Panel, PanelSummary, paired_effects_frame
 from analysis.results.inputs import CONTRACT_SPARSE_K
 from analysis.tables.context import ReportContext
-from analysis.tables.spec import (
-    TableSpec,
-    defined,
-    display_frame,
-    empty_table,
-    fmt_int,
-    fmt_num,
-    fmt_pct,
-    fmt_signed,
-    if_marked,
-)
+from analysis.tables.formatting import fmt_int, fmt_num, fmt_pct, fmt_signed
+from analysis.tables.spec import TableSpec, defined, display_frame, empty_table, if_marked
 
 _EFFECT_SCHEMA = {"configuration": pl.String, "effect": pl.Float64, "pairs": pl.Int64,
                   "control_rows": pl.Int64, "treatment_rows": pl.Int64,

@@ -13,7 +13,8 @@ from analysis.estimators.estimable import not_estimable
 from analysis.results.block import InferenceRow
 from analysis.results.registry import RESULTS_BLOCKS
 from analysis.tables.context import ReportContext
-from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_int, fmt_num, fmt_signed
+from analysis.tables.formatting import fmt_int, fmt_interval, fmt_num, fmt_signed
+from analysis.tables.spec import TableSpec, display_frame, empty_table
 
 
 def _defined(x: float | None) -> bool:
@@ -24,7 +25,7 @@ def _interval(r: InferenceRow) -> str:
     """``[lo, hi]``; ``not estimable: <reason>`` where the method gives one and the data cannot; else a dash
     (the method gives no interval: a test)."""
     if _defined(r.lo) and _defined(r.hi):
-        return f"[{fmt_signed(r.lo)}, {fmt_signed(r.hi)}]"
+        return fmt_interval(r.lo, r.hi, "signed")
     return not_estimable(r.reason) if r.reason and r.method != "sign_flip" else "—"
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from analysis.tables.context import PILOT_KEY, ReportContext
+from analysis.tables.formatting import fmt_count_of, fmt_general, fmt_mean_n
 from analysis.tables.labels import arm_label
-from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_count_of, fmt_mean_n
+from analysis.tables.spec import TableSpec, display_frame, empty_table
 
 __all__ = ["FOLD_COLUMNS", "PILOT_KEY", "v2_pilot", "v2_pilot_folds"]
 
@@ -35,7 +36,7 @@ def v2_pilot(ctx: ReportContext) -> TableSpec:
     Split from the fold columns so that each table fits a page's text column (issue 23)."""
     title = "The v2 pilot per arm: rows, recall and repeat identity"
     thr = float(getattr(ctx.params, "threshold_partial", 0.5))
-    cols = ["model", "arm", "rows (valid)", "mean recall", f"rows ≥ {thr:g}", "distinct answers"]
+    cols = ["model", "arm", "rows (valid)", "mean recall", f"rows ≥ {fmt_general(thr)}", "distinct answers"]
     got = _pilot_arms(ctx, "t_v2_pilot", title, cols)
     if isinstance(got, TableSpec):
         return got

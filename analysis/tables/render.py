@@ -151,7 +151,8 @@ def to_markdown(spec: TableSpec) -> str:
 
 
 def to_html(spec: TableSpec) -> str:
-    """A great_tables HTML fragment with a fixed id (deterministic), or a note paragraph when empty."""
+    """A great_tables HTML fragment with a fixed id (deterministic), or a note paragraph when empty. The cells
+    are the display strings as analysis.tables.formatting printed them, not GT's fmt_* (its docstring: why)."""
     from great_tables import GT  # imported here: only the tables stage pays for it
 
     if spec.is_empty or spec.display.height == 0:

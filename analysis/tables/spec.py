@@ -1,7 +1,7 @@
 """A built table: full-precision data for CSV, a formatted view for the report, and an empty-reason.
 
 Methods note: builders never round the data frame; rounding happens only in the display frame,
-through the helpers below, so CSV stays machine-readable at full precision.
+through the number kinds of analysis.tables.formatting, so CSV stays machine-readable at full precision.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 
 import polars as pl
+
+from analysis.tables.formatting import DASH, fmt_int, present
 
 NOT_IN_EVIDENCE = "Not in this evidence"
 
@@ -57,77 +59,14 @@ def empty_table(name: str, title: str, columns: list[str], reason: str) -> Table
     return TableSpec(name, title, data, data, empty_reason=f"{NOT_IN_EVIDENCE}: {reason}")
 
 
-def is_missing(x: object) -> bool:
-    """None or NaN (an undefined statistic)."""
-    return x is None or (isinstance(x, float) and math.isnan(x))
-
-
-def _present(x: float | None) -> float | None:
-    """x as a float, or None when it is missing (None or NaN)."""
-    return None if x is None or is_missing(x) else float(x)
-
-
 def defined(x: float | None) -> float | None:
     """An estimate as results.json holds it: a float, or None where the estimator left NaN (undefined).
 
     Builders that render a typed estimate (``ctx.estimates``) pass its floats through here, so that their
     frames, CSV files and figures see None exactly where results.json has null (json_ready turns NaN and
     ±inf into null)."""
-    v = _present(x)
+    v = present(x)
     return v if v is None or math.isfinite(v) else None
-
-
-def fmt_num(x: float | None, decimals: int = 3) -> str:
-    """Fixed decimals; an undefined value prints as an em dash, never as 0."""
-    v = _present(x)
-    return "—" if v is None else f"{v:.{decimals}f}"
-
-
-def fmt_signed(x: float | None, decimals: int = 3) -> str:
-    """Signed fixed decimals (``+0.135``); zero prints as ``+0.000`` like the paper."""
-    v = _present(x)
-    if v is None:
-        return "—"
-    s = f"{v:+.{decimals}f}"
-    return "+" + s[1:] if s.startswith("-") and float(s) == 0 else s
-
-
-def fmt_mean_n(mean: float | None, n: float | None, decimals: int = 3) -> str:
-    """A cell mean with its denominator: ``0.947 (n=4)``; no rows prints as an em dash."""
-    count = _present(n)
-    if count is None or int(count) == 0:
-        return "—"
-    return f"{fmt_num(mean, decimals)} (n={int(count)})"
-
-
-def fmt_pct(x: float | None, decimals: int = 0) -> str:
-    """A fraction as a percentage (``0.81`` -> ``81%``)."""
-    v = _present(x)
-    return "—" if v is None else f"{100 * v:.{decimals}f}%"
-
-
-def fmt_int(x: float | None) -> str:
-    """An integer with thousands separators; missing prints as an em dash."""
-    v = _present(x)
-    return "—" if v is None else f"{round(v):,}"
-
-
-def fmt_count_of(k: float, n: float | None) -> str:
-    """``k of n``-style count as ``k/n``."""
-    count = _present(n)
-    if count is None or int(count) == 0:
-        return "—"
-    return f"{int(k)}/{int(count)}"
-
-
-UNDEFINED_WHY = "undefined for fewer than two values or values that do not vary"
-"""Why a correlation, slope or interval prints no number (the reason every estimator of this kind shares)."""
-
-
-def stated(name: str, x: float | None, text: str, why: str = UNDEFINED_WHY, eq: str = " = ") -> str:
-    """``name = text`` (``eq`` joins them) when ``x`` is a number, else ``name not computed (why)``: a
-    sentence never holds a dash where a number should be."""
-    return f"{name} not computed ({why})" if _present(x) is None else f"{name}{eq}{text}"
 
 
 def plural_noun(n: int | None, singular: str, many: str | None = None) -> str:
@@ -142,11 +81,7 @@ def plural_noun(n: int | None, singular: str, many: str | None = None) -> str:
 
 def counted(n: int, singular: str, many: str | None = None) -> str:
     """``n`` with its noun in agreement: ``1 configuration``, ``3 configurations``."""
-    return f"{n:,} {plural_noun(n, singular, many)}"
-
-
-DASH = "—"
-"""The mark of an undefined value in a table cell (fmt_num and its kin)."""
+    return f"{fmt_int(n)} {plural_noun(n, singular, many)}"
 
 
 def if_marked(rows: list[dict[str, str]], sentence: str, mark: str = DASH) -> str:

@@ -18,16 +18,9 @@ from analysis.estimators.estimable import not_estimable
 from analysis.estimators.fact_timeline import FactTimeline
 from analysis.estimators.survival import FactSurvival, curves_reason
 from analysis.tables.context import ReportContext
+from analysis.tables.formatting import fmt_count_of, fmt_general, fmt_interval, fmt_num
 from analysis.tables.labels import arm_label
-from analysis.tables.spec import (
-    TableSpec,
-    counted,
-    display_frame,
-    empty_table,
-    fmt_count_of,
-    fmt_num,
-    without_zero_columns,
-)
+from analysis.tables.spec import TableSpec, counted, display_frame, empty_table, without_zero_columns
 
 
 @dataclass(frozen=True)
@@ -65,7 +58,7 @@ ARM_COLUMNS = ["evidence", "arm", "rows", "captured at entry", "lost", "never lo
 
 def level_text(params: Any) -> str:
     """``95%`` for alpha = 0.05: the level of the survival intervals."""
-    return f"{100 * (1 - params.alpha):g}%"
+    return f"{fmt_general(100 * (1 - params.alpha))}%"
 
 
 CURVE_COLUMNS = ["evidence", "arm", "S(k) by folds since entry", "final S [{level} interval]", "hazard per fold",
@@ -98,7 +91,7 @@ def _final_interval(km: pl.DataFrame, arm: str) -> str:
     if last["ci_rows_lo"] is None or last["ci_rows_hi"] is None:
         span = f" (interval {not_estimable(last.get('ci_rows_reason'))})"
     else:
-        span = f" [{fmt_num(last['ci_rows_lo'], 2)}, {fmt_num(last['ci_rows_hi'], 2)}]"
+        span = f" {fmt_interval(last['ci_rows_lo'], last['ci_rows_hi'], 'num', 2)}"
     return (f"{fmt_num(last['survival'], 2)}{span} "
             f"(k = {last['folds_since_entry']}; {counted(first['at_risk_rows'], 'row')}, "
             f"{counted(first['at_risk'], 'value')})")
