@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -197,6 +198,68 @@ def headline_text(derived: int, printed_counts: dict[str, int], row_counts: dict
     return text
 
 
+def _recompute(c: Any, ctx: AuditContext) -> tuple[str, Any, str]:
+    """Recompute claim `c` from the package: (formatted value or "", raw value, why there is none)."""
+    if c.external:
+        return "", None, "external literature figure; neither fitted nor reproduced"
+    if c.value is None:
+        return "", None, "printed em dash (not measured); the package has no such cell"
+    if c.id not in REGISTRY:
+        return "", None, _explain(c.id) or ("design constant of the protocol, not an evidence quantity"
+                                            if c.role == "design" else "not represented in the reconstructed evidence")
+    try:
+        x = REGISTRY[c.id](ctx)
+    except NotDeterminable as e:
+        return "", None, str(e)
+    except (KeyError, TypeError, IndexError) as e:  # an estimator output this claim needs is absent
+        return "", None, f"the estimators' results lack what this claim needs ({e!r})"
+    rec = _fmt(x, c.decimals)
+    return rec, x, "" if rec != "" else "the estimators return no value (undefined) for this claim"
+
+
+def _printed_verdict(c: Any, pc: PrintedCells, fills: Mapping[str, Any], frame_reads: set[Any],
+                     found: tuple[list[Any], str], row: tuple[str, bool, bool, str]) -> tuple[Any, str]:
+    """The verdict of a claim the paper's own printed cells decide, and the value they give (shown).
+
+    `found`: the other readings and printed inconsistency; `row`: (recomputed value, recomputed, matched, why)."""
+    reads, inconsistent = found
+    rec, recomputed, matched, why = row
+    pc.reads.clear()
+    fp = PRINTED[c.id](pc)
+    implied = implied_cells(c.id, pc.reads | frame_reads)
+    shown = _fmt(fp.value, c.decimals if fp.matched is None else 2)
+    ok = fp.matched if fp.matched is not None else printed_matches(c.value, c.decimals, fp.value)
+    extra = ([fills[c.id]] if c.id in fills else []) + list(fp.readings) + list(reads)
+    rows_say = (("The package's rows give the same value." if matched else
+                 f"The package's rows give {rec}, not the printed value: {why or _explain(c.id)}".rstrip(": "))
+                if recomputed else f"The package recomputes nothing: {why or _explain(c.id)}".rstrip(": "))
+    v = from_printed(matched=ok, readings=extra, inconsistent=fp.inconsistent or inconsistent,
+                     cells=fp.cells, explanation=rows_say, rules_behind=rules_behind(c.id), implied=implied)
+    return v, shown
+
+
+def _result(table: pl.DataFrame, claims: Claims, rules: Mapping[str, Any], by_printed: list[str],
+            misses: list[str], reconstruction: bool) -> AuditResult:
+    """Count the statuses of the audit table and write its headline."""
+    derived = table.filter(pl.col("role") == "derived")
+    dcounts = {s: derived.filter(pl.col("status") == s).height for s in STATUSES}
+    acounts = {s: table.filter(pl.col("status") == s).height for s in STATUSES}
+    # grouped by the branch that actually ran: a PRINTED claim with no printed value, or external, went to derive()
+    decided = derived.filter(pl.col("id").is_in(by_printed))
+    rest = derived.filter(~pl.col("id").is_in(by_printed))
+    pcounts = {s: decided.filter(pl.col("status") == s).height for s in PRINTED_STATUSES}
+    rcounts = {s: rest.filter(pl.col("status") == s).height for s in ROW_STATUSES}
+    fitted_set = set().union(*(r.fitted for r in rules.values())) if rules else set()
+    fitted_ids = tuple(c.id for c in claims if c.id in fitted_set and c.role == "derived")
+    status_of = dict(zip(table["id"].to_list(), table["status"].to_list(), strict=True))
+    tuned = {cid: status_of[cid] for cid in fitted_ids}
+    headline = headline_text(derived.height, pcounts, rcounts, reconstruction=reconstruction, tuned=tuned)
+    return AuditResult(table=table, headline=headline, derived=derived.height, reproduced=dcounts[REPRODUCED],
+                       derived_counts=dcounts, all_counts=acounts, fitted_ids=fitted_ids, tuned=tuned,
+                       printed_counts=pcounts, row_counts=rcounts, reconstruction=reconstruction,
+                       reconstruction_misses=tuple(misses))
+
+
 def audit_claims(package: Any, claims: Claims, params: Params, *, results: dict | None = None) -> AuditResult:
     """Recompute every claim from `package` with the estimators and derive its status (module note).
 
@@ -219,27 +282,8 @@ def audit_claims(package: Any, claims: Claims, params: Params, *, results: dict 
     misses = []
     by_printed: list[str] = []
     for c in claims:
-        rec, x, why = "", None, ""
-        recomputed = False
-        if c.external:
-            why = "external literature figure; neither fitted nor reproduced"
-        elif c.value is None:
-            why = "printed em dash (not measured); the package has no such cell"
-        elif c.id not in REGISTRY:
-            why = _explain(c.id) or ("design constant of the protocol, not an evidence quantity"
-                                     if c.role == "design" else "not represented in the reconstructed evidence")
-        else:
-            try:
-                x = REGISTRY[c.id](ctx)
-            except NotDeterminable as e:
-                why = str(e)
-            except (KeyError, TypeError, IndexError) as e:  # an estimator output this claim needs is absent
-                why = f"the estimators' results lack what this claim needs ({e!r})"
-            else:
-                rec = _fmt(x, c.decimals)
-                recomputed = rec != ""
-                if not recomputed:
-                    why = "the estimators return no value (undefined) for this claim"
+        rec, x, why = _recompute(c, ctx)
+        recomputed = rec != ""
         # a claim the joint fill search covers is judged by that one set of fills only: a reading that reaches it
         # alone (another order of the tied fills) contradicts the choice the other fill statistics need
         printed_branch = c.id in PRINTED and c.value is not None and not c.external
@@ -249,19 +293,10 @@ def audit_claims(package: Any, claims: Claims, params: Params, *, results: dict 
         shown = ""
         if printed_branch:
             by_printed.append(c.id)
-            pc.reads.clear()
-            fp = PRINTED[c.id](pc)
-            implied = implied_cells(c.id, pc.reads | frame_reads)
-            shown = _fmt(fp.value, c.decimals if fp.matched is None else 2)
-            ok = fp.matched if fp.matched is not None else printed_matches(c.value, c.decimals, fp.value)
-            extra = ([fills[c.id]] if c.id in fills else []) + list(fp.readings) + list(reads)
-            rows_say = (("The package's rows give the same value." if matched else
-                         f"The package's rows give {rec}, not the printed value: {why or _explain(c.id)}".rstrip(": "))
-                        if recomputed else f"The package recomputes nothing: {why or _explain(c.id)}".rstrip(": "))
             if c.role == "derived" and recomputed and not matched:
                 misses.append(c.id)
-            v = from_printed(matched=ok, readings=extra, inconsistent=fp.inconsistent or inconsistent,
-                             cells=fp.cells, explanation=rows_say, rules_behind=rules_behind(c.id), implied=implied)
+            v, shown = _printed_verdict(c, pc, fills, frame_reads, (reads, inconsistent),
+                                        (rec, recomputed, matched, why))
         else:
             v = derive(c.id, recomputed=recomputed, matched=matched, rules_behind=rules_behind(c.id), rules=rules,
                        readings=reads, printed_inconsistent=inconsistent, explanation=why or _explain(c.id),
@@ -269,21 +304,4 @@ def audit_claims(package: Any, claims: Claims, params: Params, *, results: dict 
         out.append({"id": c.id, "section": c.section, "role": c.role, "published": _published(c),
                     "recomputed": rec, "status": v.status, "rules": " ".join(v.rules), "note": v.note,
                     "from_printed": shown})
-    table = pl.DataFrame(out, schema=SCHEMA)
-    derived = table.filter(pl.col("role") == "derived")
-    dcounts = {s: derived.filter(pl.col("status") == s).height for s in STATUSES}
-    acounts = {s: table.filter(pl.col("status") == s).height for s in STATUSES}
-    # grouped by the branch that actually ran: a PRINTED claim with no printed value, or external, went to derive()
-    decided = derived.filter(pl.col("id").is_in(by_printed))
-    rest = derived.filter(~pl.col("id").is_in(by_printed))
-    pcounts = {s: decided.filter(pl.col("status") == s).height for s in PRINTED_STATUSES}
-    rcounts = {s: rest.filter(pl.col("status") == s).height for s in ROW_STATUSES}
-    fitted_set = set().union(*(r.fitted for r in rules.values())) if rules else set()
-    fitted_ids = tuple(c.id for c in claims if c.id in fitted_set and c.role == "derived")
-    status_of = dict(zip(table["id"].to_list(), table["status"].to_list(), strict=True))
-    tuned = {cid: status_of[cid] for cid in fitted_ids}
-    headline = headline_text(derived.height, pcounts, rcounts, reconstruction=reconstruction, tuned=tuned)
-    return AuditResult(table=table, headline=headline, derived=derived.height, reproduced=dcounts[REPRODUCED],
-                       derived_counts=dcounts, all_counts=acounts, fitted_ids=fitted_ids, tuned=tuned,
-                       printed_counts=pcounts, row_counts=rcounts, reconstruction=reconstruction,
-                       reconstruction_misses=tuple(misses))
+    return _result(pl.DataFrame(out, schema=SCHEMA), claims, rules, by_printed, misses, reconstruction)

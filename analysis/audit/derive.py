@@ -124,6 +124,42 @@ def from_printed(*, matched: bool, readings: Sequence[Reading] = (), inconsisten
                         + (f" (readings: {tried})" if tried else "") + f".{tail}", behind)
 
 
+def _matched_verdict(cid: str, rs: Sequence[ResolvedRule], behind: tuple[str, ...], explanation: str,
+                     reconstruction: bool) -> ClaimVerdict:
+    """A recomputed claim that matches its printed value: fitted, by construction, or reached/reproduced."""
+    tail = f" {explanation}" if explanation else ""
+    fit = [r.id for r in rs if cid in r.fitted]
+    if fit:
+        return ClaimVerdict(FITTED, f"FITTED: rule {', '.join(fit)} was tuned until it prints as published.{tail}",
+                            behind)
+    used = [r.id for r in rs if cid in r.reads]
+    built = [r.id for r in rs if cid in r.builds]
+    if used or built:
+        how = (f"rule {', '.join(used)} reads it (or a cell transcribed from it)" if used
+               else f"rule {', '.join(built)} places exactly the printed value")
+        return ClaimVerdict(CONSTRUCTION, f"by construction: {how}.{tail}", behind)
+    return ClaimVerdict(REACHED if reconstruction else REPRODUCED, explanation, behind)
+
+
+def _missed_verdict(readings: Sequence[Reading], printed_inconsistent: str, explanation: str,
+                    behind: tuple[str, ...]) -> ClaimVerdict:
+    """A recomputed claim that misses its printed value: a choice, inconsistent printed cells, or a mismatch."""
+    tail = f" {explanation}" if explanation else ""
+    hit = [r for r in readings if r.matches]
+    if hit:
+        missed = "; ".join(f"{r.name}: {r.detail}" for r in readings if not r.matches)
+        return ClaimVerdict(CHOICE, f"reachable only if {hit[0].name}"
+                            + (f" ({hit[0].detail})" if hit[0].detail else "")
+                            + (f"; the default reading misses ({missed})" if missed else "") + f".{tail}", behind)
+    tried = "; ".join(f"{r.name}: {r.detail}" for r in readings)
+    if printed_inconsistent:
+        return ClaimVerdict(INCONSISTENT,
+                            f"no data give the printed value under any reading tried: {printed_inconsistent}"
+                            + (f" (readings: {tried})" if tried else "") + f".{tail}", behind)
+    return ClaimVerdict(MISMATCH, "The evidence misses the printed value:" + (tail or " no explanation recorded.")
+                        + (f" (readings tried: {tried})" if tried else ""), behind)
+
+
 def derive(cid: str, *, recomputed: bool, matched: bool, rules_behind: Sequence[str],
            rules: Mapping[str, ResolvedRule], readings: Sequence[Reading] = (),
            printed_inconsistent: str = "", explanation: str = "", reconstruction: bool = True) -> ClaimVerdict:
@@ -132,34 +168,9 @@ def derive(cid: str, *, recomputed: bool, matched: bool, rules_behind: Sequence[
     unknown = [r for r in behind if r not in rules]
     if unknown:
         raise KeyError(f"claim {cid}: rule(s) {', '.join(unknown)} are not declared in analysis/reconstruct/rules.py")
-    rs = [rules[r] for r in behind]
-    tail = f" {explanation}" if explanation else ""
     if not recomputed:
         return ClaimVerdict(NOT_DETERMINABLE, (explanation or "nothing printed decides it and nothing is recomputed"),
                             behind)
     if matched:
-        fit = [r.id for r in rs if cid in r.fitted]
-        if fit:
-            return ClaimVerdict(FITTED, f"FITTED: rule {', '.join(fit)} was tuned until it prints as published.{tail}",
-                                behind)
-        used = [r.id for r in rs if cid in r.reads]
-        built = [r.id for r in rs if cid in r.builds]
-        if used or built:
-            how = (f"rule {', '.join(used)} reads it (or a cell transcribed from it)" if used
-                   else f"rule {', '.join(built)} places exactly the printed value")
-            return ClaimVerdict(CONSTRUCTION, f"by construction: {how}.{tail}", behind)
-        return ClaimVerdict(REACHED if reconstruction else REPRODUCED, explanation, behind)
-    hit = [r for r in readings if r.matches]
-    if hit:
-        missed = "; ".join(f"{r.name}: {r.detail}" for r in readings if not r.matches)
-        return ClaimVerdict(CHOICE, f"reachable only if {hit[0].name}"
-                            + (f" ({hit[0].detail})" if hit[0].detail else "")
-                            + (f"; the default reading misses ({missed})" if missed else "") + f".{tail}", behind)
-    if printed_inconsistent:
-        tried = "; ".join(f"{r.name}: {r.detail}" for r in readings)
-        return ClaimVerdict(INCONSISTENT,
-                            f"no data give the printed value under any reading tried: {printed_inconsistent}"
-                            + (f" (readings: {tried})" if tried else "") + f".{tail}", behind)
-    tried = "; ".join(f"{r.name}: {r.detail}" for r in readings)
-    return ClaimVerdict(MISMATCH, "The evidence misses the printed value:" + (tail or " no explanation recorded.")
-                        + (f" (readings tried: {tried})" if tried else ""), behind)
+        return _matched_verdict(cid, [rules[r] for r in behind], behind, explanation, reconstruction)
+    return _missed_verdict(readings, printed_inconsistent, explanation, behind)

@@ -137,6 +137,60 @@ def _tie_groups(values: np.ndarray) -> list[list[int]]:
     return [g for _, g in sorted(groups.items()) if len(g) > 1]
 
 
+Reading = tuple[tuple[int, ...], ...]
+"""A reading of the exactly equal effects: one order per ordered tie group."""
+
+
+def _box(configs: Sequence[str], f0: np.ndarray, fill_decimals: int, pins: Mapping[int, tuple[float, float]] | None
+         ) -> tuple[np.ndarray, np.ndarray, dict[str, tuple[float, float]]]:
+    """Each fill's box: its printed rounding (less INSIDE), cut by its pin."""
+    half = 0.5 * 10.0**-fill_decimals - INSIDE
+    lo, hi = np.maximum(f0 - half, 0.0), np.minimum(f0 + half, 1.0)
+    for i, (a, b) in (pins or {}).items():
+        lo[i], hi[i] = max(lo[i], a), min(hi[i], b)
+    return lo, hi, {c: (float(a), float(b)) for c, a, b in zip(configs, lo, hi, strict=True)}
+
+
+def _effect_readings(e: np.ndarray) -> list[Reading]:
+    """Every reading of the exactly equal effects (an order of each tie group, or none), fewest orders first."""
+    return sorted((tuple(p for p in choice if p) for choice in itertools.product(
+        *[[(), *itertools.permutations(g)] for g in _tie_groups(e)])),
+        key=lambda c: (sum(len(p) for p in c), c))
+
+
+def _start(f0: np.ndarray, perm: tuple[tuple[int, ...], ...], lo: np.ndarray,
+           hi: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """The start of one order of the fills printed equal, spread 0.002 apart, and its order pairs."""
+    x0 = f0.copy()
+    order: list[tuple[int, int]] = []
+    for p in perm:
+        for r, i in enumerate(p):
+            x0[i] = f0[i] + (r - (len(p) - 1) / 2) * 0.002
+        order += [(p[r], p[r + 1]) for r in range(len(p) - 1)]
+    return np.clip(x0, lo, hi), order
+
+
+def _spearman(x: np.ndarray, y: np.ndarray, i: np.ndarray, x_ranks: np.ndarray | None = None) -> float:
+    # average ranks for remaining ties; pearson_r is np.corrcoef bit for bit; `x_ranks`: rankdata(x[i]) known
+    return pearson_r(rankdata(x[i]) if x_ranks is None else x_ranks, rankdata(y[i]))
+
+
+def _reading(x0: np.ndarray, e: np.ndarray, pops: Mapping[str, np.ndarray],
+             spear: Mapping[str, tuple[str, str, float, int]],
+             readings: Sequence[Reading]) -> tuple[tuple[Reading, np.ndarray] | None, int]:
+    """The first reading of the equal effects under which start x0 gives every Spearman target, and the
+    readings tried."""
+    x0_ranks = {pop: rankdata(x0[pops[pop]]) for pop, _, _, _ in spear.values()}  # the same for every reading
+    for tried, reading in enumerate(readings, start=1):
+        y = e.copy()
+        for p in reading:
+            for r, i in enumerate(p):
+                y[i] += r * 1e-9  # distinct effects of 14-check means differ by far more
+        if all(_close(_spearman(x0, y, pops[pop], x0_ranks[pop]), v, d) for pop, _, v, d in spear.values()):
+            return (reading, y), tried
+    return None, len(readings)
+
+
 def search_fills(configs: Sequence[str], fills: Sequence[float], effects: Sequence[float],
                  populations: Mapping[str, Sequence[int]], targets: Mapping[str, tuple[str, str, float, int]],
                  margin: tuple[int, int, float, int], fill_decimals: int = 2,
@@ -149,73 +203,49 @@ def search_fills(configs: Sequence[str], fills: Sequence[float], effects: Sequen
     """
     f0 = np.asarray(fills, dtype=float)
     e = np.asarray(effects, dtype=float)
-    half = 0.5 * 10.0**-fill_decimals - INSIDE
-    lo, hi = np.maximum(f0 - half, 0.0), np.minimum(f0 + half, 1.0)
-    for i, (a, b) in (pins or {}).items():
-        lo[i], hi[i] = max(lo[i], a), min(hi[i], b)
-    box = {c: (float(a), float(b)) for c, a, b in zip(configs, lo, hi, strict=True)}
+    lo, hi, box = _box(configs, f0, fill_decimals, pins)
     if np.any(lo > hi):
         bad = [configs[int(i)] for i in np.flatnonzero(lo > hi)]
         return FillSearch(False, {}, {}, 0, reason=f"a pin lies outside the printed rounding ({', '.join(bad)})",
                           bounds=box)
     pops = {k: np.asarray(v, dtype=int) for k, v in populations.items()}
     spear = {n: t for n, t in targets.items() if t[1] == "spearman"}
-    pear = {n: t for n, t in targets.items() if t[1] == "pearson"}
-
-    def pearson(x: np.ndarray, pop: str) -> float:
-        i = pops[pop]
-        return pearson_r(x[i], e[i])
-
-    def spearman(x: np.ndarray, y: np.ndarray, pop: str, x_ranks: np.ndarray | None = None) -> float:
-        # average ranks for remaining ties; pearson_r is np.corrcoef bit for bit; `x_ranks`: rankdata(x[i]) known
-        i = pops[pop]
-        return pearson_r(rankdata(x[i]) if x_ranks is None else x_ranks, rankdata(y[i]))
-
-    effect_readings: list[tuple[tuple[int, ...], ...]] = sorted(
-        (tuple(p for p in choice if p) for choice in itertools.product(
-            *[[(), *itertools.permutations(g)] for g in _tie_groups(e)])),
-        key=lambda c: (sum(len(p) for p in c), c))
+    pear = [(pop, v) for pop, kind, v, _ in targets.values() if kind == "pearson"]
+    effect_readings = _effect_readings(e)
     tried, spearman_orders = 0, 0
     for perm in itertools.product(*[list(itertools.permutations(g)) for g in _tie_groups(f0)]):
-        x0 = f0.copy()
-        order: list[tuple[int, int]] = []
-        for p in perm:
-            for r, i in enumerate(p):
-                x0[i] = f0[i] + (r - (len(p) - 1) / 2) * 0.002
-            order += [(p[r], p[r + 1]) for r in range(len(p) - 1)]
-        x0 = np.clip(x0, lo, hi)
+        x0, order = _start(f0, perm, lo, hi)
         if x0[margin[0]] <= x0[margin[1]] or any(x0[a] >= x0[b] for a, b in order):
             tried += len(effect_readings)
             continue
-        chosen = None
-        x0_ranks = {pop: rankdata(x0[pops[pop]]) for pop, _, _, _ in spear.values()}  # the same for every reading
-        for reading in effect_readings:
-            tried += 1
-            y = e.copy()
-            for p in reading:
-                for r, i in enumerate(p):
-                    y[i] += r * 1e-9  # distinct effects of 14-check means differ by far more
-            if all(_close(spearman(x0, y, pop, x0_ranks[pop]), v, d) for pop, _, v, d in spear.values()):
-                chosen = (reading, y)
-                break
+        chosen, n = _reading(x0, e, pops, spear, effect_readings)
+        tried += n
         if chosen is None:
             continue
         spearman_orders += 1
-
-        residuals, jacobian = fit_problem(e, pops, [(pop, v) for pop, _, v, _ in pear.values()],
-                                          margin[:3], order)
-        sol = least_squares(residuals, x0, jac=jacobian, bounds=(lo, hi), xtol=1e-14, ftol=1e-14, gtol=1e-14)
-        x = sol.x
-        got = {n: (pearson(x, pop) if kind == "pearson" else spearman(x, chosen[1], pop))
-               for n, (pop, kind, _, _) in targets.items()}
-        gap = float(x[margin[0]] - x[margin[1]])
-        if (all(_close(got[n], v, d) for n, (_, _, v, d) in targets.items()) and _close(gap, margin[2], margin[3])
-                and bool(np.all(x >= lo) and np.all(x <= hi)) and all(x[a] < x[b] for a, b in order)):
-            return FillSearch(True, dict(zip(configs, (float(v) for v in x), strict=True)), {**got, "margin": gap},
-                              tried, tuple(tuple(configs[i] for i in p) for p in chosen[0]),
+        found = _fit(configs, e, pops, targets, pear, margin, order, x0, lo, hi, chosen)
+        if found is not None:
+            return FillSearch(True, found[0], found[1], tried, tuple(tuple(configs[i] for i in p) for p in chosen[0]),
                               spearman_orders=spearman_orders, bounds=box)
     reason = ("no order of the fills printed equal, under any reading of the exactly equal effects, gives every "
               "Spearman target" if spearman_orders == 0 else
               f"{spearman_orders} order(s) of the fills printed equal give every Spearman target, but no fills "
               "inside the box then give every Pearson target and the margin")
     return FillSearch(False, {}, {}, tried, reason=reason, spearman_orders=spearman_orders, bounds=box)
+
+
+def _fit(configs: Sequence[str], e: np.ndarray, pops: Mapping[str, np.ndarray],
+         targets: Mapping[str, tuple[str, str, float, int]], pear: list[tuple[str, float]],
+         margin: tuple[int, int, float, int], order: list[tuple[int, int]], x0: np.ndarray, lo: np.ndarray,
+         hi: np.ndarray, chosen: tuple[Reading, np.ndarray]) -> tuple[dict[str, float], dict[str, float]] | None:
+    """Fit the Pearson targets and the margin from x0 inside the box; the fills and the values they give when
+    every target, the margin, the box and the order hold, else None."""
+    residuals, jacobian = fit_problem(e, pops, pear, margin[:3], order)
+    x = least_squares(residuals, x0, jac=jacobian, bounds=(lo, hi), xtol=1e-14, ftol=1e-14, gtol=1e-14).x
+    got = {n: (pearson_r(x[pops[pop]], e[pops[pop]]) if kind == "pearson" else _spearman(x, chosen[1], pops[pop]))
+           for n, (pop, kind, _, _) in targets.items()}
+    gap = float(x[margin[0]] - x[margin[1]])
+    if (all(_close(got[n], v, d) for n, (_, _, v, d) in targets.items()) and _close(gap, margin[2], margin[3])
+            and bool(np.all(x >= lo) and np.all(x <= hi)) and all(x[a] < x[b] for a, b in order)):
+        return dict(zip(configs, (float(v) for v in x), strict=True)), {**got, "margin": gap}
+    return None

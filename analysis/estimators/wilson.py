@@ -2,6 +2,15 @@
 
 design_effect_interval(s): Wilson score interval for a per-cell mean recall with the effective
 number of checks n_eff = rows * k / deff (deff from analysis.estimators.dependence).
+
+Engine: the Wilson formula written out here (numpy, and polars expressions for the per-cell table),
+not statsmodels' proportion_confint(method="wilson"), which computes the same quantity (it accepts a
+non-integer n_eff, count = p * n_eff) and agrees to the last digit or two (its count / nobs and
+norm.isf round differently). Measured: importing statsmodels.stats.proportion pulls in pandas, which
+the build does not otherwise import: +0.26 to 0.39 s after the build's own imports, 0.64 to 0.81 s
+after polars, numpy and scipy.stats alone (python -X importtime), against a build of about 4.5 s CPU
+(generate.py --force on data/v1). The tests check it against proportion_confint, an independent
+oracle because it is not the engine.
 """
 
 from __future__ import annotations

@@ -144,6 +144,66 @@ def _lines(data: bytes | memoryview) -> Iterator[tuple[int, bytes]]:
         start = end + 1
 
 
+def _parsed_lines(data: bytes | memoryview) -> Iterator[tuple[int, Any, str | None]]:
+    """(line number, its JSON document, None) for every line, or (line number, None, why it is unreadable)."""
+    for number, raw in _lines(data):
+        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and json_depth(raw) > MAX_DEPTH:
+            yield number, None, f"nested deeper than {MAX_DEPTH} levels; write one flat JSON object per line"
+            continue
+        try:  # the door's rules: no NaN/Infinity, no lone surrogate (analysis.safeio.check_json_values)
+            text = raw.decode("utf-8")
+            del raw  # memory: the line is held once as bytes or text, then as text and its parse
+            doc = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+            check_json_values(doc, text, FOLDS_FILE, number)
+            del text
+        except SafeIOError as exc:
+            yield number, None, f"{exc.message}"
+        except UnicodeDecodeError as exc:
+            yield number, None, f"not UTF-8 (byte {exc.start}); write the file as UTF-8"
+        except json.JSONDecodeError as exc:
+            yield number, None, f"not JSON ({exc.msg} at character {exc.pos + 1}); write one JSON object per line"
+        except _NotANumber as exc:
+            yield number, None, f"{exc}; write a finite number or null"
+        except (RecursionError, ValueError):  # ValueError: e.g. an integer of over 4300 digits
+            yield number, None, "not JSON: nested too deeply or a number too long; write one flat JSON object per line"
+        else:
+            yield number, doc, None
+
+
+def _field_problems(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """(key, message) for every missing required key and every value of the wrong type."""
+    found: list[tuple[str, str]] = []
+    for f in FOLD_FIELDS:
+        if f.name not in doc:
+            if f.required:
+                found.append((f.name, f"missing key {f.name!r} ({f.doc})"))
+            continue
+        value = doc[f.name]
+        if value is None and f.nullable:
+            continue
+        if not _type_ok(f.kind, value):
+            shown = "null" if value is None else type(value).__name__
+            found.append((f.name, f"{f.name} must be {_KIND_WORDS[f.kind]}{' or null' if f.nullable else ''}, "
+                                  f"got {shown}"))
+    return found
+
+
+def _order_problem(row_id: str, fold: int, number: int, last: dict[str, tuple[int, int]]) -> str | None:
+    """Why fold `fold` of `row_id` (at line `number`) is out of order, else None; records it in `last`
+    (later lines are judged against this one: one gap, one problem)."""
+    prev = last.get(row_id)
+    want = 0 if prev is None else prev[0] + 1
+    last[row_id] = (fold, number)
+    if fold == want:
+        return None
+    if prev is not None and fold <= prev[0]:
+        return (f"fold {fold} of row {row_id!r} repeats or goes back (fold {prev[0]} at line "
+                f"{prev[1]}); keep one line per fold, in fold order")
+    after = "the row's first line" if prev is None else f"fold {prev[0]} at line {prev[1]}"
+    return (f"fold {fold} of row {row_id!r} skips fold {want} (after {after}); "
+            "write every fold call, numbered 0, 1, 2, ...")
+
+
 def parse_folds(data: bytes | memoryview | None, row_ids: Iterable[str] | None,
                 problems: list[Problem]) -> pl.DataFrame | None:
     """Parse folds.jsonl bytes; append every problem to ``problems``; None when absent or broken.
@@ -159,70 +219,23 @@ def parse_folds(data: bytes | memoryview | None, row_ids: Iterable[str] | None,
     cols: dict[str, list[Any]] = {name: [] for name in SCHEMA}
     frames: list[pl.DataFrame] = []
     last: dict[str, tuple[int, int]] = {}  # row_id -> (last fold index, its line)
-    for number, raw in _lines(data):
-        def bad(key: str | None, message: str, _n: int = number) -> None:
-            problems.append(Problem(FOLDS_FILE, _n, key, message))
-        if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and json_depth(raw) > MAX_DEPTH:
-            bad(None, f"nested deeper than {MAX_DEPTH} levels; write one flat JSON object per line")
+    for number, doc, unreadable in _parsed_lines(data):
+        if unreadable is None and not isinstance(doc, dict):
+            unreadable = f"is a JSON {type(doc).__name__}, not an object; write one JSON object per line"
+        if unreadable is not None:
+            problems.append(Problem(FOLDS_FILE, number, None, unreadable))
             continue
-        try:  # the door's rules: no NaN/Infinity, no lone surrogate (analysis.safeio.check_json_values)
-            text = raw.decode("utf-8")
-            del raw  # memory: the line is held once as bytes or text, then as text and its parse
-            doc = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
-            check_json_values(doc, text, FOLDS_FILE, number)
-            del text
-        except SafeIOError as exc:
-            bad(None, f"{exc.message}")
-            continue
-        except UnicodeDecodeError as exc:
-            bad(None, f"not UTF-8 (byte {exc.start}); write the file as UTF-8")
-            continue
-        except json.JSONDecodeError as exc:
-            bad(None, f"not JSON ({exc.msg} at character {exc.pos + 1}); write one JSON object per line")
-            continue
-        except _NotANumber as exc:
-            bad(None, f"{exc}; write a finite number or null")
-            continue
-        except (RecursionError, ValueError):  # ValueError: e.g. an integer of over 4300 digits
-            bad(None, "not JSON: nested too deeply or a number too long; write one flat JSON object per line")
-            continue
-        if not isinstance(doc, dict):
-            bad(None, f"is a JSON {type(doc).__name__}, not an object; write one JSON object per line")
-            continue
-        ok = True
-        for f in FOLD_FIELDS:
-            if f.name not in doc:
-                if f.required:
-                    bad(f.name, f"missing key {f.name!r} ({f.doc})")
-                    ok = False
-                continue
-            value = doc[f.name]
-            if value is None and f.nullable:
-                continue
-            if not _type_ok(f.kind, value):
-                shown = "null" if value is None else type(value).__name__
-                bad(f.name, f"{f.name} must be {_KIND_WORDS[f.kind]}{' or null' if f.nullable else ''}, "
-                            f"got {shown}")
-                ok = False
-        if not ok:
+        if found := _field_problems(doc):
+            problems.extend(Problem(FOLDS_FILE, number, key, message) for key, message in found)
             continue
         row_id, fold = doc["row_id"], doc["fold"]
         if known is not None and row_id not in known:
-            bad("row_id", f"row_id {row_id!r} is not a row of rows.csv; remove the line or add the row")
+            problems.append(Problem(FOLDS_FILE, number, "row_id", f"row_id {row_id!r} is not a row of rows.csv; "
+                                    "remove the line or add the row"))
             continue
-        prev = last.get(row_id)
-        want = 0 if prev is None else prev[0] + 1
-        if fold != want:
-            if prev is not None and fold <= prev[0]:
-                bad("fold", f"fold {fold} of row {row_id!r} repeats or goes back (fold {prev[0]} at line "
-                            f"{prev[1]}); keep one line per fold, in fold order")
-            else:
-                after = "the row's first line" if prev is None else f"fold {prev[0]} at line {prev[1]}"
-                bad("fold", f"fold {fold} of row {row_id!r} skips fold {want} (after {after}); "
-                            "write every fold call, numbered 0, 1, 2, ...")
-            last[row_id] = (fold, number)  # later lines are judged against this one: one gap, one problem
+        if (why := _order_problem(row_id, fold, number, last)) is not None:
+            problems.append(Problem(FOLDS_FILE, number, "fold", why))
             continue
-        last[row_id] = (fold, number)
         if len(problems) > start:
             continue  # the file is refused: its lines are checked, not kept
         for name in SCHEMA:

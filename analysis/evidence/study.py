@@ -1,13 +1,18 @@
 """Parse and check study.toml (tomllib), reporting problems with line and key.
 
-Method: tomllib parses; a small line scanner maps every table header and key
-to its line so semantic problems (a date written as a string, a missing key)
-can be reported where they are. Unknown keys are ignored with a
-:class:`StudyWarning`.
+Method: tomllib parses; the structural checks (required keys, types, the kind enum, character sets,
+lengths, integer ranges) are the JSON Schema of :mod:`analysis.evidence.study_schema`, validated once
+with ``jsonschema`` (every error). A small line scanner maps every table header and key to its line
+so each problem is reported where it is, with its fix. Kept as code, because JSON Schema cannot state
+them or they need the file: the TOML size limits before parsing (nesting depth, dotted-key length),
+integers beyond 64 bits and NaN/inf anywhere, dates (a TOML date is not a JSON type), the rules that
+tie keys together (control differs from treatment and both are declared arms; a partition run names a
+declared configuration, at most one run per configuration; the planned-slot total; the ladder's rung
+tables and scenarios; kind = "simulation" iff a [simulation] table whose truth matches its digest; a
+simulated trace is never relabelled), and the warnings for unknown keys (:class:`StudyWarning`).
 """
 from __future__ import annotations
 
-import datetime
 import math
 import re
 import tomllib
@@ -24,20 +29,16 @@ from .errors import Problem, StudyWarning
 from .ladder import parse_ladder
 from .model import Configuration, PartitionRun, Study
 from .schema import (
-    ARM,
-    CHARSETS,
     CONFIGURATION_KEYS,
     IDENTIFIER,
-    MAX_COUNT,
     MAX_PLANNED_SLOTS,
-    MAX_TEXT,
     PARTITION_RUN_KEYS,
     RUNNER_INT_RANGES,
     STUDY_FILE,
     STUDY_KEYS,
-    STUDY_KINDS,
     charset_problem,
 )
+from .study_schema import kind_message, schema_errors, shown
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*(.+?)\s*\]\]?\s*(?:#.*)?$")
 _KEY = re.compile(r"""^\s*((?:"(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)"""
@@ -48,13 +49,6 @@ TOP_KEYS = ("study", "configurations", "partition_runs", "ladder", "simulation")
 EXTENSION_KEYS = ("runner", "preregistration")
 """Top-level tables this project's own producers write (the runner's pins and request shape):
 known, kept out of the analysis, and not warned about."""
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**40:
-        return f"{'-' if value < 0 else ''}a {value.bit_length()}-bit integer"
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _parts(dotted: str) -> tuple[str, ...]:
@@ -112,8 +106,9 @@ def _path_text(path: tuple[Any, ...]) -> str:
 class _Checker:
     """Collects problems and warnings for one study.toml."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, doc: dict[str, Any]) -> None:
         self.lines = key_lines(text)
+        self.schema = schema_errors(doc)
         self.problems: list[Problem] = []
 
     def line(self, path: tuple[Any, ...]) -> int | None:
@@ -139,52 +134,19 @@ class _Checker:
 
     def keys(self, path: tuple[Any, ...], table: dict[str, Any],
              spec: dict[str, tuple[str, bool, str]]) -> dict[str, Any]:
-        """Check a table against a key spec; return the good values."""
+        """Check a table against a key spec (its schema errors); return the good values."""
         good: dict[str, Any] = {}
-        for key, (kind, required, _) in spec.items():
+        missing = self.schema.missing.get(path, set())
+        for key, (kind, _, _) in spec.items():
             if key not in table:
-                if required:
+                if key in missing:
                     self.problem((*path, key), f"required key {key!r} is missing; add it")
                 continue
-            value, err = table[key], None
-            if kind == "text":
-                if not isinstance(value, str) or not value:
-                    err = "must be a non-empty string"
-                elif len(value) > MAX_TEXT:
-                    err = f"is {len(value)} characters long; keep it to {MAX_TEXT}"
-            elif kind == "date":
-                if isinstance(value, datetime.datetime) or not isinstance(value, datetime.date):
-                    err = f"must be a TOML date written unquoted like 2026-01-28, not {value!r}"
-            elif kind == "count>=0":
-                if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
-                    err = f"must be an integer in 0..{MAX_COUNT}, not {_shown(value)}"
-            elif kind == "identifier_list":
-                if not isinstance(value, list) or not value:
-                    err = "must be a non-empty array of names, like [\"g1-d0-c900-f2\"]"
-                else:
-                    err = next((e for e in (charset_problem(IDENTIFIER, v) for v in value) if e), None)
-                    if err is None and len(set(value)) != len(value):
-                        err = "names a rung twice; list each rung once"
-            elif kind == "count>=1":
-                if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
-                    err = f"must be an integer in 1..{MAX_COUNT}, not {_shown(value)}"
-            elif kind in CHARSETS:
-                err = charset_problem(kind, value)
-            elif kind == "study_kind":
-                if value not in STUDY_KINDS:
-                    err = (f"must be one of {', '.join(repr(k) for k in STUDY_KINDS)} (or left out for a "
-                           f"study of its own), not {_shown(value)}")
-            elif kind == "arm_list":
-                if not isinstance(value, list) or not value:
-                    err = "must be a non-empty array of arm codes, like [\"j\", \"q\"]"
-                else:
-                    err = next((e for e in (charset_problem(ARM, v) for v in value) if e), None)
-                    if err is None and len(set(value)) != len(value):
-                        err = "names an arm twice; list each arm once"
+            err = kind_message(kind, table[key], self.schema.under((*path, key)), len(path) + 1)
             if err:
                 self.problem((*path, key), err)
             else:
-                good[key] = value
+                good[key] = table[key]
         for key in table:
             if key not in spec:
                 self.warn_unknown((*path, key))
@@ -242,26 +204,26 @@ def _parse(data: bytes) -> tuple[Study | None, list[Problem], frozenset[str] | N
     except ValueError:  # after TOMLDecodeError (a ValueError too): e.g. an integer of over 4300 digits
         return None, [Problem(STUDY_FILE, None, None, "holds a value TOML cannot represent (an integer "
                               "beyond 64 bits); write a smaller one")], None, ()
-    c = _Checker(text)
+    c = _Checker(text, doc)
     _door_values(c, doc)
     for key in doc:
         if key not in TOP_KEYS and key not in EXTENSION_KEYS:
             c.warn_unknown((key,))
     head: dict[str, Any] = {}
-    if "study" not in doc:
+    if "study" in c.schema.missing.get((), ()):
         c.problem(("study",), "the [study] table is missing; add it")
     elif (table := c.table(("study",), doc["study"])) is not None:
         head = c.keys(("study",), table, STUDY_KEYS)
         _contrast_rules(c, head)
     configurations: dict[str, Configuration] = {}
     confs = doc.get("configurations")
-    if confs is None:
+    if "configurations" in c.schema.missing.get((), ()):
         c.problem(("configurations",), "no [configurations.\"...\"] table; add one per configuration")
-    elif c.table(("configurations",), confs) is not None:
-        for key, value in confs.items():
-            path = ("configurations", key)
-            if (why := charset_problem(IDENTIFIER, key)) is not None:
-                c.problem(path, f"configuration key {why}; rename it here and in rows.csv")
+    elif (conf_table := c.table(("configurations",), confs)) is not None:
+        for key, value in conf_table.items():
+            path: tuple[Any, ...] = ("configurations", key)
+            if key in c.schema.bad_names.get(("configurations",), ()):
+                c.problem(path, f"configuration key {charset_problem(IDENTIFIER, key)}; rename it here and in rows.csv")
                 continue
             if (table := c.table(path, value)) is None:
                 continue
@@ -369,17 +331,14 @@ def _door_values(c: _Checker, doc: dict[str, Any]) -> None:
         elif isinstance(value, list):
             stack.extend(((*path, i), v) for i, v in enumerate(value))
         elif isinstance(value, int) and not isinstance(value, bool) and not TOML_INT_MIN <= value <= TOML_INT_MAX:
-            c.problem(path, f"the integer {_shown(value)} is outside TOML's 64-bit range; write a smaller one")
+            c.problem(path, f"the integer {shown(value)} is outside TOML's 64-bit range; write a smaller one")
         elif isinstance(value, float) and not math.isfinite(value):
             c.problem(path, f"{value} is not a finite number; write one")
     runner = doc.get("runner")
     for key, table in (runner.items() if isinstance(runner, dict) else ()):
         for name, (lo, hi) in RUNNER_INT_RANGES.items():
-            value = table.get(name) if isinstance(table, dict) else None
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-                c.problem(("runner", key, name), f"{name} is {_shown(value)}, not an integer in {lo}..{hi}; "
+            if isinstance(table, dict) and name in table and c.schema.under(("runner", key, name)):
+                c.problem(("runner", key, name), f"{name} is {shown(table[name])}, not an integer in {lo}..{hi}; "
                                                  "write the value the endpoint really has, then re-lock")
 
 

@@ -36,53 +36,44 @@ def _valid_s5(r: Row) -> bool:
     return r["valid"] and r["scenario"] == "S5" and _has_outcome(r)
 
 
-def _carried_chars(b: Builder, c: Claims) -> None:
-    """R16: declared allowance by arm; carried characters meet every printed cell mean or fill."""
-    for r in b.rows:
-        r["declared_chars"] = DECLARED_CHARS.get(r["arm"])
-        r["carried_chars"] = None
-    cells: dict[str, list[Row]] = {}
-    for r in b.rows:
-        if _has_outcome(r):
-            cells.setdefault(r["cell"], []).append(r)
+def _set_mean(rows: list[Row], mean: int) -> None:
+    for r, x in zip(rows, spread(mean * len(rows), len(rows)), strict=True):
+        r["carried_chars"] = x
 
-    def set_mean(rows: list[Row], mean: int) -> None:
-        for r, x in zip(rows, spread(mean * len(rows), len(rows)), strict=True):
-            r["carried_chars"] = x
 
-    # Table 3 j fill (R16a): every row of the cell carries round(fill * 9600) characters,
-    # except where a fill example prints the mean characters of the same rows.
+def _valid(rows: list[Row]) -> list[Row]:
+    return [r for r in rows if r["valid"]]
+
+
+def _j_fills(cells: dict[str, list[Row]], c: Claims) -> None:
+    """R16a, Table 3 j fill: every row of the cell carries round(fill * 9600) characters, except where a fill
+    example prints the mean characters of the same rows."""
     from analysis.reconstruct.layout import PANEL
     for key, _ in PANEL:
-        rows = [r for r in cells.get(f"t3.{key}.j", []) if r["valid"]]
-        fill = _v(c, f"t3.{key}.j_fill")
-        mean = round(fill * 9600)
-        set_mean(rows, mean)
-    set_mean([r for r in cells["t3.deepseek_v4_pro.j"] if r["valid"]],
-             int(_v(c, "fillex.deepseek_v4_pro.carried_chars")))
-    set_mean([r for r in cells["t3.ling_2_6_flash.j"] if r["valid"]], int(_v(c, "fillex.ling_2_6_flash.carried_chars")))
-    set_mean(cells["fillex.ling_2_6_flash"], int(_v(c, "fillex.ling_2_6_flash.carried_chars")))
-    g12 = [r for r in cells["t3.granite_4_1_8b.j"] if r["valid"]]
+        _set_mean(_valid(cells.get(f"t3.{key}.j", [])), round(_v(c, f"t3.{key}.j_fill") * 9600))
+    _set_mean(_valid(cells["t3.deepseek_v4_pro.j"]), int(_v(c, "fillex.deepseek_v4_pro.carried_chars")))
+    _set_mean(_valid(cells["t3.ling_2_6_flash.j"]), int(_v(c, "fillex.ling_2_6_flash.carried_chars")))
+    _set_mean(cells["fillex.ling_2_6_flash"], int(_v(c, "fillex.ling_2_6_flash.carried_chars")))
+    g12 = _valid(cells["t3.granite_4_1_8b.j"])
     g16_total = int(_v(c, "fillex.granite_4_1_8b.carried_chars")) * int(_v(c, "fillex.granite_4_1_8b.rows"))
     g4 = cells["fillex.granite_4_1_8b"]
     rest = g16_total - sum(r["carried_chars"] for r in g12)
     for r, x in zip(g4, spread(rest, len(g4)), strict=True):
         r["carried_chars"] = x
-    # deep-table q fills (R16b)
-    for key in ("granite_4_1_8b", "ling_2_6_flash"):
-        set_mean([r for r in cells[f"t3.{key}.q"] if r["valid"]], round(_v(c, f"deep.{key}.q.fill") * 9600))
-    # anchor j: the 11 ceiling rows average 7,818; the 28-row corpus averages 8,501 (R16c)
-    ceil_j = [r for r in cells["ceiling.j"] if r["valid"]]
-    set_mean(ceil_j, int(_v(c, "ceiling.j.carried_chars")))
+
+
+def _anchor_j(cells: dict[str, list[Row]], c: Claims) -> None:
+    """R16c, anchor j: the 11 ceiling rows average 7,818; the 28-row corpus averages 8,501."""
+    ceil_j = _valid(cells["ceiling.j"])
+    _set_mean(ceil_j, int(_v(c, "ceiling.j.carried_chars")))
     others = [r for r in cells["ladder.j"] + cells["anchor.j_large_corpus"]]
     total28 = int(_v(c, "fillex.qwen3_6_35b_a3b.carried_chars")) * int(_v(c, "anchor.j_large_corpus.n"))
     for r, x in zip(others, spread(total28 - sum(r["carried_chars"] for r in ceil_j), len(others)), strict=True):
         r["carried_chars"] = x
-    set_mean([r for r in cells["ladder.p"] if r["valid"]], int(_v(c, "fillex.p_described.carried_chars")))
-    for a in "mu":
-        set_mean(cells[f"ceiling.{a}"], int(_v(c, f"ceiling.{a}.carried_chars")))
-    set_mean(cells["ceiling2.glm_5_2.j"], round(_v(c, "ceiling2.glm_5_2.j_fill") * 9600))
-    # t: 14 of 16 rows land within 0.5% of the 4,800 ceiling (4.9); the anchor cell mean is 4,697 (R16d)
+
+
+def _ceiling_t(cells: dict[str, list[Row]], c: Claims) -> None:
+    """R16d, t: 14 of 16 rows land within 0.5% of the 4,800 ceiling (4.9); the anchor cell mean is 4,697."""
     near_n = int(_v(c, "carrier.t.rows_near_ceiling"))
     t_rows = cells["ceiling2.glm_5_2.t"] + cells["ceiling.t"]
     near, far = t_rows[:near_n], t_rows[near_n:]
@@ -93,6 +84,27 @@ def _carried_chars(b: Builder, c: Claims) -> None:
     far_total = anchor_total - sum(r["carried_chars"] for r in anchor_t if r in near)
     for r, x in zip(far, spread(far_total, len(far)), strict=True):
         r["carried_chars"] = x
+
+
+def _carried_chars(b: Builder, c: Claims) -> None:
+    """R16: declared allowance by arm; carried characters meet every printed cell mean or fill."""
+    for r in b.rows:
+        r["declared_chars"] = DECLARED_CHARS.get(r["arm"])
+        r["carried_chars"] = None
+    cells: dict[str, list[Row]] = {}
+    for r in b.rows:
+        if _has_outcome(r):
+            cells.setdefault(r["cell"], []).append(r)
+    _j_fills(cells, c)
+    # deep-table q fills (R16b)
+    for key in ("granite_4_1_8b", "ling_2_6_flash"):
+        _set_mean(_valid(cells[f"t3.{key}.q"]), round(_v(c, f"deep.{key}.q.fill") * 9600))
+    _anchor_j(cells, c)
+    _set_mean(_valid(cells["ladder.p"]), int(_v(c, "fillex.p_described.carried_chars")))
+    for a in "mu":
+        _set_mean(cells[f"ceiling.{a}"], int(_v(c, f"ceiling.{a}.carried_chars")))
+    _set_mean(cells["ceiling2.glm_5_2.j"], round(_v(c, "ceiling2.glm_5_2.j_fill") * 9600))
+    _ceiling_t(cells, c)
     # everything else (R16e, placeholders): 60% of the declared allowance, 6,000 where none is declared
     for r in b.rows:
         if _has_outcome(r) and r["carried_chars"] is None:

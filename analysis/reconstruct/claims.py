@@ -115,6 +115,37 @@ class Claims:
         return tuple(c for c in self.items if c.role == role)
 
 
+def _value_problem(raw: dict[Any, Any], cid: object) -> str | None:
+    """What is wrong with a claim's printed value, or None."""
+    value = raw.get("value")
+    if "value" not in raw:
+        return None
+    if isinstance(value, bool) or not (value is None or isinstance(value, (int, float, str))):
+        return f"value {value!r} is not a number; write the printed number (null for an em dash)"
+    if isinstance(value, str) and cid not in STRING_VALUED:
+        return (f"value {value!r} is not numeric; write it as a YAML number "
+                "(drop '+', '%' and thousands separators) or add the id to STRING_VALUED "
+                "if it is a date/time")
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"value {value!r} is not finite; write the printed number"
+    return None
+
+
+def _decimals_problem(raw: dict[Any, Any], cid: object) -> str | None:
+    """What is wrong with a claim's decimals given its value, or None."""
+    value, dec = raw.get("value"), raw.get("decimals")
+    if "decimals" not in raw:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(dec, bool) or not isinstance(dec, int) or dec < 0:
+            return f"decimals {dec!r} must be a non-negative integer for a numeric value"
+        if isinstance(value, float) and round(value, dec) != value:
+            return f"value {value!r} has more decimals than decimals={dec}; fix one of them"
+    elif dec is not None and (value is None or cid in STRING_VALUED):
+        return f"decimals must be null when value is {value!r}"
+    return None
+
+
 def _problems(i: int, raw: object) -> list[str]:
     where = f"claim #{i + 1}"
     if not isinstance(raw, dict):
@@ -131,24 +162,7 @@ def _problems(i: int, raw: object) -> list[str]:
     role = raw.get("role")
     if "role" in raw and role not in ROLES:
         probs.append(f"{where}: unknown role {role!r}; use one of {', '.join(ROLES)}")
-    value, dec = raw.get("value"), raw.get("decimals")
-    if "value" in raw:
-        if isinstance(value, bool) or not (value is None or isinstance(value, (int, float, str))):
-            probs.append(f"{where}: value {value!r} is not a number; write the printed number (null for an em dash)")
-        elif isinstance(value, str) and cid not in STRING_VALUED:
-            probs.append(f"{where}: value {value!r} is not numeric; write it as a YAML number "
-                         "(drop '+', '%' and thousands separators) or add the id to STRING_VALUED "
-                         "if it is a date/time")
-        elif isinstance(value, float) and not math.isfinite(value):
-            probs.append(f"{where}: value {value!r} is not finite; write the printed number")
-    if "decimals" in raw:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if isinstance(dec, bool) or not isinstance(dec, int) or dec < 0:
-                probs.append(f"{where}: decimals {dec!r} must be a non-negative integer for a numeric value")
-            elif isinstance(value, float) and round(value, dec) != value:
-                probs.append(f"{where}: value {value!r} has more decimals than decimals={dec}; fix one of them")
-        elif dec is not None and (value is None or cid in STRING_VALUED):
-            probs.append(f"{where}: decimals must be null when value is {value!r}")
+    probs += [f"{where}: {why}" for why in (_value_problem(raw, cid), _decimals_problem(raw, cid)) if why]
     of = raw.get("of")
     if of is not None and (isinstance(of, bool) or not isinstance(of, int)):
         probs.append(f"{where}: 'of' {of!r} must be an integer denominator")
