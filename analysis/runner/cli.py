@@ -137,32 +137,43 @@ def _probe_target(t: Target, args: argparse.Namespace, arms: dict[str, Any]) -> 
 def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
                       extra_runner: dict[str, Any] | None = None) -> dict:
     """Probe (first session only), sweep every target, and write one evidence package."""
-    from analysis.runner.arms import load_arms
-
     fixture = getattr(args, "fixture_obj", None) or load_fixture_arg(args.fixture)
     ladder = getattr(args, "ladder_fixtures", None)
     if ladder and getattr(args, "prereg", None):
         raise RunnerCliError("--ladder cannot run under a preregistration (--plan pins one fixture); drop one of them")
     fixtures = {fx.spec.scenario: fx for fx in (ladder or (fixture,))}
-    arms_all = load_arms()
     codes = _csv(args.arms)
+    arms = _capped_arms(args, _chosen_arms(codes))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    run = _Sweep(args, targets, extra_runner, fixture, arms, codes, out, ladder, fixtures)
+    with DirLock(out / RUNNER_LOCK, 0.0, on_busy=_busy(out)):  # one runner per --out at a time
+        return _sweep_locked(run)
+
+
+def _chosen_arms(codes: tuple[str, ...]) -> dict[str, Any]:
+    """The arms named by --arms, in its order (an unknown code is refused with the known arms listed)."""
+    from analysis.runner.arms import load_arms
+
+    arms_all = load_arms()
     unknown = [c for c in codes if c not in arms_all]
     if unknown:
         from analysis.runner.arms import arms_listing
 
         raise RunnerCliError(f"unknown arm codes {unknown}; the known arms:\n  "
                              + "\n  ".join(arms_listing(arms_all)))
-    arms = {c: arms_all[c] for c in codes}
+    return {c: arms_all[c] for c in codes}
+
+
+def _capped_arms(args: argparse.Namespace, arms: dict[str, Any]) -> dict[str, Any]:
+    """The arms with --fold-max-tokens applied (both token caps checked positive first)."""
     cap, recall_cap = getattr(args, "fold_max_tokens", None), getattr(args, "recall_max_tokens", 1024)
     if (cap is not None and cap < 1) or recall_cap < 1:
         raise RunnerCliError(f"--fold-max-tokens ({cap}) and --recall-max-tokens ({recall_cap}) must be positive "
                              "token counts; give e.g. --fold-max-tokens 256")
     if cap is not None:  # one cap for every arm: the arms' contrast stays as declared, only the budget moves
         arms = {c: dataclasses.replace(a, output_tokens=min(a.output_tokens, cap)) for c, a in arms.items()}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    with DirLock(out / RUNNER_LOCK, 0.0, on_busy=_busy(out)):  # one runner per --out at a time
-        return _sweep_locked(args, targets, extra_runner, fixture, arms, codes, out, ladder, fixtures)
+    return arms
 
 
 RUNNER_LOCK = ".runner.lock"
@@ -177,121 +188,213 @@ def _busy(out: Path) -> Any:
     return message
 
 
-def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_runner: dict[str, Any] | None,
-                  fixture: Any, arms: dict[str, Any], codes: tuple[str, ...], out: Path,
-                  ladder: Any, fixtures: dict[str, Any]) -> dict:
-    from analysis.runner.protocol import RunSettings
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Sweep:
+    """What run_sweep_command checked before taking --out's lock: the session's fixed inputs."""
 
-    ident = sweep_identity(args, targets, fixture.digest if not ladder else
-                           "ladder:" + ",".join(fx.digest for fx in ladder))
-    order = arm_order(codes, args.repeats, args.design)
-    with Ledger(out / "ledger.jsonl") as ledger:
-        if getattr(args, "prereg", None):  # issue 13: every new ledger record names the sealed plan
-            ledger.stamp = {"plan_digest": args.prereg["plan_digest"]}
-        sessions = [r for r in ledger.records if r.get("kind") == "session"]
-        if sessions and sessions[0]["identity"] != ident:
-            raise RunnerCliError(f"{out}/ledger.jsonl belongs to a different sweep (identity "
-                                 f"{sessions[0]['identity'][:12]}, this command {ident[:12]}); rerun the original "
-                                 "command or choose a new --out")
-        if args.package_only and not sessions:
-            raise RunnerCliError(f"--package-only needs an existing sweep in {out}; run the sweep first")
+    args: argparse.Namespace
+    """The parsed command line (args.window is set by the session)."""
+    targets: Sequence[Target]
+    """The served configurations to sweep."""
+    extra_runner: dict[str, Any] | None
+    """Extra manifest and [runner] fields of the command (embedded model, simulated truth)."""
+    fixture: Any
+    """The fixture (the first rung's for a ladder)."""
+    arms: dict[str, Any]
+    """Arm code -> arm, token caps applied."""
+    codes: tuple[str, ...]
+    """Arm codes in --arms order."""
+    out: Path
+    """The sweep directory (--out)."""
+    ladder: Any
+    """The ladder's fixtures, or None for one fixture."""
+    fixtures: dict[str, Any]
+    """Scenario -> fixture, every fixture swept."""
+
+
+_Shaped = tuple[Target, EndpointConfig, Pin, Provenance, str]
+"""A target with its probed request shape, pin, provenance and configuration key."""
+
+
+def _sweep_locked(run: _Sweep) -> dict:
+    """One session under --out's lock: check the ledger, probe or reuse the probes, sweep, write the package."""
+    args = run.args
+    ident = sweep_identity(args, run.targets, run.fixture.digest if not run.ladder else
+                           "ladder:" + ",".join(fx.digest for fx in run.ladder))
+    order = arm_order(run.codes, args.repeats, args.design)
+    with Ledger(run.out / "ledger.jsonl") as ledger:
+        sessions = _open_sessions(run, ledger, ident)
         if getattr(args, "window", None) is None:
-            announce_window(args, targets, ledger.records)
+            announce_window(args, run.targets, ledger.records)
         reports = (sessions[0]["probes"] if sessions
-                   else {t.endpoint_id + "|" + t.cfg.model: _probe_target(t, args, arms) for t in targets})
-        # provenance of the run itself (not of a later --package-only rebuild): first session, else the
-        # manifest the run wrote, else now
-        prior: dict[str, Any] = {}
-        if (out / "run_manifest.json").exists():
-            try:
-                manifest_doc: Any = read_json(out / "run_manifest.json")
-            except SafeIOError:
-                manifest_doc = {}
-            prior = manifest_doc if isinstance(manifest_doc, dict) else {}
-        shaped: list[tuple[Target, EndpointConfig, Pin, Provenance, str]] = []
-        for t in targets:
-            report = reports[t.endpoint_id + "|" + t.cfg.model]
-            if report.get("usable") is False:
-                raise EndpointCheckError(f"probe {failure_line(report)}")
-            base = str(report["base_url"]) if args.package_only and report.get("base_url") else t.cfg.base_url
-            cfg = dataclasses.replace(t.cfg, base_url=base, structured_mode=report["structured_mode"],
-                                      send_seed=report["seed_accepted"], reasoning_off=report["reasoning_off"],
-                                      max_length_mode=report["max_length_mode"])
-            pin = Pin.from_config(cfg, context_length=report.get("context_length"), price=t.price)
-            key = t.key or configuration_key(pin)
-            run_prov = dict(prior.get("configurations", {}).get(key, {}))
-            if sessions and sessions[0].get("git"):
-                run_prov.update(git=sessions[0]["git"], command=sessions[0]["argv"], packages=sessions[0]["packages"])
-            carried: dict[str, Any] = ({k: (tuple(v) if k == "command" else v) for k, v in run_prov.items()
-                                        if k in ("git", "command", "packages")} if args.package_only else {})
-            prov = Provenance(pin=pin, family=t.family, published=t.published, temperature=cfg.temperature,
-                              seed=cfg.seed, seed_sent=cfg.send_seed, structured_mode=cfg.structured_mode,
-                              reasoning_off=cfg.reasoning_off, probe=report, **carried)
-            shaped.append((t, cfg, pin, prov, key))
-        keys = [k for *_, k in shaped]
-        if len(set(keys)) != len(keys):
-            raise RunnerCliError(f"two targets share the configuration key {keys}; give each a distinct `key`")
-        slots = [s for fx in fixtures.values() for t, _, _, _, key in shaped
-                 for s in plan_slots(order, scenario=fx.spec.scenario, configuration=key,
-                                     execution_group=t.execution_group)]
-        if ladder:  # repeat blocks rung by rung: an interrupted ladder sweep has every rung at equal depth
-            rank = {sc: i for i, sc in enumerate(fixtures)}
-            slots.sort(key=lambda s: (s.repeat, rank[s.scenario]))
+                   else {t.endpoint_id + "|" + t.cfg.model: _probe_target(t, args, run.arms) for t in run.targets})
+        prior = _prior_manifest(run.out)
+        shaped = _shape_targets(run, reports, sessions, prior)
+        slots = _planned_slots(run, order, shaped)
         if not args.package_only:
-            ledger.append_sync({"kind": "session", "identity": ident, "probes": reports,
-                                "started": dt.datetime.now(dt.UTC).isoformat(), "n_slots": len(slots),
-                                "git": git_commit(), "argv": list(sys.argv),
-                                "args": list(getattr(args, "argv", sys.argv[1:])), "packages": package_versions()})
-        settings = {key: RunSettings(temperature=cfg.temperature, seed=cfg.seed,
-                                     response_format_style=cfg.structured_mode,  # type: ignore[arg-type]
-                                     recall_max_tokens=getattr(args, "recall_max_tokens", 1024))
-                    for _, cfg, _, _, key in shaped}
-        spec = SweepSpec(tuple(slots), {sc: len(fx.graded) for sc, fx in fixtures.items()},
-                         {c: a.declared_chars for c, a in arms.items()}, concurrency=args.concurrency,
-                         retry=RetryPolicy(max_attempts=args.max_attempts, base_s=args.backoff, cap_s=args.backoff_cap),
-                         calls_per_slot={sc: len(fx.chunks) + 1 for sc, fx in fixtures.items()})
-
-        async def go() -> dict[str, int]:
-            clients = {key: EndpointClient(cfg) for _, cfg, _, _, key in shaped}
-            try:
-                return await run_sweep(spec, ledger, clients, {key: pin for _, _, pin, _, key in shaped},
-                                       protocol_trajectory(fixtures if ladder else fixture, arms, settings,
-                                                           seed_per_repeat=args.seed_per_repeat),
-                                       progress=not args.quiet,
-                                       seed=args.seed or 0)
-            finally:
-                for c in clients.values():
-                    await c.aclose()
-
-        tally = {"ran": 0, "package_only": 1} if args.package_only else interrupt.run(go())
+            _record_session(ledger, args, ident, reports, len(slots))
+        spec, settings = _sweep_spec(run, shaped, slots)
+        tally = ({"ran": 0, "package_only": 1} if args.package_only
+                 else interrupt.run(_sweep_clients(run, ledger, shaped, spec, settings)))
         records = list(ledger.records)
-    manifest = {
-        "identity": ident, "command": list(sys.argv), "last_session": tally,
-        "fixture": {"name": fixture.spec.name, "digest": fixture.digest, "scenario": fixture.spec.scenario},
-        **({"ladder": [{"rung": fx.spec.rung, "name": fx.spec.name, "digest": fx.digest} for fx in ladder]}
-           if ladder else {}),
-        "arms": {c: {"prompt_sha256": a.prompt_sha256, "declared_chars": a.declared_chars,
-                     "output_tokens": a.output_tokens, "carry_cap": a.carry_cap} for c, a in arms.items()},
-        "design": {"name": order.design, "rows": [list(r) for r in order.rows], "closes": order.closes},
-        "repeats": args.repeats, "sessions": sum(1 for r in records if r.get("kind") == "session"),
-        "pin_violations": sum(1 for r in records if r.get("kind") == "response" and r.get("pin_violation")),
-        "open_attempts": sorted({(r["slot"], r["attempt"]) for r in records if r.get("kind") == "attempt_start"}
-                                - {(r["slot"], r["attempt"]) for r in records if r.get("kind") == "attempt_end"}),
-        "slots_planned": len(slots),
-        "slots_finished": len({r["slot"] for r in records if r.get("kind") == "attempt_end" and not r.get("interrupted")
-                               and (r.get("valid") or r.get("invalid_reason") != "infrastructure")}),
-        "configurations": {key: {**prov.manifest(), "configuration": key, "endpoint_id": t.endpoint_id,
-                                 "execution_group": t.execution_group} for t, _, _, prov, key in shaped},
-        "recency": {"cutoff": args.window[0].isoformat(),
-                    **{k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in args.window[1].items()}},
-        **(extra_runner or {}),
-    }
+    manifest = _manifest(run, ident, order, tally, records, len(slots), shaped)
     if args.package_only:
         manifest["rebuilt_from_ledger"] = {"command": list(sys.argv), "git": git_commit(),
                                            "at": dt.datetime.now(dt.UTC).isoformat()}
         manifest["last_session"] = prior.get("last_session", tally)
-    write_sweep_package(out, records, slots, manifest, shaped, args, fixture.spec.scenario, extra_runner, arms)
+    write_sweep_package(run.out, records, slots, manifest, shaped, args, run.fixture.spec.scenario,
+                        run.extra_runner, run.arms)
     return manifest
+
+
+def _open_sessions(run: _Sweep, ledger: Ledger, ident: str) -> list[dict[str, Any]]:
+    """The ledger's session records, once the ledger is known to be this sweep's (stamped with a sealed plan)."""
+    args = run.args
+    if getattr(args, "prereg", None):  # issue 13: every new ledger record names the sealed plan
+        ledger.stamp = {"plan_digest": args.prereg["plan_digest"]}
+    sessions = [r for r in ledger.records if r.get("kind") == "session"]
+    if sessions and sessions[0]["identity"] != ident:
+        raise RunnerCliError(f"{run.out}/ledger.jsonl belongs to a different sweep (identity "
+                             f"{sessions[0]['identity'][:12]}, this command {ident[:12]}); rerun the original "
+                             "command or choose a new --out")
+    if args.package_only and not sessions:
+        raise RunnerCliError(f"--package-only needs an existing sweep in {run.out}; run the sweep first")
+    return sessions
+
+
+def _prior_manifest(out: Path) -> dict[str, Any]:
+    """The manifest an earlier session wrote ({} when there is none or it is unreadable).
+
+    Provenance of the run itself (not of a later --package-only rebuild): first session, else the
+    manifest the run wrote, else now.
+    """
+    if not (out / "run_manifest.json").exists():
+        return {}
+    try:
+        manifest_doc: Any = read_json(out / "run_manifest.json")
+    except SafeIOError:
+        manifest_doc = {}
+    return manifest_doc if isinstance(manifest_doc, dict) else {}
+
+
+def _shape_targets(run: _Sweep, reports: dict[str, Any], sessions: list[dict[str, Any]],
+                   prior: dict[str, Any]) -> list[_Shaped]:
+    """Every target shaped by its probe report; two targets may not share a configuration key."""
+    shaped = [_shape_target(t, reports[t.endpoint_id + "|" + t.cfg.model], run.args, sessions, prior)
+              for t in run.targets]
+    keys = [k for *_, k in shaped]
+    if len(set(keys)) != len(keys):
+        raise RunnerCliError(f"two targets share the configuration key {keys}; give each a distinct `key`")
+    return shaped
+
+
+def _shape_target(t: Target, report: dict[str, Any], args: argparse.Namespace, sessions: list[dict[str, Any]],
+                  prior: dict[str, Any]) -> _Shaped:
+    """One target's request shape (from its probe), pin, key and provenance (carried over by --package-only)."""
+    if report.get("usable") is False:
+        raise EndpointCheckError(f"probe {failure_line(report)}")
+    base = str(report["base_url"]) if args.package_only and report.get("base_url") else t.cfg.base_url
+    cfg = dataclasses.replace(t.cfg, base_url=base, structured_mode=report["structured_mode"],
+                              send_seed=report["seed_accepted"], reasoning_off=report["reasoning_off"],
+                              max_length_mode=report["max_length_mode"])
+    pin = Pin.from_config(cfg, context_length=report.get("context_length"), price=t.price)
+    key = t.key or configuration_key(pin)
+    run_prov = dict(prior.get("configurations", {}).get(key, {}))
+    if sessions and sessions[0].get("git"):
+        run_prov.update(git=sessions[0]["git"], command=sessions[0]["argv"], packages=sessions[0]["packages"])
+    carried: dict[str, Any] = ({k: (tuple(v) if k == "command" else v) for k, v in run_prov.items()
+                                if k in ("git", "command", "packages")} if args.package_only else {})
+    prov = Provenance(pin=pin, family=t.family, published=t.published, temperature=cfg.temperature,
+                      seed=cfg.seed, seed_sent=cfg.send_seed, structured_mode=cfg.structured_mode,
+                      reasoning_off=cfg.reasoning_off, probe=report, **carried)
+    return t, cfg, pin, prov, key
+
+
+def _planned_slots(run: _Sweep, order: Any, shaped: Sequence[_Shaped]) -> list[Any]:
+    """Every slot of the sweep: fixture by target by the arm order's rows (a ladder's by repeat, then rung)."""
+    slots = [s for fx in run.fixtures.values() for t, _, _, _, key in shaped
+             for s in plan_slots(order, scenario=fx.spec.scenario, configuration=key,
+                                 execution_group=t.execution_group)]
+    if run.ladder:  # repeat blocks rung by rung: an interrupted ladder sweep has every rung at equal depth
+        rank = {sc: i for i, sc in enumerate(run.fixtures)}
+        slots.sort(key=lambda s: (s.repeat, rank[s.scenario]))
+    return slots
+
+
+def _record_session(ledger: Ledger, args: argparse.Namespace, ident: str, reports: dict[str, Any],
+                    n_slots: int) -> None:
+    """The session record: identity, probes, start time, slot count and the command's provenance."""
+    ledger.append_sync({"kind": "session", "identity": ident, "probes": reports,
+                        "started": dt.datetime.now(dt.UTC).isoformat(), "n_slots": n_slots,
+                        "git": git_commit(), "argv": list(sys.argv),
+                        "args": list(getattr(args, "argv", sys.argv[1:])), "packages": package_versions()})
+
+
+def _sweep_spec(run: _Sweep, shaped: Sequence[_Shaped], slots: Sequence[Any]) -> tuple[SweepSpec, dict[str, Any]]:
+    """The sweep's spec (slots, budgets, concurrency, retry policy) and each configuration's run settings."""
+    from analysis.runner.protocol import RunSettings
+
+    args = run.args
+    settings = {key: RunSettings(temperature=cfg.temperature, seed=cfg.seed,
+                                 response_format_style=cfg.structured_mode,  # type: ignore[arg-type]
+                                 recall_max_tokens=getattr(args, "recall_max_tokens", 1024))
+                for _, cfg, _, _, key in shaped}
+    spec = SweepSpec(tuple(slots), {sc: len(fx.graded) for sc, fx in run.fixtures.items()},
+                     {c: a.declared_chars for c, a in run.arms.items()}, concurrency=args.concurrency,
+                     retry=RetryPolicy(max_attempts=args.max_attempts, base_s=args.backoff, cap_s=args.backoff_cap),
+                     calls_per_slot={sc: len(fx.chunks) + 1 for sc, fx in run.fixtures.items()})
+    return spec, settings
+
+
+async def _sweep_clients(run: _Sweep, ledger: Ledger, shaped: Sequence[_Shaped], spec: SweepSpec,
+                         settings: dict[str, Any]) -> dict[str, int]:
+    """Run the sweep with one client per configuration, every client closed at the end."""
+    args = run.args
+    clients = {key: EndpointClient(cfg) for _, cfg, _, _, key in shaped}
+    try:
+        return await run_sweep(spec, ledger, clients, {key: pin for _, _, pin, _, key in shaped},
+                               protocol_trajectory(run.fixtures if run.ladder else run.fixture, run.arms, settings,
+                                                   seed_per_repeat=args.seed_per_repeat),
+                               progress=not args.quiet,
+                               seed=args.seed or 0)
+    finally:
+        for c in clients.values():
+            await c.aclose()
+
+
+def _manifest(run: _Sweep, ident: str, order: Any, tally: dict[str, int], records: list[dict[str, Any]],
+              n_slots: int, shaped: Sequence[_Shaped]) -> dict[str, Any]:
+    """run_manifest.json of this session: the sweep's definition, the ledger's counts, the configurations."""
+    args = run.args
+    return {
+        "identity": ident, "command": list(sys.argv), "last_session": tally,
+        "fixture": {"name": run.fixture.spec.name, "digest": run.fixture.digest, "scenario": run.fixture.spec.scenario},
+        **({"ladder": [{"rung": fx.spec.rung, "name": fx.spec.name, "digest": fx.digest} for fx in run.ladder]}
+           if run.ladder else {}),
+        "arms": {c: {"prompt_sha256": a.prompt_sha256, "declared_chars": a.declared_chars,
+                     "output_tokens": a.output_tokens, "carry_cap": a.carry_cap} for c, a in run.arms.items()},
+        "design": {"name": order.design, "rows": [list(r) for r in order.rows], "closes": order.closes},
+        "repeats": args.repeats, **_ledger_counts(records, n_slots),
+        "configurations": {key: {**prov.manifest(), "configuration": key, "endpoint_id": t.endpoint_id,
+                                 "execution_group": t.execution_group} for t, _, _, prov, key in shaped},
+        "recency": {"cutoff": args.window[0].isoformat(),
+                    **{k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in args.window[1].items()}},
+        **(run.extra_runner or {}),
+    }
+
+
+def _ledger_counts(records: list[dict[str, Any]], n_slots: int) -> dict[str, Any]:
+    """The manifest's counts from the ledger: sessions, pin violations, open attempts, slots planned and finished."""
+    started = {(r["slot"], r["attempt"]) for r in records if r.get("kind") == "attempt_start"}
+    ended = {(r["slot"], r["attempt"]) for r in records if r.get("kind") == "attempt_end"}
+    return {
+        "sessions": sum(1 for r in records if r.get("kind") == "session"),
+        "pin_violations": sum(1 for r in records if r.get("kind") == "response" and r.get("pin_violation")),
+        "open_attempts": sorted(started - ended),
+        "slots_planned": n_slots,
+        "slots_finished": len({r["slot"] for r in records if r.get("kind") == "attempt_end" and not r.get("interrupted")
+                               and (r.get("valid") or r.get("invalid_reason") != "infrastructure")}),
+    }
 
 
 def write_sweep_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any], manifest: dict[str, Any],
