@@ -22,7 +22,7 @@ import json
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -242,8 +242,7 @@ def _sweep_locked(run: _Sweep) -> dict:
         manifest["rebuilt_from_ledger"] = {"command": list(sys.argv), "git": git_commit(),
                                            "at": dt.datetime.now(dt.UTC).isoformat()}
         manifest["last_session"] = prior.get("last_session", tally)
-    write_sweep_package(run.out, records, slots, manifest, shaped, args, run.fixture.spec.scenario,
-                        run.extra_runner, run.arms)
+    write_sweep_package(run, records, slots, manifest, shaped)
     return manifest
 
 
@@ -397,44 +396,21 @@ def _ledger_counts(records: list[dict[str, Any]], n_slots: int) -> dict[str, Any
     }
 
 
-def write_sweep_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any], manifest: dict[str, Any],
-                  shaped: Sequence[tuple[Target, EndpointConfig, Pin, Provenance, str]], args: argparse.Namespace,
-                  scenario: str, extra_runner: dict[str, Any] | None, arms: dict[str, Any]) -> Path:
+def write_sweep_package(run: _Sweep, records: list[dict[str, Any]], slots: Sequence[Any], manifest: dict[str, Any],
+                        shaped: Sequence[_Shaped]) -> Path:
     """OUT/evidence from the ledger, written by analysis.runner.package (pin tables appended, all locked)."""
     from analysis.evidence.model import Configuration, PartitionRun, Study
     from analysis.runner.arms import arm_record
 
+    args, out = run.args, run.out
     ev = evidence_rows(records, {s.slot_id for s in slots})
-    codes = _csv(args.arms)
-    confs, runs, runner = {}, [], []
-    for t, _, pin, prov, key in shaped:
-        confs[key] = Configuration(key=key, family=prov.family, published=prov.published,
-                                   provider=pin.provider, quantization=pin.quantization)
-        if args.control in codes and args.treatment in codes:
-            runs.append(PartitionRun(key, t.execution_group, args.repeats))
-        extra = {"max_length_mode": prov.probe.get("max_length_mode"), "design": args.design,
-                 "execution_group": t.execution_group,
-                 **({"fold_max_tokens": args.fold_max_tokens} if getattr(args, "fold_max_tokens", None) else {}),
-                 **({"recall_max_tokens": args.recall_max_tokens}
-                    if getattr(args, "recall_max_tokens", 1024) != 1024 else {}),
-                 **{k: v for k, v in (extra_runner or {}).items() if isinstance(v, (str, int, float, bool))}}
-        runner.append(study_runner_toml(prov, extra).replace(json.dumps(configuration_key(pin)), json.dumps(key), 1))
-    cutoff, recency = args.window
-    first = next((r for r in records if r.get("kind") == "session"), None)
-    if first is not None and first.get("args") is not None:  # the command of the sweep's first session
-        argv0 = (first.get("argv") or [None])[0]  # the program the user ran: carriers-runner, python -m ...
-        typed = invoked_as("analysis.runner", "python -m analysis.runner", argv0 if isinstance(argv0, str) else None)
-        recency = {**recency, "command": " ".join([typed, *(shlex.quote(a) for a in first["args"])])}
-    runner.insert(0, "[runner]\n" + "\n".join(f"{k} = {v.isoformat() if isinstance(v, dt.date) else json.dumps(v)}"
-                                               for k, v in recency.items()) + "\n")
-    if getattr(args, "ladder_fixtures", None):
-        from analysis.runner.ladder import ladder_toml
-
-        runner.append(ladder_toml(args.ladder_fixtures))
-    if getattr(args, "simulation_toml", None):  # issue 35: the planted truth of a simulated package
-        runner.append(args.simulation_toml)
-    study = Study(name=args.study_name, recency_cutoff=cutoff,
-                  control=args.control, treatment=args.treatment, scenario=scenario,
+    confs = {key: Configuration(key=key, family=prov.family, published=prov.published, provider=pin.provider,
+                                quantization=pin.quantization) for _, _, pin, prov, key in shaped}
+    runs = [PartitionRun(key, t.execution_group, args.repeats) for t, *_, key in shaped
+            if args.control in run.codes and args.treatment in run.codes]
+    runner = _runner_tables(run, records, shaped)
+    study = Study(name=args.study_name, recency_cutoff=args.window[0],
+                  control=args.control, treatment=args.treatment, scenario=run.fixture.spec.scenario,
                   configurations=confs, partition_runs=tuple(runs), kind=getattr(args, "kind", None))
     pkg = out / "evidence"
     text = json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n"
@@ -443,8 +419,43 @@ def write_sweep_package(out: Path, records: list[dict[str, Any]], slots: Sequenc
     prereg_toml, prereg_json = package_extras(args, records, list(confs))
     write_evidence(pkg, study, ev, study_appendix="\n".join([*runner, *([prereg_toml] if prereg_toml else [])]),
                    extra_json={"run_manifest.json": loads_json(text, out / "run_manifest.json"),
-                               "arms.json": {c: arm_record(a) for c, a in arms.items()}, **prereg_json})
+                               "arms.json": {c: arm_record(a) for c, a in run.arms.items()}, **prereg_json})
     return pkg
+
+
+def _runner_tables(run: _Sweep, records: list[dict[str, Any]], shaped: Sequence[_Shaped]) -> list[str]:
+    """study.toml's runner tables: [runner] (the recency window and the first session's command), one pin
+    table per configuration, then the ladder's and the simulation's tables when there are any."""
+    args = run.args
+    runner = []
+    for t, _, pin, prov, key in shaped:
+        extra = {"max_length_mode": prov.probe.get("max_length_mode"), "design": args.design,
+                 "execution_group": t.execution_group,
+                 **({"fold_max_tokens": args.fold_max_tokens} if getattr(args, "fold_max_tokens", None) else {}),
+                 **({"recall_max_tokens": args.recall_max_tokens}
+                    if getattr(args, "recall_max_tokens", 1024) != 1024 else {}),
+                 **{k: v for k, v in (run.extra_runner or {}).items() if isinstance(v, (str, int, float, bool))}}
+        runner.append(study_runner_toml(prov, extra).replace(json.dumps(configuration_key(pin)), json.dumps(key), 1))
+    recency = _with_first_command(args.window[1], records)
+    runner.insert(0, "[runner]\n" + "\n".join(f"{k} = {v.isoformat() if isinstance(v, dt.date) else json.dumps(v)}"
+                                               for k, v in recency.items()) + "\n")
+    if getattr(args, "ladder_fixtures", None):
+        from analysis.runner.ladder import ladder_toml
+
+        runner.append(ladder_toml(args.ladder_fixtures))
+    if getattr(args, "simulation_toml", None):  # issue 35: the planted truth of a simulated package
+        runner.append(args.simulation_toml)
+    return runner
+
+
+def _with_first_command(recency: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The recency fields, with the command of the sweep's first session as the user typed it (when recorded)."""
+    first = next((r for r in records if r.get("kind") == "session"), None)
+    if first is not None and first.get("args") is not None:
+        argv0 = (first.get("argv") or [None])[0]  # the program the user ran: carriers-runner, python -m ...
+        typed = invoked_as("analysis.runner", "python -m analysis.runner", argv0 if isinstance(argv0, str) else None)
+        recency = {**recency, "command": " ".join([typed, *(shlex.quote(a) for a in first["args"])])}
+    return recency
 
 
 def announce_window(args: argparse.Namespace, targets: Sequence[tuple[str, dt.date]] | Sequence[Target],
@@ -482,25 +493,9 @@ def load_plan_targets(path: str, args: argparse.Namespace) -> list[Target]:
         raise RunnerCliError(f"--plan {path}: no [[configurations]] tables; add one per served configuration")
     targets = []
     for i, e in enumerate(entries, start=1):
-        if not isinstance(e, dict):
-            raise RunnerCliError(f"--plan {path}: configuration {i} is not a table; write [[configurations]] tables")
-        problem = api_key_env_problem(e.get("api_key_env"), option=f"configuration {i} api_key_env")
+        problem = _plan_entry_problem(e, i)
         if problem:
             raise RunnerCliError(f"--plan {path}: {problem}")
-        missing = [k for k in ("base_url", "model", "published") if k not in e]
-        if missing:
-            raise RunnerCliError(f"--plan {path}: configuration {i} lacks {missing}; add them")
-        if (problem := base_url_problem(e["base_url"])) is not None:
-            raise RunnerCliError(f"--plan {path}: configuration {i}: {problem}")
-        named = [(n, e.get(n)) for n in ("key", "model", "quantization", "execution_group")]
-        named += [("provider_order", p) for p in (e.get("provider_order") or ())]
-        for name, value in named:
-            problem = identifier_problem(value if isinstance(value, str) or value is None else repr(value),
-                                         f"configuration {i} {name}")
-            if problem:
-                raise RunnerCliError(f"--plan {path}: {problem}")
-        if not isinstance(e["published"], dt.date):
-            raise RunnerCliError(f"--plan {path}: configuration {i} published must be an unquoted TOML date")
         cfg = EndpointConfig(
             base_url=e["base_url"], model=e["model"], api_key_env=e.get("api_key_env") or None,
             temperature=args.temperature, seed=args.seed, timeout_s=args.timeout,
@@ -511,6 +506,30 @@ def load_plan_targets(path: str, args: argparse.Namespace) -> list[Target]:
                               e.get("execution_group") or f"{args.execution_group}-{i:02d}", e.get("key"),
                               e.get("price"), e.get("context_length")))
     return targets
+
+
+def _plan_entry_problem(e: Any, i: int) -> str | None:
+    """What is wrong with the plan's configuration ``i`` (a table with usable fields), else None."""
+    if not isinstance(e, dict):
+        return f"configuration {i} is not a table; write [[configurations]] tables"
+    problem = api_key_env_problem(e.get("api_key_env"), option=f"configuration {i} api_key_env")
+    if problem:
+        return problem
+    missing = [k for k in ("base_url", "model", "published") if k not in e]
+    if missing:
+        return f"configuration {i} lacks {missing}; add them"
+    if (problem := base_url_problem(e["base_url"])) is not None:
+        return f"configuration {i}: {problem}"
+    named = [(n, e.get(n)) for n in ("key", "model", "quantization", "execution_group")]
+    named += [("provider_order", p) for p in (e.get("provider_order") or ())]
+    for name, value in named:
+        problem = identifier_problem(value if isinstance(value, str) or value is None else repr(value),
+                                     f"configuration {i} {name}")
+        if problem:
+            return problem
+    if not isinstance(e["published"], dt.date):
+        return f"configuration {i} published must be an unquoted TOML date"
+    return None
 
 
 def _family(model: str) -> str:
@@ -615,72 +634,91 @@ def _targets(args: argparse.Namespace) -> list[Target]:
 
 
 def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
+    try:
+        return _run_subcommand(args, argv)
+    except KeyboardInterrupt as exc:
+        say_redacted("interrupted; re-run the same command to resume from the ledger")
+        return exc.exit_code if isinstance(exc, interrupt.Interrupted) else 130
+    except Exception as exc:
+        return _error_status(exc)
+
+
+def _run_subcommand(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    """Run the parsed subcommand (every argument validated first); its exit status."""
+    if args.command == "sweep":
+        from analysis.runner.prereg_sweep import is_plan_dir, prepare_sweep
+        if is_plan_dir(args.plan):  # issue 13: a sealed preregistration directory
+            plan_toml = prepare_sweep(args, sys.argv[1:] if argv is None else argv)
+            args.plan = str(plan_toml) if plan_toml else None
+    if args.command == "arms":
+        from analysis.runner.arms import arms_listing
+
+        for line in arms_listing():
+            out_line(line)
+        return 0
+    validate(args)  # every argument, before a server starts or a request is sent
+    if args.command == "probe":
+        return _cmd_probe(args)
+    if args.command == "sweep":
+        _with_summary(args, lambda: run_sweep_command(args, _targets(args)))
+        if not getattr(args, "prereg", None):
+            say_redacted(f"not preregistered: no sealed --plan PLAN_DIR (see {doc_command('preregistration')})")
+    elif args.command == "simulate":
+        _with_summary(args, lambda: cmd_simulate(args))
+        say_redacted("simulated, planted truth: this package is kind = \"simulation\", never a pilot")
+    else:
+        _with_summary(args, lambda: cmd_embedded(args))
+    return 0
+
+
+def _cmd_probe(args: argparse.Namespace) -> int:
+    """Probe one endpoint: the report on stdout and the request shape on stderr (1, with what was observed,
+    when the endpoint is unusable)."""
+    if not (args.base_url and args.model):
+        raise RunnerCliError("probe needs --base-url and --model")
+    cfg = endpoint_config(args, args.base_url, args.model)
+    report: ProbeReport = interrupt.run(probe(cfg, declared_context=args.context_length,
+                                            max_declared=args.max_declared))
+    if not report.usable:  # the outcome first, then only what was observed
+        say_redacted(f"error: {failure_line(report.to_json())}")
+        emit(redact_text(json.dumps(redact(report.observed_json()), indent=2, default=str)), sys.stdout)
+        return 1
+    emit(redact_text(json.dumps(redact(report.to_json()), indent=2, default=str)), sys.stdout)
+    say_redacted(json.dumps({"request_shape": dataclasses.asdict(apply(cfg, report))}, default=str))
+    return 0
+
+
+def _with_summary(args: argparse.Namespace, command: Callable[[], dict]) -> None:
+    """Run a sweeping command, then print the session summary of its package on stdout."""
+    started = time.monotonic()
+    m = command()
+    for line in session_summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
+        out_line(line)
+
+
+def _error_status(exc: Exception) -> int:
+    """One line on stderr for a command that failed, and its exit status.
+
+    Named errors: their message says the fix (never the class name). 1: the endpoint, the embedded server
+    that died, the ledger or a file failed a check; 2: bad usage (an embedded model or server not installed
+    too); 1 with the traceback for anything unforeseen.
+    """
     from analysis.evidence.truth import TruthError
     from analysis.runner.embedded import EmbeddedError, EmbeddedServerFailed
     from analysis.runner.ledger import LedgerError
     from analysis.runner.prereg import PlanError
 
-    try:
-        if args.command == "sweep":
-            from analysis.runner.prereg_sweep import is_plan_dir, prepare_sweep
-            if is_plan_dir(args.plan):  # issue 13: a sealed preregistration directory
-                plan_toml = prepare_sweep(args, sys.argv[1:] if argv is None else argv)
-                args.plan = str(plan_toml) if plan_toml else None
-        if args.command == "arms":
-            from analysis.runner.arms import arms_listing
-
-            for line in arms_listing():
-                out_line(line)
-            return 0
-        validate(args)  # every argument, before a server starts or a request is sent
-        if args.command == "probe":
-            if not (args.base_url and args.model):
-                raise RunnerCliError("probe needs --base-url and --model")
-            cfg = endpoint_config(args, args.base_url, args.model)
-            report: ProbeReport = interrupt.run(probe(cfg, declared_context=args.context_length,
-                                                    max_declared=args.max_declared))
-            if not report.usable:  # the outcome first, then only what was observed
-                say_redacted(f"error: {failure_line(report.to_json())}")
-                emit(redact_text(json.dumps(redact(report.observed_json()), indent=2, default=str)), sys.stdout)
-                return 1
-            emit(redact_text(json.dumps(redact(report.to_json()), indent=2, default=str)), sys.stdout)
-            say_redacted(json.dumps({"request_shape": dataclasses.asdict(apply(cfg, report))}, default=str))
-        elif args.command == "sweep":
-            started = time.monotonic()
-            m = run_sweep_command(args, _targets(args))
-            for line in session_summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
-                out_line(line)
-            if not getattr(args, "prereg", None):
-                say_redacted(f"not preregistered: no sealed --plan PLAN_DIR (see {doc_command('preregistration')})")
-        elif args.command == "simulate":
-            started = time.monotonic()
-            m = cmd_simulate(args)
-            for line in session_summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
-                out_line(line)
-            say_redacted("simulated, planted truth: this package is kind = \"simulation\", never a pilot")
-        else:
-            started = time.monotonic()
-            m = cmd_embedded(args)
-            for line in session_summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
-                out_line(line)
-    except KeyboardInterrupt as exc:
-        say_redacted("interrupted; re-run the same command to resume from the ledger")
-        return exc.exit_code if isinstance(exc, interrupt.Interrupted) else 130
-    # named errors: their message says the fix (never the class name). 1: the endpoint, the embedded server
-    # that died, the ledger or a file failed a check; 2: bad usage (an embedded model or server not installed too)
-    except (EndpointCheckError, EmbeddedServerFailed, LedgerError, SafeIOError) as exc:
+    if isinstance(exc, (EndpointCheckError, EmbeddedServerFailed, LedgerError, SafeIOError)):
         say_redacted(f"error: {exc}")
         return 1
-    except (RunnerCliError, FixtureArgError, PreflightError, ClientConfigError, EmbeddedError, PlanError,
-            TruthError) as exc:
+    if isinstance(exc, (RunnerCliError, FixtureArgError, PreflightError, ClientConfigError, EmbeddedError,
+                        PlanError, TruthError)):
         say_redacted(f"error: {exc}")
         return 2
-    except OSError as exc:  # a full disk, a permission: one line, never a traceback
+    if isinstance(exc, OSError):  # a full disk, a permission: one line, never a traceback
         say_redacted(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
         return 1
-    except Exception:
-        import traceback
+    import traceback
 
-        say_redacted(traceback.format_exc())
-        return 1
-    return 0
+    say_redacted(traceback.format_exc())
+    return 1
