@@ -46,14 +46,16 @@ from analysis.runner.summary import session_summary_lines
 from analysis.safeio import SafeIOError, read_toml
 
 SMOLLM2_PUBLISHED = dt.date(2024, 11, 1)  # SmolLM2 public release (Hugging Face, 1 Nov 2024)
+
+
 def endpoint_config(args: argparse.Namespace, base_url: str, model: str) -> EndpointConfig:
+    """The endpoint configuration the command line describes, for one base URL and model."""
     return EndpointConfig(
         base_url=base_url, model=model, api_key_env=args.api_key_env or None, temperature=args.temperature,
         seed=args.seed, timeout_s=args.timeout, provider_order=comma_list(args.provider_order),
         allow_fallbacks=args.allow_fallbacks, quantization=args.quantization,
         accept_served_models=comma_list(args.accept_served_model),
         structured_mode=args.structured_mode or "json_schema", reasoning_off=args.reasoning_off or "none")
-
 
 
 def out_line(message: str) -> None:
