@@ -463,18 +463,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"{parser.prog}: error: {misspelled}")
         return 2
     args = parser.parse_args(argv)
-    try:
-        overwrite = refuses_repository_overwrite(args)
-    except UsageError as exc:
-        overwrite = str(exc)
-    if overwrite:
-        say(f"error: {overwrite}")
-        return 2
-    if args.wait is not None and not 0 <= args.wait < float("inf"):
-        say("error: --wait must be a number of seconds, 0 or more")
-        return 2
-    if args.ignore_code and not args.check:
-        say("error: --ignore-code only changes what --check compares; add --check, or leave it out")
+    refused = _refused_options(args)
+    if refused:
+        say(f"error: {refused}")
         return 2
     previous_sigterm = _sigterm_interrupts()
     out = args.out or DEFAULT_OUT or Path()  # DEFAULT_OUT is None only when installed, where a main job without
@@ -483,37 +474,65 @@ def main(argv: Sequence[str] | None = None) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            if args.command is None:
-                evidence = args.evidence or shipped_evidence()
-                companions = args.companion if args.companion is not None else []
-                status = run_main_job(evidence, out, check=args.check, force=args.force, wait=args.wait,
-                                      companions=companions, ignore_code=args.ignore_code)
-            else:
-                if (args.evidence or args.out or args.check or args.force or args.wait is not None
-                        or args.companion is not None):
-                    say("error: --evidence/--companion/--out/--check/--force/--wait belong to the main job, not "
-                        f"to '{args.command}'")
-                    return 2
-                status = args.func(args)
-        except UsageError as exc:
-            status = 2
-            say(f"error: {exc}")
-        except (EvidenceError, CliError, SafeIOError) as exc:
-            status = 1
-            say(f"error: {exc}")
-        except OSError as exc:
-            status = 1
-            say(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
-        except (BuildInterrupted, KeyboardInterrupt) as exc:
-            stop = exc if isinstance(exc, BuildInterrupted) else BuildInterrupted(signal.SIGINT)
-            status = stop.exit_status
-            say(stop.message(str(out)) if main_job else f"interrupted ({signal.Signals(stop.signum).name})")
+            status = _run_command(args, out)
+        except (EvidenceError, CliError, SafeIOError, OSError, BuildInterrupted, KeyboardInterrupt) as exc:
+            status = _failure_status(exc, out, main_job)
         finally:
             if previous_sigterm is not None:
                 signal.signal(signal.SIGTERM, previous_sigterm)
             for message in dict.fromkeys(str(w.message) for w in caught):
                 say(f"warning: {message}")
     return status
+
+
+def _refused_options(args: argparse.Namespace) -> str | None:
+    """Why the parsed options cannot run together (checked before anything runs), else None."""
+    try:
+        overwrite = refuses_repository_overwrite(args)
+    except UsageError as exc:
+        overwrite = str(exc)
+    if overwrite:
+        return overwrite
+    if args.wait is not None and not 0 <= args.wait < float("inf"):
+        return "--wait must be a number of seconds, 0 or more"
+    if args.ignore_code and not args.check:
+        return "--ignore-code only changes what --check compares; add --check, or leave it out"
+    return None
+
+
+def _run_command(args: argparse.Namespace, out: Path) -> int:
+    """Run the main job, or the subcommand (which takes none of the main job's options); its exit status."""
+    if args.command is None:
+        evidence = args.evidence or shipped_evidence()
+        companions = args.companion if args.companion is not None else []
+        return run_main_job(evidence, out, check=args.check, force=args.force, wait=args.wait,
+                            companions=companions, ignore_code=args.ignore_code)
+    if (args.evidence or args.out or args.check or args.force or args.wait is not None
+            or args.companion is not None):
+        say("error: --evidence/--companion/--out/--check/--force/--wait belong to the main job, not "
+            f"to '{args.command}'")
+        return 2
+    status: int = args.func(args)
+    return status
+
+
+def _failure_status(exc: BaseException, out: Path, main_job: bool) -> int:
+    """Say why the command stopped, in one line on stderr; its exit status (2: usage, 1: a failed check,
+    a file or the system; a signal's own status for an interrupt)."""
+    from analysis.outdir import BuildInterrupted
+
+    if isinstance(exc, UsageError):
+        say(f"error: {exc}")
+        return 2
+    if isinstance(exc, (EvidenceError, CliError, SafeIOError)):
+        say(f"error: {exc}")
+        return 1
+    if isinstance(exc, OSError):
+        say(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
+        return 1
+    stop = exc if isinstance(exc, BuildInterrupted) else BuildInterrupted(signal.SIGINT)
+    say(stop.message(str(out)) if main_job else f"interrupted ({signal.Signals(stop.signum).name})")
+    return stop.exit_status
 
 
 if __name__ == "__main__":  # python -m analysis.cli

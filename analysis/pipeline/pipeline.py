@@ -110,8 +110,8 @@ def build(
         design_key, design = read_design(out_dir)  # a declared input: read once, keyed on the bytes read
         keys = mix_design_key(keys_of(held.evidence_key, params, held.companion_keys, held.fixtures.by_digest,
                                       held.pointer_keys), design_key)
-        return _build_locked(evidence_dir, out_dir, params, keys, say, force, companions,
-                             held=[held], design=design, pointers=pointers)
+        return _build_locked(_Build(evidence_dir, out_dir, params, keys, say, force, companions,
+                                    held=[held], design=design, pointers=pointers))
 
 
 @dataclass(slots=True)
@@ -172,68 +172,114 @@ def _remove_staging(staging: Path) -> list[int]:
     return pending
 
 
-def _build_locked(evidence_dir: Path, out_dir: Path, params: Any, keys: dict[str, str] | None,
-                  say: Progress, force: bool, companions: Sequence[Path], *, held: list[VerifiedInputs],
-                  design: Any = None, pointers: Sequence[Path] = ()) -> BuildSummary:
-    """The build under OUT's lock. ``held``: one VerifiedInputs, handed on (and so released) by BuildInputs."""
-    remove_stale_staging(out_dir, say)  # a killed build's staging goes even when nothing is rebuilt
-    previous = read_stamp(out_dir).get("stages", {})
+@dataclass(frozen=True, slots=True)
+class _Build:
+    """One build's inputs, handed from build() to the work under OUT's lock."""
+
+    evidence_dir: Path
+    """The evidence package."""
+    out_dir: Path
+    """The output directory (locked)."""
+    params: Any
+    """Analysis parameters."""
+    keys: dict[str, str] | None
+    """Stage -> content key (None: every stage runs, unkeyed)."""
+    say: Progress
+    """Progress sink."""
+    force: bool
+    """Ignore the stamp for skipping."""
+    companions: Sequence[Path]
+    """The companion package (at most one, a pilot)."""
+    held: list[VerifiedInputs]
+    """One VerifiedInputs, handed on (and so released) by BuildInputs."""
+    design: Any = None
+    """OUT/design.json as read under the lock (issue 13), or None."""
+    pointers: Sequence[Path] = ()
+    """A pilot the report only points to (at most one)."""
+
+
+def _build_locked(b: _Build) -> BuildSummary:
+    """The build under OUT's lock: pick the stages to run, run them into staging, commit their outputs."""
+    remove_stale_staging(b.out_dir, b.say)  # a killed build's staging goes even when nothing is rebuilt
+    previous = read_stamp(b.out_dir).get("stages", {})
     previous = previous if isinstance(previous, dict) else {}
-    stamp = {} if force or keys is None else previous
-    todo = [s for s in STAGES if keys is None or not unchanged(out_dir, stamp.get(s), keys[s])]
-    if todo and "verify" not in todo:
-        todo.insert(0, "verify")  # any work reads the package, which is verified first
+    stamp = {} if b.force or b.keys is None else previous
+    todo = _stages_to_run(b, stamp)
     if not todo:
         for i, stage in enumerate(STAGES, 1):
-            say(f"[{i}/{len(STAGES)}] {stage}: unchanged, skipped")
-        return BuildSummary(out_dir, (), STAGES)
+            b.say(f"[{i}/{len(STAGES)}] {stage}: unchanged, skipped")
+        return BuildSummary(b.out_dir, (), STAGES)
 
-    staging = new_staging(out_dir, say)
-    committed = False
+    staging = new_staging(b.out_dir, b.say)
     try:
         new_stamp: dict[str, Any] = {k: v for k, v in stamp.items() if k in STAGES and k not in todo}
-        for entry in new_stamp.values():  # later stages read the outputs of skipped ones
-            for rel in entry.get("outputs", {}):
-                (staging / rel).parent.mkdir(parents=True, exist_ok=True)
-                write_bytes(staging / rel, read_bytes(out_dir / rel))
-
-        from analysis.evidence.model import EvidencePackage
-        from analysis.pipeline.inputs import BuildInputs  # heavy imports only when there is work to do
-
-        got = held.pop()
-        parsed = got.evidence if isinstance(got.evidence, EvidencePackage) else None
-        inputs = BuildInputs(evidence_dir, staging, params, claims_path=CLAIMS, design=design, package=parsed,
-                             pilot_dir=companions[0] if companions else None,
-                             verified=None if parsed is not None else got.evidence,
-                             pilot_verified=got.companions[0] if got.companions else None,
-                             fixtures=got.fixtures, pointer_dir=pointers[0] if pointers else None,
-                             pointer_verified=got.pointers[0] if got.pointers else None)
-        written: list[str] = []
-        for i, stage in enumerate(STAGES, 1):
-            if stage not in todo:
-                say(f"[{i}/{len(STAGES)}] {stage}: unchanged, skipped")
-                continue
-            t0 = time.perf_counter()
-            paths, detail = STAGE_WORK[stage](inputs)
-            outputs = digests(staging, paths)
-            written += outputs
-            new_stamp[stage] = {"key": None if keys is None else keys[stage], "outputs": outputs}
-            say(f"[{i}/{len(STAGES)}] {stage}: {detail} ({time.perf_counter() - t0:.2f}s)")
-        owned = {rel: digest for entry in previous.values() if isinstance(entry, dict)
-                 and isinstance(entry.get("outputs"), dict) for rel, digest in entry["outputs"].items()}
-        produced = {rel for e in new_stamp.values() for rel in e["outputs"]}
-        stale = stale_outputs(out_dir, owned, produced, say)
-        write_stamp(staging, new_stamp)
-        with deferred_signals() as pending:
-            commit(staging, out_dir, [*written, STAMP_NAME], stale)
-            committed = True
-        if stale:
-            say(f"removed {len(stale)} outputs of an earlier build that this build no longer writes: "
-                + ", ".join(stale))
+        _copy_skipped_outputs(new_stamp, b.out_dir, staging)
+        written = _run_stages(b, todo, staging, new_stamp)
+        pending = _commit_outputs(b, previous, new_stamp, staging, written)
     except BaseException:
         _remove_staging(staging)
         raise
     late = _remove_staging(staging)
-    if pending or late:
-        raise BuildInterrupted((pending or late)[0], committed=committed)
-    return BuildSummary(out_dir, tuple(todo), tuple(s for s in STAGES if s not in todo), tuple(written))
+    if pending or late:  # the commit is done: a signal during it or the clean-up stops the command after it
+        raise BuildInterrupted((pending or late)[0], committed=True)
+    return BuildSummary(b.out_dir, tuple(todo), tuple(s for s in STAGES if s not in todo), tuple(written))
+
+
+def _stages_to_run(b: _Build, stamp: dict[str, Any]) -> list[str]:
+    """Stages whose key or outputs changed since the stamp (every stage when unkeyed); verify first if any."""
+    todo = [s for s in STAGES if b.keys is None or not unchanged(b.out_dir, stamp.get(s), b.keys[s])]
+    if todo and "verify" not in todo:
+        todo.insert(0, "verify")  # any work reads the package, which is verified first
+    return todo
+
+
+def _copy_skipped_outputs(new_stamp: dict[str, Any], out_dir: Path, staging: Path) -> None:
+    """Copy the skipped stages' outputs into staging: later stages read them."""
+    for entry in new_stamp.values():
+        for rel in entry.get("outputs", {}):
+            (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+            write_bytes(staging / rel, read_bytes(out_dir / rel))
+
+
+def _run_stages(b: _Build, todo: Sequence[str], staging: Path, new_stamp: dict[str, Any]) -> list[str]:
+    """Run the stages in ``todo`` into staging, one progress line per stage; their outputs, stamped."""
+    from analysis.evidence.model import EvidencePackage
+    from analysis.pipeline.inputs import BuildInputs  # heavy imports only when there is work to do
+
+    got = b.held.pop()
+    parsed = got.evidence if isinstance(got.evidence, EvidencePackage) else None
+    inputs = BuildInputs(b.evidence_dir, staging, b.params, claims_path=CLAIMS, design=b.design, package=parsed,
+                         pilot_dir=b.companions[0] if b.companions else None,
+                         verified=None if parsed is not None else got.evidence,
+                         pilot_verified=got.companions[0] if got.companions else None,
+                         fixtures=got.fixtures, pointer_dir=b.pointers[0] if b.pointers else None,
+                         pointer_verified=got.pointers[0] if got.pointers else None)
+    written: list[str] = []
+    for i, stage in enumerate(STAGES, 1):
+        if stage not in todo:
+            b.say(f"[{i}/{len(STAGES)}] {stage}: unchanged, skipped")
+            continue
+        t0 = time.perf_counter()
+        paths, detail = STAGE_WORK[stage](inputs)
+        outputs = digests(staging, paths)
+        written += outputs
+        new_stamp[stage] = {"key": None if b.keys is None else b.keys[stage], "outputs": outputs}
+        b.say(f"[{i}/{len(STAGES)}] {stage}: {detail} ({time.perf_counter() - t0:.2f}s)")
+    return written
+
+
+def _commit_outputs(b: _Build, previous: dict[str, Any], new_stamp: dict[str, Any], staging: Path,
+                    written: list[str]) -> list[int]:
+    """Write the stamp and commit staging into OUT (signals deferred), removing the earlier build's outputs
+    this one no longer writes; the signals that arrived during the commit."""
+    owned = {rel: digest for entry in previous.values() if isinstance(entry, dict)
+             and isinstance(entry.get("outputs"), dict) for rel, digest in entry["outputs"].items()}
+    produced = {rel for e in new_stamp.values() for rel in e["outputs"]}
+    stale = stale_outputs(b.out_dir, owned, produced, b.say)
+    write_stamp(staging, new_stamp)
+    with deferred_signals() as pending:
+        commit(staging, b.out_dir, [*written, STAMP_NAME], stale)
+    if stale:
+        b.say(f"removed {len(stale)} outputs of an earlier build that this build no longer writes: "
+              + ", ".join(stale))
+    return pending

@@ -1,15 +1,11 @@
 """`python -m analysis.runner`: probe an endpoint, run a sweep, or run the embedded default.
 
-Methods note: a sweep directory (--out) holds the append-only ledger, the run manifest and the
-evidence package (OUT/evidence).  The first session probes the endpoint and records the verdicts
-in the ledger; every later session with the same --out reuses those verdicts (the request shape
-must not change mid-sweep) and refuses to continue if the sweep's identity (endpoint, model, pin,
-fixture, arms, repeats, design, group, seed, temperature) differs.  The evidence package is
-rebuilt from the ledger at the end of every session.  API keys are read from the environment
-variable named by --api-key-env and redacted from everything written (analysis.runner.secrets).
-Every argument is checked, and the pre-run notices printed (configurations outside the recency
-window, repeats that will be copies), before a server starts or a request is sent
-(analysis.runner.preflight).
+Methods note: one sweep session into --out (the ledger, the probes, the run manifest and the
+evidence package) is analysis.runner.session; this module turns a command line into its targets
+and runs it.  API keys are read from the environment variable named by --api-key-env and
+redacted from everything written (analysis.runner.secrets).  Every argument is checked, and the
+pre-run notices printed (configurations outside the recency window, repeats that will be
+copies), before a server starts or a request is sent (analysis.runner.preflight).
 """
 
 from __future__ import annotations
@@ -17,350 +13,49 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
-import hashlib
 import json
-import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from analysis.escape import emit
-from analysis.invocation import doc_command, invoked_as
+from analysis.invocation import doc_command
 from analysis.runner import interrupt
 from analysis.runner.arguments import build_runner_parser
-from analysis.runner.arm_order import arm_order
-from analysis.runner.client import ClientConfigError, EndpointClient, EndpointConfig, base_url_problem
-from analysis.runner.ledger import Ledger, evidence_rows, write_evidence
-from analysis.runner.named_fixtures import FixtureArgError, load_fixture_arg
-from analysis.runner.pinning import (
-    Pin,
-    Provenance,
-    configuration_key,
-    git_commit,
-    package_versions,
-    study_runner_toml,
-)
-from analysis.runner.preflight import (
-    PreflightError,
-    identifier_problem,
-    notices,
-    resolve_cutoff,
-    run_date_of,
-    validate,
-)
+from analysis.runner.client import ClientConfigError, EndpointConfig, base_url_problem
+from analysis.runner.named_fixtures import FixtureArgError
+from analysis.runner.pinning import Pin, configuration_key
+from analysis.runner.preflight import PreflightError, identifier_problem, run_date_of, validate
 from analysis.runner.probe import ProbeReport, apply, failure_line, probe
-from analysis.runner.secrets import api_key_env_problem, redact, redact_text, write_redacted_text
-from analysis.runner.summary import session_summary_lines
-from analysis.runner.sweep import (
-    RetryPolicy,
-    SweepSpec,
-    plan_slots,
-    protocol_trajectory,
-    run_sweep,
+from analysis.runner.secrets import api_key_env_problem, redact, redact_text
+from analysis.runner.session import (  # RUNNER_LOCK: the lock of --out, importable from here as before
+    RUNNER_LOCK as RUNNER_LOCK,
 )
-from analysis.safeio import SafeIOError, loads_json, read_json, read_toml
-from analysis.safeio.lock import DirLock
+from analysis.runner.session import (
+    EndpointCheckError,
+    RunnerCliError,
+    Target,
+    announce_window,
+    comma_list,
+    run_sweep_command,
+    say_redacted,
+)
+from analysis.runner.summary import session_summary_lines
+from analysis.safeio import SafeIOError, read_toml
 
 SMOLLM2_PUBLISHED = dt.date(2024, 11, 1)  # SmolLM2 public release (Hugging Face, 1 Nov 2024)
-class RunnerCliError(RuntimeError):
-    """A command-line problem (bad usage, exit status 2); the message says the fix."""
-
-
-class EndpointCheckError(RunnerCliError):
-    """The endpoint failed a check (unreachable, or the probe found it unusable): exit status 1, as probe."""
-
-
-def _csv(text: str | None) -> tuple[str, ...]:
-    return tuple(x.strip() for x in (text or "").split(",") if x.strip())
 
 
 def endpoint_config(args: argparse.Namespace, base_url: str, model: str) -> EndpointConfig:
+    """The endpoint configuration the command line describes, for one base URL and model."""
     return EndpointConfig(
         base_url=base_url, model=model, api_key_env=args.api_key_env or None, temperature=args.temperature,
-        seed=args.seed, timeout_s=args.timeout, provider_order=_csv(args.provider_order),
+        seed=args.seed, timeout_s=args.timeout, provider_order=comma_list(args.provider_order),
         allow_fallbacks=args.allow_fallbacks, quantization=args.quantization,
-        accept_served_models=_csv(args.accept_served_model),
+        accept_served_models=comma_list(args.accept_served_model),
         structured_mode=args.structured_mode or "json_schema", reasoning_off=args.reasoning_off or "none")
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Target:
-    """One served configuration of a sweep."""
-
-    cfg: EndpointConfig
-    """Endpoint configuration before the probe."""
-    endpoint_id: str
-    """Stable identity of the endpoint (base URL, or the embedded model's digest)."""
-    family: str
-    """Model family for study.toml."""
-    published: dt.date
-    """Publication date for study.toml."""
-    execution_group: str
-    """Execution group of this configuration's rows."""
-    key: str | None = None
-    """study.toml configuration key (default model@provider@quantization)."""
-    price: str | None = None
-    """Price as given."""
-    context_length: int | None = None
-    """Declared context length."""
-
-
-def sweep_identity(args: argparse.Namespace, targets: Sequence[Target], fixture_digest: str) -> str:
-    """SHA-256 over everything that defines the sweep's slots and requests (not concurrency)."""
-    ident = {"fixture": fixture_digest, "arms": args.arms, "repeats": args.repeats, "design": args.design,
-             "seed": args.seed, "temperature": args.temperature,
-             **({"seed_per_repeat": True} if args.seed_per_repeat else {}),
-             **({"fold_max_tokens": args.fold_max_tokens} if getattr(args, "fold_max_tokens", None) else {}),
-             **({"recall_max_tokens": args.recall_max_tokens}
-                if getattr(args, "recall_max_tokens", 1024) != 1024 else {}),
-             **({"plan": args.prereg["plan_digest"]} if getattr(args, "prereg", None) else {}),
-             "targets": [{"endpoint": t.endpoint_id, "model": t.cfg.model, "group": t.execution_group,
-                          "provider_order": list(t.cfg.provider_order), "allow_fallbacks": t.cfg.allow_fallbacks,
-                          "quantization": t.cfg.quantization, "key": t.key} for t in targets]}
-    return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
-
-
-def _probe_target(t: Target, args: argparse.Namespace, arms: dict[str, Any]) -> dict[str, Any]:
-    if args.no_probe:
-        return {"skipped": True, "structured_mode": t.cfg.structured_mode, "seed_accepted": t.cfg.send_seed,
-                "reasoning_off": t.cfg.reasoning_off, "max_length_mode": t.cfg.max_length_mode,
-                "context_length": t.context_length}
-    max_decl = max((f.max_length or 0 for a in arms.values() for f in a.fields), default=0) or None
-    report = interrupt.run(probe(t.cfg, declared_context=t.context_length, max_declared=max_decl)).to_json()
-    if args.after_probe is not None:
-        args.after_probe()
-    return report
-
-
-def run_sweep_command(args: argparse.Namespace, targets: Sequence[Target],
-                      extra_runner: dict[str, Any] | None = None) -> dict:
-    """Probe (first session only), sweep every target, and write one evidence package."""
-    from analysis.runner.arms import load_arms
-
-    fixture = getattr(args, "fixture_obj", None) or load_fixture_arg(args.fixture)
-    ladder = getattr(args, "ladder_fixtures", None)
-    if ladder and getattr(args, "prereg", None):
-        raise RunnerCliError("--ladder cannot run under a preregistration (--plan pins one fixture); drop one of them")
-    fixtures = {fx.spec.scenario: fx for fx in (ladder or (fixture,))}
-    arms_all = load_arms()
-    codes = _csv(args.arms)
-    unknown = [c for c in codes if c not in arms_all]
-    if unknown:
-        from analysis.runner.arms import arms_listing
-
-        raise RunnerCliError(f"unknown arm codes {unknown}; the known arms:\n  "
-                             + "\n  ".join(arms_listing(arms_all)))
-    arms = {c: arms_all[c] for c in codes}
-    cap, recall_cap = getattr(args, "fold_max_tokens", None), getattr(args, "recall_max_tokens", 1024)
-    if (cap is not None and cap < 1) or recall_cap < 1:
-        raise RunnerCliError(f"--fold-max-tokens ({cap}) and --recall-max-tokens ({recall_cap}) must be positive "
-                             "token counts; give e.g. --fold-max-tokens 256")
-    if cap is not None:  # one cap for every arm: the arms' contrast stays as declared, only the budget moves
-        arms = {c: dataclasses.replace(a, output_tokens=min(a.output_tokens, cap)) for c, a in arms.items()}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    with DirLock(out / RUNNER_LOCK, 0.0, on_busy=_busy(out)):  # one runner per --out at a time
-        return _sweep_locked(args, targets, extra_runner, fixture, arms, codes, out, ladder, fixtures)
-
-
-RUNNER_LOCK = ".runner.lock"
-"""The lock file in --out that one runner holds for the whole session (analysis.safeio.lock)."""
-
-
-def _busy(out: Path) -> Any:
-    def message(holder: str, _waited: float) -> BaseException:
-        return RunnerCliError(f"another runner ({holder}) is running a sweep into {out}; two runners into one "
-                              "--out would run every slot twice. Let it finish (then re-run to resume), or choose "
-                              "another --out")
-    return message
-
-
-def _sweep_locked(args: argparse.Namespace, targets: Sequence[Target], extra_runner: dict[str, Any] | None,
-                  fixture: Any, arms: dict[str, Any], codes: tuple[str, ...], out: Path,
-                  ladder: Any, fixtures: dict[str, Any]) -> dict:
-    from analysis.runner.protocol import RunSettings
-
-    ident = sweep_identity(args, targets, fixture.digest if not ladder else
-                           "ladder:" + ",".join(fx.digest for fx in ladder))
-    order = arm_order(codes, args.repeats, args.design)
-    with Ledger(out / "ledger.jsonl") as ledger:
-        if getattr(args, "prereg", None):  # issue 13: every new ledger record names the sealed plan
-            ledger.stamp = {"plan_digest": args.prereg["plan_digest"]}
-        sessions = [r for r in ledger.records if r.get("kind") == "session"]
-        if sessions and sessions[0]["identity"] != ident:
-            raise RunnerCliError(f"{out}/ledger.jsonl belongs to a different sweep (identity "
-                                 f"{sessions[0]['identity'][:12]}, this command {ident[:12]}); rerun the original "
-                                 "command or choose a new --out")
-        if args.package_only and not sessions:
-            raise RunnerCliError(f"--package-only needs an existing sweep in {out}; run the sweep first")
-        if getattr(args, "window", None) is None:
-            announce_window(args, targets, ledger.records)
-        reports = (sessions[0]["probes"] if sessions
-                   else {t.endpoint_id + "|" + t.cfg.model: _probe_target(t, args, arms) for t in targets})
-        # provenance of the run itself (not of a later --package-only rebuild): first session, else the
-        # manifest the run wrote, else now
-        prior: dict[str, Any] = {}
-        if (out / "run_manifest.json").exists():
-            try:
-                manifest_doc: Any = read_json(out / "run_manifest.json")
-            except SafeIOError:
-                manifest_doc = {}
-            prior = manifest_doc if isinstance(manifest_doc, dict) else {}
-        shaped: list[tuple[Target, EndpointConfig, Pin, Provenance, str]] = []
-        for t in targets:
-            report = reports[t.endpoint_id + "|" + t.cfg.model]
-            if report.get("usable") is False:
-                raise EndpointCheckError(f"probe {failure_line(report)}")
-            base = str(report["base_url"]) if args.package_only and report.get("base_url") else t.cfg.base_url
-            cfg = dataclasses.replace(t.cfg, base_url=base, structured_mode=report["structured_mode"],
-                                      send_seed=report["seed_accepted"], reasoning_off=report["reasoning_off"],
-                                      max_length_mode=report["max_length_mode"])
-            pin = Pin.from_config(cfg, context_length=report.get("context_length"), price=t.price)
-            key = t.key or configuration_key(pin)
-            run_prov = dict(prior.get("configurations", {}).get(key, {}))
-            if sessions and sessions[0].get("git"):
-                run_prov.update(git=sessions[0]["git"], command=sessions[0]["argv"], packages=sessions[0]["packages"])
-            carried: dict[str, Any] = ({k: (tuple(v) if k == "command" else v) for k, v in run_prov.items()
-                                        if k in ("git", "command", "packages")} if args.package_only else {})
-            prov = Provenance(pin=pin, family=t.family, published=t.published, temperature=cfg.temperature,
-                              seed=cfg.seed, seed_sent=cfg.send_seed, structured_mode=cfg.structured_mode,
-                              reasoning_off=cfg.reasoning_off, probe=report, **carried)
-            shaped.append((t, cfg, pin, prov, key))
-        keys = [k for *_, k in shaped]
-        if len(set(keys)) != len(keys):
-            raise RunnerCliError(f"two targets share the configuration key {keys}; give each a distinct `key`")
-        slots = [s for fx in fixtures.values() for t, _, _, _, key in shaped
-                 for s in plan_slots(order, scenario=fx.spec.scenario, configuration=key,
-                                     execution_group=t.execution_group)]
-        if ladder:  # repeat blocks rung by rung: an interrupted ladder sweep has every rung at equal depth
-            rank = {sc: i for i, sc in enumerate(fixtures)}
-            slots.sort(key=lambda s: (s.repeat, rank[s.scenario]))
-        if not args.package_only:
-            ledger.append_sync({"kind": "session", "identity": ident, "probes": reports,
-                                "started": dt.datetime.now(dt.UTC).isoformat(), "n_slots": len(slots),
-                                "git": git_commit(), "argv": list(sys.argv),
-                                "args": list(getattr(args, "argv", sys.argv[1:])), "packages": package_versions()})
-        settings = {key: RunSettings(temperature=cfg.temperature, seed=cfg.seed,
-                                     response_format_style=cfg.structured_mode,  # type: ignore[arg-type]
-                                     recall_max_tokens=getattr(args, "recall_max_tokens", 1024))
-                    for _, cfg, _, _, key in shaped}
-        spec = SweepSpec(tuple(slots), {sc: len(fx.graded) for sc, fx in fixtures.items()},
-                         {c: a.declared_chars for c, a in arms.items()}, concurrency=args.concurrency,
-                         retry=RetryPolicy(max_attempts=args.max_attempts, base_s=args.backoff, cap_s=args.backoff_cap),
-                         calls_per_slot={sc: len(fx.chunks) + 1 for sc, fx in fixtures.items()})
-
-        async def go() -> dict[str, int]:
-            clients = {key: EndpointClient(cfg) for _, cfg, _, _, key in shaped}
-            try:
-                return await run_sweep(spec, ledger, clients, {key: pin for _, _, pin, _, key in shaped},
-                                       protocol_trajectory(fixtures if ladder else fixture, arms, settings,
-                                                           seed_per_repeat=args.seed_per_repeat),
-                                       progress=not args.quiet,
-                                       seed=args.seed or 0)
-            finally:
-                for c in clients.values():
-                    await c.aclose()
-
-        tally = {"ran": 0, "package_only": 1} if args.package_only else interrupt.run(go())
-        records = list(ledger.records)
-    manifest = {
-        "identity": ident, "command": list(sys.argv), "last_session": tally,
-        "fixture": {"name": fixture.spec.name, "digest": fixture.digest, "scenario": fixture.spec.scenario},
-        **({"ladder": [{"rung": fx.spec.rung, "name": fx.spec.name, "digest": fx.digest} for fx in ladder]}
-           if ladder else {}),
-        "arms": {c: {"prompt_sha256": a.prompt_sha256, "declared_chars": a.declared_chars,
-                     "output_tokens": a.output_tokens, "carry_cap": a.carry_cap} for c, a in arms.items()},
-        "design": {"name": order.design, "rows": [list(r) for r in order.rows], "closes": order.closes},
-        "repeats": args.repeats, "sessions": sum(1 for r in records if r.get("kind") == "session"),
-        "pin_violations": sum(1 for r in records if r.get("kind") == "response" and r.get("pin_violation")),
-        "open_attempts": sorted({(r["slot"], r["attempt"]) for r in records if r.get("kind") == "attempt_start"}
-                                - {(r["slot"], r["attempt"]) for r in records if r.get("kind") == "attempt_end"}),
-        "slots_planned": len(slots),
-        "slots_finished": len({r["slot"] for r in records if r.get("kind") == "attempt_end" and not r.get("interrupted")
-                               and (r.get("valid") or r.get("invalid_reason") != "infrastructure")}),
-        "configurations": {key: {**prov.manifest(), "configuration": key, "endpoint_id": t.endpoint_id,
-                                 "execution_group": t.execution_group} for t, _, _, prov, key in shaped},
-        "recency": {"cutoff": args.window[0].isoformat(),
-                    **{k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in args.window[1].items()}},
-        **(extra_runner or {}),
-    }
-    if args.package_only:
-        manifest["rebuilt_from_ledger"] = {"command": list(sys.argv), "git": git_commit(),
-                                           "at": dt.datetime.now(dt.UTC).isoformat()}
-        manifest["last_session"] = prior.get("last_session", tally)
-    write_sweep_package(out, records, slots, manifest, shaped, args, fixture.spec.scenario, extra_runner, arms)
-    return manifest
-
-
-def write_sweep_package(out: Path, records: list[dict[str, Any]], slots: Sequence[Any], manifest: dict[str, Any],
-                  shaped: Sequence[tuple[Target, EndpointConfig, Pin, Provenance, str]], args: argparse.Namespace,
-                  scenario: str, extra_runner: dict[str, Any] | None, arms: dict[str, Any]) -> Path:
-    """OUT/evidence from the ledger, written by analysis.runner.package (pin tables appended, all locked)."""
-    from analysis.evidence.model import Configuration, PartitionRun, Study
-    from analysis.runner.arms import arm_record
-
-    ev = evidence_rows(records, {s.slot_id for s in slots})
-    codes = _csv(args.arms)
-    confs, runs, runner = {}, [], []
-    for t, _, pin, prov, key in shaped:
-        confs[key] = Configuration(key=key, family=prov.family, published=prov.published,
-                                   provider=pin.provider, quantization=pin.quantization)
-        if args.control in codes and args.treatment in codes:
-            runs.append(PartitionRun(key, t.execution_group, args.repeats))
-        extra = {"max_length_mode": prov.probe.get("max_length_mode"), "design": args.design,
-                 "execution_group": t.execution_group,
-                 **({"fold_max_tokens": args.fold_max_tokens} if getattr(args, "fold_max_tokens", None) else {}),
-                 **({"recall_max_tokens": args.recall_max_tokens}
-                    if getattr(args, "recall_max_tokens", 1024) != 1024 else {}),
-                 **{k: v for k, v in (extra_runner or {}).items() if isinstance(v, (str, int, float, bool))}}
-        runner.append(study_runner_toml(prov, extra).replace(json.dumps(configuration_key(pin)), json.dumps(key), 1))
-    cutoff, recency = args.window
-    first = next((r for r in records if r.get("kind") == "session"), None)
-    if first is not None and first.get("args") is not None:  # the command of the sweep's first session
-        argv0 = (first.get("argv") or [None])[0]  # the program the user ran: carriers-runner, python -m ...
-        typed = invoked_as("analysis.runner", "python -m analysis.runner", argv0 if isinstance(argv0, str) else None)
-        recency = {**recency, "command": " ".join([typed, *(shlex.quote(a) for a in first["args"])])}
-    runner.insert(0, "[runner]\n" + "\n".join(f"{k} = {v.isoformat() if isinstance(v, dt.date) else json.dumps(v)}"
-                                               for k, v in recency.items()) + "\n")
-    if getattr(args, "ladder_fixtures", None):
-        from analysis.runner.ladder import ladder_toml
-
-        runner.append(ladder_toml(args.ladder_fixtures))
-    if getattr(args, "simulation_toml", None):  # issue 35: the planted truth of a simulated package
-        runner.append(args.simulation_toml)
-    study = Study(name=args.study_name, recency_cutoff=cutoff,
-                  control=args.control, treatment=args.treatment, scenario=scenario,
-                  configurations=confs, partition_runs=tuple(runs), kind=getattr(args, "kind", None))
-    pkg = out / "evidence"
-    text = json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n"
-    write_redacted_text(out / "run_manifest.json", text)
-    from analysis.runner.prereg_sweep import package_extras  # issue 13: [preregistration] + preregistration.json
-    prereg_toml, prereg_json = package_extras(args, records, list(confs))
-    write_evidence(pkg, study, ev, study_appendix="\n".join([*runner, *([prereg_toml] if prereg_toml else [])]),
-                   extra_json={"run_manifest.json": loads_json(text, out / "run_manifest.json"),
-                               "arms.json": {c: arm_record(a) for c, a in arms.items()}, **prereg_json})
-    return pkg
-
-
-def announce_window(args: argparse.Namespace, targets: Sequence[tuple[str, dt.date]] | Sequence[Target],
-                    records: Sequence[dict[str, Any]]) -> None:
-    """Fix the study's recency window (args.window) and print the pre-run notices on stderr."""
-    cutoff, recency = resolve_cutoff(args.recency_cutoff, run_date_of(records))
-    args.window = (cutoff, recency)
-    pairs = [(t.key or configuration_key(Pin.from_config(t.cfg)), t.published) if isinstance(t, Target) else t
-             for t in targets]
-    if args.package_only:
-        return
-    for line in notices(pairs, cutoff, recency, temperature=args.temperature, repeats=args.repeats,
-                        seed=args.seed, seed_per_repeat=args.seed_per_repeat):
-        say_redacted(line)
-
-
-def say_redacted(message: str) -> None:
-    """One message on stderr, redacted and with control characters made visible (never an encoding error)."""
-    emit(redact_text(message), sys.stderr)
 
 
 def out_line(message: str) -> None:
@@ -379,25 +74,9 @@ def load_plan_targets(path: str, args: argparse.Namespace) -> list[Target]:
         raise RunnerCliError(f"--plan {path}: no [[configurations]] tables; add one per served configuration")
     targets = []
     for i, e in enumerate(entries, start=1):
-        if not isinstance(e, dict):
-            raise RunnerCliError(f"--plan {path}: configuration {i} is not a table; write [[configurations]] tables")
-        problem = api_key_env_problem(e.get("api_key_env"), option=f"configuration {i} api_key_env")
+        problem = _plan_entry_problem(e, i)
         if problem:
             raise RunnerCliError(f"--plan {path}: {problem}")
-        missing = [k for k in ("base_url", "model", "published") if k not in e]
-        if missing:
-            raise RunnerCliError(f"--plan {path}: configuration {i} lacks {missing}; add them")
-        if (problem := base_url_problem(e["base_url"])) is not None:
-            raise RunnerCliError(f"--plan {path}: configuration {i}: {problem}")
-        named = [(n, e.get(n)) for n in ("key", "model", "quantization", "execution_group")]
-        named += [("provider_order", p) for p in (e.get("provider_order") or ())]
-        for name, value in named:
-            problem = identifier_problem(value if isinstance(value, str) or value is None else repr(value),
-                                         f"configuration {i} {name}")
-            if problem:
-                raise RunnerCliError(f"--plan {path}: {problem}")
-        if not isinstance(e["published"], dt.date):
-            raise RunnerCliError(f"--plan {path}: configuration {i} published must be an unquoted TOML date")
         cfg = EndpointConfig(
             base_url=e["base_url"], model=e["model"], api_key_env=e.get("api_key_env") or None,
             temperature=args.temperature, seed=args.seed, timeout_s=args.timeout,
@@ -408,6 +87,30 @@ def load_plan_targets(path: str, args: argparse.Namespace) -> list[Target]:
                               e.get("execution_group") or f"{args.execution_group}-{i:02d}", e.get("key"),
                               e.get("price"), e.get("context_length")))
     return targets
+
+
+def _plan_entry_problem(e: Any, i: int) -> str | None:
+    """What is wrong with the plan's configuration ``i`` (a table with usable fields), else None."""
+    if not isinstance(e, dict):
+        return f"configuration {i} is not a table; write [[configurations]] tables"
+    problem = api_key_env_problem(e.get("api_key_env"), option=f"configuration {i} api_key_env")
+    if problem:
+        return problem
+    missing = [k for k in ("base_url", "model", "published") if k not in e]
+    if missing:
+        return f"configuration {i} lacks {missing}; add them"
+    if (problem := base_url_problem(e["base_url"])) is not None:
+        return f"configuration {i}: {problem}"
+    named = [(n, e.get(n)) for n in ("key", "model", "quantization", "execution_group")]
+    named += [("provider_order", p) for p in (e.get("provider_order") or ())]
+    for name, value in named:
+        problem = identifier_problem(value if isinstance(value, str) or value is None else repr(value),
+                                     f"configuration {i} {name}")
+        if problem:
+            return problem
+    if not isinstance(e["published"], dt.date):
+        return f"configuration {i} published must be an unquoted TOML date"
+    return None
 
 
 def _family(model: str) -> str:
@@ -472,7 +175,7 @@ def cmd_simulate(args: argparse.Namespace) -> dict:
         raise RunnerCliError(f"--kind {args.kind}: a simulated package is kind = \"simulation\", never a pilot; "
                              "drop --kind")
     args.kind = "simulation"
-    arms = {c: a for c, a in load_arms().items() if c in _csv(args.arms)}
+    arms = {c: a for c, a in load_arms().items() if c in comma_list(args.arms)}
     fixtures = args.ladder_fixtures or (args.fixture_obj,)
     with simulated_server(args.truth, fixtures, arms, salt=str(args.seed)) as (server, truth):
         args.simulation_toml = simulation_toml(args.truth, truth)
@@ -512,72 +215,91 @@ def _targets(args: argparse.Namespace) -> list[Target]:
 
 
 def _dispatch(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
+    try:
+        return _run_subcommand(args, argv)
+    except KeyboardInterrupt as exc:
+        say_redacted("interrupted; re-run the same command to resume from the ledger")
+        return exc.exit_code if isinstance(exc, interrupt.Interrupted) else 130
+    except Exception as exc:
+        return _error_status(exc)
+
+
+def _run_subcommand(args: argparse.Namespace, argv: Sequence[str] | None) -> int:
+    """Run the parsed subcommand (every argument validated first); its exit status."""
+    if args.command == "sweep":
+        from analysis.runner.prereg_sweep import is_plan_dir, prepare_sweep
+        if is_plan_dir(args.plan):  # issue 13: a sealed preregistration directory
+            plan_toml = prepare_sweep(args, sys.argv[1:] if argv is None else argv)
+            args.plan = str(plan_toml) if plan_toml else None
+    if args.command == "arms":
+        from analysis.runner.arms import arms_listing
+
+        for line in arms_listing():
+            out_line(line)
+        return 0
+    validate(args)  # every argument, before a server starts or a request is sent
+    if args.command == "probe":
+        return _cmd_probe(args)
+    if args.command == "sweep":
+        _with_summary(args, lambda: run_sweep_command(args, _targets(args)))
+        if not getattr(args, "prereg", None):
+            say_redacted(f"not preregistered: no sealed --plan PLAN_DIR (see {doc_command('preregistration')})")
+    elif args.command == "simulate":
+        _with_summary(args, lambda: cmd_simulate(args))
+        say_redacted("simulated, planted truth: this package is kind = \"simulation\", never a pilot")
+    else:
+        _with_summary(args, lambda: cmd_embedded(args))
+    return 0
+
+
+def _cmd_probe(args: argparse.Namespace) -> int:
+    """Probe one endpoint: the report on stdout and the request shape on stderr (1, with what was observed,
+    when the endpoint is unusable)."""
+    if not (args.base_url and args.model):
+        raise RunnerCliError("probe needs --base-url and --model")
+    cfg = endpoint_config(args, args.base_url, args.model)
+    report: ProbeReport = interrupt.run(probe(cfg, declared_context=args.context_length,
+                                            max_declared=args.max_declared))
+    if not report.usable:  # the outcome first, then only what was observed
+        say_redacted(f"error: {failure_line(report.to_json())}")
+        emit(redact_text(json.dumps(redact(report.observed_json()), indent=2, default=str)), sys.stdout)
+        return 1
+    emit(redact_text(json.dumps(redact(report.to_json()), indent=2, default=str)), sys.stdout)
+    say_redacted(json.dumps({"request_shape": dataclasses.asdict(apply(cfg, report))}, default=str))
+    return 0
+
+
+def _with_summary(args: argparse.Namespace, command: Callable[[], dict]) -> None:
+    """Run a sweeping command, then print the session summary of its package on stdout."""
+    started = time.monotonic()
+    m = command()
+    for line in session_summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
+        out_line(line)
+
+
+def _error_status(exc: Exception) -> int:
+    """One line on stderr for a command that failed, and its exit status.
+
+    Named errors: their message says the fix (never the class name). 1: the endpoint, the embedded server
+    that died, the ledger or a file failed a check; 2: bad usage (an embedded model or server not installed
+    too); 1 with the traceback for anything unforeseen.
+    """
     from analysis.evidence.truth import TruthError
     from analysis.runner.embedded import EmbeddedError, EmbeddedServerFailed
     from analysis.runner.ledger import LedgerError
     from analysis.runner.prereg import PlanError
 
-    try:
-        if args.command == "sweep":
-            from analysis.runner.prereg_sweep import is_plan_dir, prepare_sweep
-            if is_plan_dir(args.plan):  # issue 13: a sealed preregistration directory
-                plan_toml = prepare_sweep(args, sys.argv[1:] if argv is None else argv)
-                args.plan = str(plan_toml) if plan_toml else None
-        if args.command == "arms":
-            from analysis.runner.arms import arms_listing
-
-            for line in arms_listing():
-                out_line(line)
-            return 0
-        validate(args)  # every argument, before a server starts or a request is sent
-        if args.command == "probe":
-            if not (args.base_url and args.model):
-                raise RunnerCliError("probe needs --base-url and --model")
-            cfg = endpoint_config(args, args.base_url, args.model)
-            report: ProbeReport = interrupt.run(probe(cfg, declared_context=args.context_length,
-                                                    max_declared=args.max_declared))
-            if not report.usable:  # the outcome first, then only what was observed
-                say_redacted(f"error: {failure_line(report.to_json())}")
-                emit(redact_text(json.dumps(redact(report.observed_json()), indent=2, default=str)), sys.stdout)
-                return 1
-            emit(redact_text(json.dumps(redact(report.to_json()), indent=2, default=str)), sys.stdout)
-            say_redacted(json.dumps({"request_shape": dataclasses.asdict(apply(cfg, report))}, default=str))
-        elif args.command == "sweep":
-            started = time.monotonic()
-            m = run_sweep_command(args, _targets(args))
-            for line in session_summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
-                out_line(line)
-            if not getattr(args, "prereg", None):
-                say_redacted(f"not preregistered: no sealed --plan PLAN_DIR (see {doc_command('preregistration')})")
-        elif args.command == "simulate":
-            started = time.monotonic()
-            m = cmd_simulate(args)
-            for line in session_summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
-                out_line(line)
-            say_redacted("simulated, planted truth: this package is kind = \"simulation\", never a pilot")
-        else:
-            started = time.monotonic()
-            m = cmd_embedded(args)
-            for line in session_summary_lines(Path(args.out) / "evidence", m, time.monotonic() - started):
-                out_line(line)
-    except KeyboardInterrupt as exc:
-        say_redacted("interrupted; re-run the same command to resume from the ledger")
-        return exc.exit_code if isinstance(exc, interrupt.Interrupted) else 130
-    # named errors: their message says the fix (never the class name). 1: the endpoint, the embedded server
-    # that died, the ledger or a file failed a check; 2: bad usage (an embedded model or server not installed too)
-    except (EndpointCheckError, EmbeddedServerFailed, LedgerError, SafeIOError) as exc:
+    if isinstance(exc, (EndpointCheckError, EmbeddedServerFailed, LedgerError, SafeIOError)):
         say_redacted(f"error: {exc}")
         return 1
-    except (RunnerCliError, FixtureArgError, PreflightError, ClientConfigError, EmbeddedError, PlanError,
-            TruthError) as exc:
+    if isinstance(exc, (RunnerCliError, FixtureArgError, PreflightError, ClientConfigError, EmbeddedError,
+                        PlanError, TruthError)):
         say_redacted(f"error: {exc}")
         return 2
-    except OSError as exc:  # a full disk, a permission: one line, never a traceback
+    if isinstance(exc, OSError):  # a full disk, a permission: one line, never a traceback
         say_redacted(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
         return 1
-    except Exception:
-        import traceback
+    import traceback
 
-        say_redacted(traceback.format_exc())
-        return 1
-    return 0
+    say_redacted(traceback.format_exc())
+    return 1

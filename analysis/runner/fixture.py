@@ -418,8 +418,18 @@ def _targets(spec: FixtureSpec, fixed_costs: Sequence[int]) -> list[int]:
     return targets
 
 
+_Graded = tuple[str, str, str, str]
+"""A graded value: (key, label, value class, value)."""
+_Distractor = tuple[str, str]
+"""A distractor: (value class, value)."""
+
+
 def build_fixture(spec: FixtureSpec) -> Fixture:
-    """Build the session described by ``spec`` (deterministic in ``spec``)."""
+    """Build the session described by ``spec`` (deterministic in ``spec``).
+
+    The steps draw from one seeded generator in a fixed order (values, distractor placement, planted
+    turns, filler), so a step may not be reordered without changing every fixture.
+    """
     spec.validate()
     rng = random.Random(spec.seed)
     graded, distractors = _draw_values(rng)  # always all fifty, so a rung's values are the full set's
@@ -428,7 +438,29 @@ def build_fixture(spec: FixtureSpec) -> Fixture:
         distractors = _round_robin(distractors)[: spec.n_distractors]
     n_seg = len(spec.placement)
     seg_of = [i % n_seg for i in range(len(graded))]
-    # two distractors ride inside each planted segment; the rest are scattered over chunks
+    fixed_by_chunk, segs_by_chunk = _fixed_turns(spec, rng, graded, seg_of, distractors)
+    costs = [estimate_tokens(_join(f)) + 2 * len(f) for f in fixed_by_chunk]
+    need = sum(costs) + 40 * spec.n_chunks
+    if need > spec.total_tokens:
+        raise FixtureError(
+            f"{spec.name}: the planted content needs about {need} tokens but total_tokens is "
+            f"{spec.total_tokens}; raise total_tokens"
+        )
+    chunks = _filled_chunks(spec, rng, fixed_by_chunk, segs_by_chunk, _targets(spec, costs))
+    where = _where_planted(spec, chunks, [g[3] for g in graded] + [d[1] for d in distractors])
+    graded_pv = tuple(
+        PlantedValue(key=key, label=label, value=v, value_class=cls, graded=True,
+                     chunk=where[v][0][0], segment=seg_of[i])
+        for i, (key, label, cls, v) in enumerate(graded)
+    )
+    return Fixture(spec, tuple(chunks), graded_pv, _distractor_values(distractors, where))
+
+
+def _fixed_turns(spec: FixtureSpec, rng: random.Random, graded: Sequence[_Graded], seg_of: Sequence[int],
+                 distractors: Sequence[_Distractor]) -> tuple[list[list[Turn]], list[tuple[int, ...]]]:
+    """Each chunk's planted turns (its segments' facts, two distractors riding in each segment, then the
+    loose distractors scattered onto it) and the segments it holds."""
+    n_seg = len(spec.placement)
     d_order = list(range(len(distractors)))
     rng.shuffle(d_order)
     seg_distractors = {s: [distractors[d_order.pop()] for _ in range(min(2, len(d_order)))] for s in range(n_seg)}
@@ -447,15 +479,12 @@ def build_fixture(spec: FixtureSpec) -> Fixture:
         fixed += [_distractor_turn(rng, cls, v) for (cls, v), ch in zip(loose, loose_chunk, strict=True) if ch == c]
         fixed_by_chunk.append(fixed)
         segs_by_chunk.append(segs)
-    costs = [estimate_tokens(_join(f)) + 2 * len(f) for f in fixed_by_chunk]
-    need = sum(costs) + 40 * spec.n_chunks
-    if need > spec.total_tokens:
-        raise FixtureError(
-            f"{spec.name}: the planted content needs about {need} tokens but total_tokens is "
-            f"{spec.total_tokens}; raise total_tokens"
-        )
-    targets = _targets(spec, costs)
+    return fixed_by_chunk, segs_by_chunk
 
+
+def _filled_chunks(spec: FixtureSpec, rng: random.Random, fixed_by_chunk: Sequence[list[Turn]],
+                   segs_by_chunk: Sequence[tuple[int, ...]], targets: Sequence[int]) -> list[Chunk]:
+    """The chunks, each filled to its token target (a chunk's overshoot is taken off the next one's)."""
     filler = _Filler(rng)
     chunks: list[Chunk] = []
     carry = 0
@@ -465,29 +494,35 @@ def build_fixture(spec: FixtureSpec) -> Fixture:
         est = estimate_tokens(text)
         carry = est - (targets[c] - carry)
         chunks.append(Chunk(c, tuple(turns), segs_by_chunk[c], text, est))
+    return chunks
 
+
+def _where_planted(spec: FixtureSpec, chunks: Sequence[Chunk],
+                   values: Sequence[str]) -> dict[str, tuple[tuple[int, int], ...]]:
+    """Value -> (chunk index, occurrences) of each chunk holding it; every value must occur exactly once."""
     where: dict[str, tuple[tuple[int, int], ...]] = {}
     for ch in chunks:
-        for cls_v in [g[3] for g in graded] + [d[1] for d in distractors]:
+        for cls_v in values:
             n = ch.text.count(cls_v)
             if n:
                 where[cls_v] = (*where.get(cls_v, ()), (ch.index, n))
-    for v in [g[3] for g in graded] + [d[1] for d in distractors]:
+    for v in values:
         hits = where.get(v, ())
         if sum(n for _c, n in hits) != 1:
             raise FixtureError(f"{spec.name}: planted value {v!r} occurs {hits}; expected exactly once")
-    graded_pv = tuple(
-        PlantedValue(key=key, label=label, value=v, value_class=cls, graded=True,
-                     chunk=where[v][0][0], segment=seg_of[i])
-        for i, (key, label, cls, v) in enumerate(graded)
-    )
+    return where
+
+
+def _distractor_values(distractors: Sequence[_Distractor],
+                       where: dict[str, tuple[tuple[int, int], ...]]) -> tuple[PlantedValue, ...]:
+    """The distractors as planted values, keyed by class and a count within the class (ipv4_1, ipv4_2, ...)."""
     counters: dict[str, int] = {}
     d_pv = []
     for cls, v in distractors:
         counters[cls] = counters.get(cls, 0) + 1
         d_pv.append(PlantedValue(key=f"{cls}_{counters[cls]}", label=None, value=v, value_class=cls,
                                  graded=False, chunk=where[v][0][0], segment=None))
-    return Fixture(spec, tuple(chunks), graded_pv, tuple(d_pv))
+    return tuple(d_pv)
 
 
 def load_fixture(path: str | Path) -> Fixture:

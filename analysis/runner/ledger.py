@@ -195,6 +195,67 @@ def _damaged(path: Path, lines: list[int], reason: str) -> LedgerError:
                        "(their attempts then run again), or start a new --out")
 
 
+@dataclass(slots=True)
+class _Lines:
+    """What one read of a ledger file found, line by line (before the torn tail is told apart)."""
+
+    parsed: dict[int, Any]
+    """Line number -> the record on it, for every line that is a well-formed record."""
+    bad: dict[int, str]
+    """Line number -> why it is not a record."""
+    ends: dict[int, int]
+    """Line number -> byte offset just past it (0 -> 0)."""
+    offset: int = 0
+    """Bytes read."""
+    last_line: int = 0
+    """The last complete line."""
+    fragment: bytes | None = None
+    """The final line, when it lacks its newline."""
+
+
+def _read_lines(path: Path) -> _Lines:
+    """Every line of the ledger parsed and checked; a final line without its newline is kept apart, unread."""
+    got = _Lines({}, {}, {0: 0})
+    try:
+        for lineno, raw, ended in iter_lines(path, limit=LEDGER_LIMIT, line_limit=RECORD_LIMIT):
+            if not ended:
+                got.fragment = raw  # torn tail from a killed writer: never acknowledged
+                got.offset += len(raw)
+                break
+            got.offset += len(raw) + 1
+            got.ends[lineno] = got.offset
+            got.last_line = lineno
+            text = raw.strip()
+            if not text:
+                continue
+            try:
+                rec = loads_json(text, path, line=lineno)
+            except SafeIOError as exc:
+                got.bad[lineno] = f"{_UNPARSABLE} ({exc.message})"
+                continue
+            problem = _record_problem(rec)
+            if problem:
+                got.bad[lineno] = problem
+                continue
+            got.parsed[lineno] = rec
+    except SafeIOError as exc:
+        raise LedgerError(f"{exc}; the ledger must be a regular file written by the runner") from None
+    return got
+
+
+def _tail_start(path: Path, got: _Lines, unexplained: list[int]) -> int | None:
+    """First line of the torn tail (see _scan), or None when the file ends cleanly."""
+    last_line = got.last_line
+    if got.fragment is not None:
+        if unexplained == [last_line] and _torn_marker_prefix(got.fragment, last_line):
+            return last_line  # an older runner's fragment, then its torn_tail record cut short
+        return last_line + 1
+    if unexplained == [last_line] and last_line > max(got.parsed, default=0) \
+            and _cut_json(_line_bytes(path, got.ends, last_line)):
+        return last_line  # an older runner's fragment, terminated, its torn_tail record never written
+    return None
+
+
 def _scan(path: Path) -> _Scan:
     """Read a ledger once: complete records, and the torn tail a killed writer left (see read_records).
 
@@ -205,60 +266,26 @@ def _scan(path: Path) -> _Scan:
     is not a record (a byte changed in an acknowledged record, lines that are not JSON) stops the
     run with its line number, and so does a ledger without a single complete record.
     """
-    parsed: dict[int, Any] = {}
-    bad: dict[int, str] = {}
-    ends: dict[int, int] = {0: 0}  # line -> byte offset just past it
-    offset = 0
-    last_line = 0  # the last complete line
-    fragment: bytes | None = None  # the final line, when it lacks its newline
-    try:
-        for lineno, raw, ended in iter_lines(path, limit=LEDGER_LIMIT, line_limit=RECORD_LIMIT):
-            if not ended:
-                fragment = raw  # torn tail from a killed writer: never acknowledged
-                offset += len(raw)
-                break
-            offset += len(raw) + 1
-            ends[lineno] = offset
-            last_line = lineno
-            text = raw.strip()
-            if not text:
-                continue
-            try:
-                rec = loads_json(text, path, line=lineno)
-            except SafeIOError as exc:
-                bad[lineno] = f"{_UNPARSABLE} ({exc.message})"
-                continue
-            problem = _record_problem(rec)
-            if problem:
-                bad[lineno] = problem
-                continue
-            parsed[lineno] = rec
-    except SafeIOError as exc:
-        raise LedgerError(f"{exc}; the ledger must be a regular file written by the runner") from None
+    got = _read_lines(path)
+    parsed, fragment = got.parsed, got.fragment
     # an older runner named the fragment it terminated in a torn_tail record on the very next line;
     # that line was never acknowledged, even if it parses (a whole record but its newline)
     torn = {n - 1 for n, r in parsed.items() if r.get("kind") == TORN and r["line"] == n - 1}
-    unexplained = sorted(n for n in bad if n not in torn)
-    tail_line: int | None = None
-    if fragment is not None:
-        tail_line = last_line + 1
-        if unexplained == [last_line] and _torn_marker_prefix(fragment, last_line):
-            tail_line = last_line  # an older runner's fragment, then its torn_tail record cut short
-    elif unexplained == [last_line] and last_line > max(parsed, default=0) \
-            and _cut_json(_line_bytes(path, ends, last_line)):
-        tail_line = last_line  # an older runner's fragment, terminated, its torn_tail record never written
+    unexplained = sorted(n for n in got.bad if n not in torn)
+    tail_line = _tail_start(path, got, unexplained)
     if tail_line is not None and unexplained == [tail_line]:
         unexplained = []
     if unexplained:  # every damaged line counted, a would-be torn tail among them
-        raise _damaged(path, unexplained, bad[unexplained[0]])
+        raise _damaged(path, unexplained, got.bad[unexplained[0]])
     records = [r for n, r in sorted(parsed.items()) if r.get("kind") != TORN and n not in torn]
     head = (fragment or b"")[:2]
     if tail_line is not None and not parsed and not (head and b'{"'.startswith(head)):
         raise LedgerError(f"{path}: line {tail_line} is not a record and the file holds none; it is not a "
                           "ledger the runner wrote. Move it out of --out, or choose a new --out")
-    keep = ends[tail_line - 1] if tail_line is not None else offset
-    return _Scan(records, keep, offset, tail_line, (last_line + (fragment is not None) - tail_line + 1)
-                 if tail_line is not None else 0)
+    if tail_line is None:
+        return _Scan(records, got.offset, got.offset)
+    return _Scan(records, got.ends[tail_line - 1], got.offset, tail_line,
+                 got.last_line + (fragment is not None) - tail_line + 1)
 
 
 def _line_bytes(path: Path, ends: dict[int, int], line: int) -> bytes:

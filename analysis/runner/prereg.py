@@ -173,21 +173,14 @@ def load_plan(plan_dir: Path, *, require_digests: bool = True) -> Plan:
 
 
 def parse_plan(raw: bytes, path: Path, *, require_digests: bool = True) -> Plan:
-    """Parse plan.toml bytes (`path` names it in messages)."""
-    plan_dir = path.parent
+    """Parse plan.toml bytes (`path` names it in messages); the checks run in the order of the fields."""
     try:
         doc = loads_toml(raw, path)
     except SafeIOError as exc:
         raise PlanError(f"{exc}; fix the TOML") from None
     text = raw.decode("utf-8")
     where = f"{path} [plan]"
-    p = doc.get("plan")
-    if not isinstance(p, dict):
-        raise PlanError(f"{path}: no [plan] table; add one with {', '.join(REQUIRED_PLAN_KEYS)}")
-    missing = [k for k in REQUIRED_PLAN_KEYS if k not in p]
-    if missing:
-        raise PlanError(f"{where}: missing key(s) {', '.join(missing)}; "
-                        f"add them (see {doc_command('preregistration')})")
+    p = _plan_table(doc, path, where)
     estimand = _need(p, "estimand", str, where, "a sentence")
     control = _need(p, "control", str, where, "an arm code, e.g. \"j\"")
     treatment = _need(p, "treatment", str, where, "an arm code, e.g. \"q\"")
@@ -198,6 +191,40 @@ def parse_plan(raw: bytes, path: Path, *, require_digests: bool = True) -> Plan:
     cutoff = _need(p, "recency_cutoff", dt.date, where, "an unquoted TOML date, e.g. 2026-01-28")
     if isinstance(cutoff, dt.datetime):
         raise PlanError(f"{where}: recency_cutoff must be a date, not a date-time")
+    k, r, alpha = _plan_size(p, where)
+    min_pairs = p.get("min_pairs", 4)
+    if isinstance(min_pairs, bool) or not isinstance(min_pairs, int) or not 1 <= min_pairs <= MAX_PLAN_REPEATS:
+        raise PlanError(f"{where}: min_pairs = {min_pairs!r}; write an integer from 1 to {MAX_PLAN_REPEATS}")
+    _check_plan_arms(arms, (control, treatment), where)
+    thresholds = p.get("thresholds", {"partial": 0.5, "full": 1.0})
+    if not isinstance(thresholds, dict) or not all(isinstance(v, (int, float)) for v in thresholds.values()):
+        raise PlanError(f"{where}: thresholds must be a table of numbers, e.g. {{partial = 0.5, full = 1.0}}")
+    digests = _plan_digests(doc, path, require_digests)
+    targets = doc.get("configurations", [])
+    if not isinstance(targets, list):
+        raise PlanError(f"{path}: configurations must be [[configurations]] tables")
+    return Plan(path=path, text=text, digest=sha256_bytes(raw), estimand=estimand, control=control,
+                treatment=treatment, scenario=scenario, arms=tuple(arms), recency_cutoff=cutoff,
+                configurations=k, repeats=r, alpha=float(alpha),
+                thresholds={str(a): float(b) for a, b in thresholds.items()},
+                min_pairs=min_pairs, fixture=str(p.get("fixture", "default")),
+                digests={k: str(digests[k]) for k in REQUIRED_DIGESTS}, targets=tuple(targets))
+
+
+def _plan_table(doc: Mapping[str, Any], path: Path, where: str) -> Mapping[str, Any]:
+    """The [plan] table, holding every required key."""
+    p = doc.get("plan")
+    if not isinstance(p, dict):
+        raise PlanError(f"{path}: no [plan] table; add one with {', '.join(REQUIRED_PLAN_KEYS)}")
+    missing = [k for k in REQUIRED_PLAN_KEYS if k not in p]
+    if missing:
+        raise PlanError(f"{where}: missing key(s) {', '.join(missing)}; "
+                        f"add them (see {doc_command('preregistration')})")
+    return p
+
+
+def _plan_size(p: Mapping[str, Any], where: str) -> tuple[int, int, int | float]:
+    """Planned configurations K, repeats R and alpha, within what the runner runs."""
     k = _need(p, "configurations", int, where, "the planned number of configurations, an integer >= 2")
     r = _need(p, "repeats", int, where, "the planned repeats per configuration, an integer >= 1")
     alpha = _need(p, "alpha", (int, float), where, "a level such as 0.05")
@@ -206,10 +233,12 @@ def parse_plan(raw: bytes, path: Path, *, require_digests: bool = True) -> Plan:
     if k > MAX_CONFIGURATIONS or r > MAX_PLAN_REPEATS:  # what the runner would refuse is never sealed
         raise PlanError(f"{where}: configurations = {k} and repeats = {r}; the runner runs at most "
                         f"{MAX_CONFIGURATIONS} configurations and {MAX_PLAN_REPEATS} repeats; plan fewer")
-    min_pairs = p.get("min_pairs", 4)
-    if isinstance(min_pairs, bool) or not isinstance(min_pairs, int) or not 1 <= min_pairs <= MAX_PLAN_REPEATS:
-        raise PlanError(f"{where}: min_pairs = {min_pairs!r}; write an integer from 1 to {MAX_PLAN_REPEATS}")
-    for code in (control, treatment):
+    return k, r, alpha
+
+
+def _check_plan_arms(arms: Sequence[str], contrast: Sequence[str], where: str) -> None:
+    """The control and treatment are among the plan's arms, and every arm is one the runner knows."""
+    for code in contrast:
         if code not in arms:
             raise PlanError(f"{where}: arm {code!r} (control/treatment) is not in arms {arms}; add it")
     from analysis.runner.arms import load_arms
@@ -218,9 +247,11 @@ def parse_plan(raw: bytes, path: Path, *, require_digests: bool = True) -> Plan:
     unknown = [a for a in arms if a not in known]
     if unknown:
         raise PlanError(f"{where}: unknown arm code(s) {unknown}; known arms: {', '.join(sorted(known))}")
-    thresholds = p.get("thresholds", {"partial": 0.5, "full": 1.0})
-    if not isinstance(thresholds, dict) or not all(isinstance(v, (int, float)) for v in thresholds.values()):
-        raise PlanError(f"{where}: thresholds must be a table of numbers, e.g. {{partial = 0.5, full = 1.0}}")
+
+
+def _plan_digests(doc: Mapping[str, Any], path: Path, require_digests: bool) -> Mapping[str, Any]:
+    """The [digests] table: fixture, arms and params (empty strings for the ones missing when not required)."""
+    plan_dir = path.parent
     digests = doc.get("digests")
     if not require_digests:
         digests = {k: str(v) for k, v in (digests if isinstance(digests, dict) else {}).items()}
@@ -232,15 +263,7 @@ def parse_plan(raw: bytes, path: Path, *, require_digests: bool = True) -> Plan:
     if missing_d:
         raise PlanError(f"{path} [digests]: missing {', '.join(missing_d)}; "
                         f"`{analysis_command()} plan check {plan_dir}` prints the current values")
-    targets = doc.get("configurations", [])
-    if not isinstance(targets, list):
-        raise PlanError(f"{path}: configurations must be [[configurations]] tables")
-    return Plan(path=path, text=text, digest=sha256_bytes(raw), estimand=estimand, control=control,
-                treatment=treatment, scenario=scenario, arms=tuple(arms), recency_cutoff=cutoff,
-                configurations=k, repeats=r, alpha=float(alpha),
-                thresholds={str(a): float(b) for a, b in thresholds.items()},
-                min_pairs=min_pairs, fixture=str(p.get("fixture", "default")),
-                digests={k: str(digests[k]) for k in REQUIRED_DIGESTS}, targets=tuple(targets))
+    return digests
 
 
 def current_digests(plan: Plan) -> dict[str, str]:
