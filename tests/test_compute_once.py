@@ -229,9 +229,10 @@ def test_the_panel_tables_and_figures_render_the_typed_estimates_not_the_results
 
 def test_the_dose_response_table_and_figure_render_the_computed_block_not_the_results_mapping() -> None:
     # The ladder pilot has a load ladder: handed an empty results mapping, the table and the figure still show
-    # its rungs (they read ctx.estimates.dose_block, computed once), and the table's numbers are the block's.
+    # its rungs (they read the dose_response block, computed once), and the table's numbers are the block's.
     from analysis.evidence import load_package
     from analysis.figures import dose_response as dose_figure
+    from analysis.results.extras import DOSE_RESPONSE_REGISTRATION
     from analysis.tables import dose_response as dose_table
     from report_support import context
 
@@ -239,7 +240,7 @@ def test_the_dose_response_table_and_figure_render_the_computed_block_not_the_re
     ctx = context(package=ladder, results={})
     table = dose_table.dose_response(ctx)
     assert not table.is_empty
-    block = ctx.estimates.dose_block
+    block = ctx.estimates.block_value(DOSE_RESPONSE_REGISTRATION)
     assert sorted(set(table.data["rung"])) == sorted(r["rung"] for r in block["rungs"])
     assert not dose_figure.dose_response(ctx).empty_reason
 

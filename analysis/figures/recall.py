@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
+from analysis.figures.declare import figure
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext, scored_rows
 
 
+@figure()
 def recall_distribution(ctx: ReportContext) -> FigureSpec:
     """Histogram of row-level exact recall on the primary scenario: rows land near 0 or 1."""
     s = ctx.study

@@ -9,6 +9,8 @@ from analysis.figures import dose_response, fill, headings, panel, recall, survi
 from analysis.figures.common import FigureSpec, save
 from analysis.safeio import write_json
 from analysis.tables.context import ReportContext
+from analysis.tables.declare import declaration
+from analysis.tables.registry import TABLE_ORDER
 
 FigureBuilder = Callable[[ReportContext], FigureSpec]
 """A figure builder: the report context in, one figure out."""
@@ -23,8 +25,19 @@ FIGURE_ORDER: tuple[FigureBuilder, ...] = (
     survival.fact_survival,
     dose_response.dose_response,
 )
-"""Every figure builder, in report order (a builder's ``__name__`` is what a results block's ``figures``
-names)."""
+"""Every figure builder, in report order."""
+
+
+def block_readers() -> dict[str, tuple[list[str], list[str]]]:
+    """Results block key -> (table builders, figure builders) that declare they read it (@table(reads=...),
+    @figure(reads=...)), in report order: the docs index's reader columns. Here because this layer sees both
+    the tables and the figures."""
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    for kind, order in ((0, TABLE_ORDER), (1, FIGURE_ORDER)):
+        for builder in order:
+            for key in declaration(builder).keys:
+                out.setdefault(key, ([], []))[kind].append(builder.__name__)
+    return out
 
 
 def build_figures(ctx: ReportContext) -> list[FigureSpec]:

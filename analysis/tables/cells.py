@@ -9,9 +9,10 @@ from typing import Any
 
 import polars as pl
 
-from analysis.estimators.common import json_ready
 from analysis.estimators.estimable import not_estimable
+from analysis.estimators.secondary_results import BEYOND_PAPER_REGISTRATION
 from analysis.tables.context import ReportContext, cell_stats, scored_rows
+from analysis.tables.declare import table
 from analysis.tables.panel import partition_runs_frame
 from analysis.tables.spec import (
     TableSpec,
@@ -25,6 +26,7 @@ from analysis.tables.spec import (
 )
 
 
+@table()
 def deeper_repeats(ctx: ReportContext) -> TableSpec:
     """Paper 4.7.1: partition runs planned deeper than the usual depth, per arm."""
     s = ctx.study
@@ -61,6 +63,7 @@ def deeper_repeats(ctx: ReportContext) -> TableSpec:
                      note=f"Usual depth is the median planned repeats of the partition runs ({usual}).")
 
 
+@table()
 def validity(ctx: ReportContext) -> TableSpec:
     """Validity summary: rows, valid rows and invalid reasons per scenario and arm."""
     title = "Validity: rows, valid rows and invalid reasons by scenario and arm"
@@ -86,6 +89,7 @@ def validity(ctx: ReportContext) -> TableSpec:
                           "attempt as an invalid row.")
 
 
+@table()
 def recall_cells(ctx: ReportContext) -> TableSpec:
     """Per-cell denominators of every (scenario, configuration, execution group, arm) mean."""
     title = "Every cell mean with its row count (all scenarios)"
@@ -112,13 +116,14 @@ def _cell_interval(r: dict[str, Any], design_reason: str | None) -> str:
     return not_estimable(f"no design effect ({design_reason})" if design_reason else "no design effect")
 
 
+@table(reads=(BEYOND_PAPER_REGISTRATION,))
 def cell_intervals(ctx: ReportContext) -> TableSpec:
     """Design-effect-aware Wilson intervals of the control and treatment cells of the primary scenario."""
     s = ctx.study
     title = (f"Beyond the paper: {s.control} and {s.treatment} cell means with design-effect-aware "
              "intervals (ours)")
     cols = ["model", "execution group", "arm", "recall", "n", "effective n", "interval"]
-    d = json_ready(ctx.estimates.beyond_paper).get("design_effect_intervals") or {}
+    d = ctx.estimates.block_value(BEYOND_PAPER_REGISTRATION).get("design_effect_intervals") or {}
     cells = [c for c in d.get("cells") or [] if c.get("arm") in (s.control, s.treatment)]
     if not cells:
         return empty_table("t_beyond_cells", title, cols, "no control or treatment cell with a valid row")

@@ -12,7 +12,10 @@ from __future__ import annotations
 import polars as pl
 
 from analysis.estimators.fill import FillAnalysis
+from analysis.estimators.secondary_results import FILL_REGISTRATION
+from analysis.results.core import PANEL_REGISTRATION
 from analysis.tables.context import ReportContext
+from analysis.tables.declare import table
 from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_count_of, fmt_pct, fmt_signed, stated
 
 
@@ -27,6 +30,7 @@ def _pcts(fills: tuple[float, ...]) -> str:
     return ", ".join(fmt_pct(f) for f in fills) or "—"
 
 
+@table(reads=(PANEL_REGISTRATION, FILL_REGISTRATION))
 def threshold_classes(ctx: ReportContext) -> TableSpec:
     """Paper 4.7.1: failing configurations by rescue class, with their fills."""
     ep = ctx.params
@@ -62,6 +66,7 @@ def threshold_classes(ctx: ReportContext) -> TableSpec:
         pl.col("members").list.join(";")), display_frame(out, cols), note=note)
 
 
+@table(reads=(PANEL_REGISTRATION, FILL_REGISTRATION))
 def borderline(ctx: ReportContext) -> TableSpec:
     """Paper 4.7.1: the fill margin of the rescue separation, with and without borderline models."""
     ep = ctx.params

@@ -61,7 +61,7 @@ TABLE_ORDER: tuple[TableBuilder, ...] = (
     dose_response.dose_response,
     pilot.v2_pilot,
 )
-"""Every table builder, in report order (a builder's ``__name__`` is what a results block's ``tables`` names)."""
+"""Every table builder, in report order (each declares the results blocks it reads: @table(reads=...))."""
 
 
 def build_tables(ctx: ReportContext) -> list[TableSpec]:
