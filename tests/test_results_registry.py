@@ -267,7 +267,7 @@ def test_every_registration_is_declared_beside_the_function_that_computes_its_bl
                    if n == f"{block.key.upper()}_REGISTRATION"), (
             f"{block.key}: name its registration {block.key.upper()}_REGISTRATION in {modules[0]}")
         hints = typing.get_type_hints(block.compute)
-        assert list(hints.values())[0] is Estimates, f"{block.key}_block: type its parameter as Estimates"
+        assert next(iter(hints.values())) is Estimates, f"{block.key}_block: type its parameter as Estimates"
         here = str(Path(inspect.getfile(importlib.import_module(modules[0]))).resolve())
         assert _source_files(block.compute) == {here}, (
             f"{block.key} is registered in {modules[0]} but computed in {sorted(_source_files(block.compute))}; "
