@@ -171,7 +171,7 @@ def test_a_builder_that_reads_an_undeclared_block_fails_with_the_fix() -> None:
     from analysis.tables.declare import table
     from analysis.tables.spec import empty_table
 
-    @table(reads=())
+    @table(section=None, reads=())
     def undeclared(ctx: Any) -> Any:
         return empty_table("t_x", str(ctx.estimates.families.mean), [], "")
 

@@ -35,7 +35,7 @@ def _panels(rungs: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]
     return out
 
 
-@figure(reads=(DOSE_RESPONSE_REGISTRATION, V2_PILOT_REGISTRATION))
+@figure(section="dose_response", reads=(DOSE_RESPONSE_REGISTRATION, V2_PILOT_REGISTRATION))
 def dose_response(ctx: ReportContext) -> FigureSpec:
     """Mean exact recall per rung and arm with its interval, one panel per load factor."""
     with style():

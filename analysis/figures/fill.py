@@ -17,7 +17,7 @@ from analysis.tables.context import ReportContext
 from analysis.tables.fill import fill_result
 
 
-@figure(reads=(PANEL_REGISTRATION, FILL_REGISTRATION))
+@figure(section="exploratory", reads=(PANEL_REGISTRATION, FILL_REGISTRATION))
 def fill_vs_effect(ctx: ReportContext) -> FigureSpec:
     """Control fill against the paired effect, coloured by the post-hoc threshold class."""
     s = ctx.study

@@ -39,7 +39,7 @@ def _slope(r: pl.DataFrame) -> float:
     return float((r["xr"] * r["yr"]).sum()) / sxx if sxx else float("nan")
 
 
-@figure(reads=(HEADINGS_DETAIL_REGISTRATION,))
+@figure(section="exploratory", reads=(HEADINGS_DETAIL_REGISTRATION,))
 def headings(ctx: ReportContext) -> FigureSpec:
     """Recall by headings carried (single-field arms) and the within-cell residual scatter."""
     title = "Recall and rendered headings (exploratory, post-treatment association)"

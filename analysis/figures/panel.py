@@ -28,7 +28,7 @@ from analysis.tables.panel import panel_effects_rows, summary_values
 from analysis.tables.spec import defined
 
 
-@figure(reads=(PANEL_REGISTRATION, BOUNDS_DETAIL_REGISTRATION))
+@figure(section="panel", reads=(PANEL_REGISTRATION, BOUNDS_DETAIL_REGISTRATION))
 def forest(ctx: ReportContext) -> FigureSpec:
     """Per-configuration paired effects with pair counts, planned-repeat bounds, panel mean and
     dispersion interval."""
@@ -97,7 +97,7 @@ def forest(ctx: ReportContext) -> FigureSpec:
     return FigureSpec("forest", title, fig, alt)
 
 
-@figure()
+@figure(section="arms")
 def ladder(ctx: ReportContext) -> FigureSpec:
     """Mean recall of the three ladder rungs on every ladder endpoint, with row counts."""
     from analysis.tables.arm_means import ladder as ladder_table
@@ -132,7 +132,7 @@ def ladder(ctx: ReportContext) -> FigureSpec:
                       "one colour per ladder endpoint, each point labelled with its row count.")
 
 
-@figure(reads=(PANEL_REGISTRATION, SPARSE_REGISTRATION, BOUNDS_REGISTRATION, FAMILIES_REGISTRATION,
+@figure(section="panel", reads=(PANEL_REGISTRATION, SPARSE_REGISTRATION, BOUNDS_REGISTRATION, FAMILIES_REGISTRATION,
                 SENSITIVITY_REGISTRATION))
 def sensitivity(ctx: ReportContext) -> FigureSpec:
     """Panel mean under the sparse-cell populations, bounds and family weighting; leave-one-out means."""

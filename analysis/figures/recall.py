@@ -10,7 +10,7 @@ from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext, scored_rows
 
 
-@figure()
+@figure(section="panel")
 def recall_distribution(ctx: ReportContext) -> FigureSpec:
     """Histogram of row-level exact recall on the primary scenario: rows land near 0 or 1."""
     s = ctx.study

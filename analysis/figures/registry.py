@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from analysis.figures import dose_response, fill, headings, panel, recall, survival
@@ -10,7 +10,7 @@ from analysis.figures.common import FigureSpec, save
 from analysis.safeio import write_json
 from analysis.tables.context import ReportContext
 from analysis.tables.declare import declaration
-from analysis.tables.registry import TABLE_ORDER
+from analysis.tables.registry import TABLE_ORDER, report_sections
 
 FigureBuilder = Callable[[ReportContext], FigureSpec]
 """A figure builder: the report context in, one figure out."""
@@ -45,12 +45,15 @@ def build_figures(ctx: ReportContext) -> list[FigureSpec]:
     return [builder(ctx) for builder in FIGURE_ORDER]
 
 
-def write_figures(specs: list[FigureSpec], directory: Path) -> list[Path]:
-    """Save every figure as PNG and SVG under ``directory`` plus figures/index.json; returns the paths."""
+def write_figures(specs: list[FigureSpec], directory: Path,
+                  sections: Mapping[str, str | None] | None = None) -> list[Path]:
+    """Save every figure as PNG and SVG under ``directory`` plus figures/index.json (each figure's report
+    ``section`` from ``sections``; None when not given); returns the paths."""
     paths: list[Path] = []
     for spec in specs:
         paths += save(spec, directory)
-    index = [{"name": s.name, "title": s.title, "alt": s.alt, "empty_reason": s.empty_reason} for s in specs]
+    index = [{"name": s.name, "title": s.title, "alt": s.alt, "empty_reason": s.empty_reason,
+              "section": (sections or {}).get(s.name)} for s in specs]
     path = directory / "index.json"
     write_json(path, index, sort_keys=False)
     return [*paths, path]
@@ -58,5 +61,6 @@ def write_figures(specs: list[FigureSpec], directory: Path) -> list[Path]:
 
 def figures_stage(ctx: ReportContext, out_dir: Path) -> tuple[list[Path], str]:
     """Draw every figure; write PNG and SVG under OUT/figures. Returns (paths, detail)."""
-    paths = write_figures(build_figures(ctx), out_dir / "figures")
+    specs = build_figures(ctx)
+    paths = write_figures(specs, out_dir / "figures", report_sections(FIGURE_ORDER, [s.name for s in specs]))
     return paths, f"{(len(paths) - 1) // 2} figures (PNG and SVG)"

@@ -72,7 +72,7 @@ def set_fold_ticks(ax: Any, top: int) -> None:
         ax.xaxis.set_major_locator(MaxNLocator(nbins=MAX_FOLD_TICKS, integer=True))
 
 
-@figure(reads=(FACT_SURVIVAL_REGISTRATION, V2_PILOT_REGISTRATION))
+@figure(section="survival", reads=(FACT_SURVIVAL_REGISTRATION, V2_PILOT_REGISTRATION))
 def fact_survival(ctx: ReportContext) -> FigureSpec:
     """Kaplan–Meier survival per arm and where values are lost."""
     title = "Survival of graded values across folds, and where they are lost"

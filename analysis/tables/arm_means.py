@@ -47,7 +47,7 @@ def _lookup(stats: pl.DataFrame, **keys: str) -> dict[str, Any] | None:
     return hit.row(0, named=True) if hit.height else None
 
 
-@table()
+@table(section="arms")
 def supporting_arms(ctx: ReportContext) -> TableSpec:
     """Paper Table 1: mean recall per configuration and supporting arm on the primary scenario."""
     title = "Supporting arms: mean exact recall by configuration and arm (primary scenario)"
@@ -93,7 +93,7 @@ def _ladder_groups(ctx: ReportContext) -> pl.DataFrame:
             .select("configuration", "execution_group").sort("configuration", "execution_group"))
 
 
-@table()
+@table(section="arms")
 def ladder(ctx: ReportContext) -> TableSpec:
     """Paper Table 2: the assigned-policy ladder control -> treatment -> plain headings."""
     title = "Assigned-policy ladder on the endpoints where all three rungs ran (primary scenario)"
@@ -131,7 +131,7 @@ def ladder(ctx: ReportContext) -> TableSpec:
                           "is the difference of rung means (a policy contrast, not a decomposition).")
 
 
-@table()
+@table(section="arms")
 def scenario_comparison(ctx: ReportContext) -> TableSpec:
     """Paper section 4.4: ladder endpoints' arm means on every scenario."""
     title = "Exploratory scenario comparison on the ladder endpoints: mean recall by arm and scenario"
@@ -171,7 +171,7 @@ def _ceiling_groups(ctx: ReportContext) -> pl.DataFrame:
     return rows.select("configuration", "execution_group").unique().sort("configuration", "execution_group")
 
 
-@table()
+@table(section="arms")
 def reduced_ceiling(ctx: ReportContext) -> TableSpec:
     """Paper section 4.5: control vs halved ceiling (and plain controls) in the ceiling groups."""
     title = "Reduced declared ceiling: rows, recall, carried characters and clipping (primary scenario)"
@@ -200,7 +200,7 @@ def reduced_ceiling(ctx: ReportContext) -> TableSpec:
                           "mean final carrier length; clipping counts folds over all folds.")
 
 
-@table()
+@table(section="arms")
 def reduced_ceiling_by_model(ctx: ReportContext) -> TableSpec:
     """Paper section 4.6: control and reduced-ceiling rows at threshold per endpoint, with control fill.
 
@@ -249,7 +249,7 @@ def reduced_ceiling_by_model(ctx: ReportContext) -> TableSpec:
                           f"in which {t_arm} ran. All runs: every valid row of the endpoint on the primary scenario.")
 
 
-@table()
+@table(section="arms")
 def fill_examples(ctx: ReportContext) -> TableSpec:
     """Paper section 4.6: carried characters and fill of the undivided arms, with recall."""
     study = ctx.study

@@ -10,7 +10,7 @@ from analysis.tables.labels import arm_label
 from analysis.tables.spec import TableSpec, display_frame, empty_table, fmt_pct
 
 
-@table(reads=(CARRIER_AUDIT_REGISTRATION,))
+@table(section="exploratory", reads=(CARRIER_AUDIT_REGISTRATION,))
 def carrier(ctx: ReportContext) -> TableSpec:
     """Paper 4.10: audited rows with a carrier-present, answer-missed discrepancy, by arm."""
     title = "Carrier audit: rows where a graded value was in the carrier but missed by the answer"

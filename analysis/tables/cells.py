@@ -26,7 +26,7 @@ from analysis.tables.spec import (
 )
 
 
-@table()
+@table(section="exploratory")
 def deeper_repeats(ctx: ReportContext) -> TableSpec:
     """Paper 4.7.1: partition runs planned deeper than the usual depth, per arm."""
     s = ctx.study
@@ -63,7 +63,7 @@ def deeper_repeats(ctx: ReportContext) -> TableSpec:
                      note=f"Usual depth is the median planned repeats of the partition runs ({usual}).")
 
 
-@table()
+@table(section="exploratory")
 def validity(ctx: ReportContext) -> TableSpec:
     """Validity summary: rows, valid rows and invalid reasons per scenario and arm."""
     title = "Validity: rows, valid rows and invalid reasons by scenario and arm"
@@ -89,7 +89,7 @@ def validity(ctx: ReportContext) -> TableSpec:
                           "attempt as an invalid row.")
 
 
-@table()
+@table(section=None)
 def recall_cells(ctx: ReportContext) -> TableSpec:
     """Per-cell denominators of every (scenario, configuration, execution group, arm) mean."""
     title = "Every cell mean with its row count (all scenarios)"
@@ -116,7 +116,7 @@ def _cell_interval(r: dict[str, Any], design_reason: str | None) -> str:
     return not_estimable(f"no design effect ({design_reason})" if design_reason else "no design effect")
 
 
-@table(reads=(BEYOND_PAPER_REGISTRATION,))
+@table(section="beyond", reads=(BEYOND_PAPER_REGISTRATION,))
 def cell_intervals(ctx: ReportContext) -> TableSpec:
     """Design-effect-aware Wilson intervals of the control and treatment cells of the primary scenario."""
     s = ctx.study

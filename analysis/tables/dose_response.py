@@ -85,7 +85,7 @@ def _planted(cell: Mapping[str, Any], paired: Mapping[str, Any] | None, treatmen
             f"planted {effect}": fmt_signed(eff, 2) if treatment_line and eff is not None else ""}
 
 
-@table(reads=(DOSE_RESPONSE_REGISTRATION, V2_PILOT_REGISTRATION))
+@table(section="dose_response", reads=(DOSE_RESPONSE_REGISTRATION, V2_PILOT_REGISTRATION))
 def dose_response(ctx: ReportContext) -> TableSpec:
     """Per rung and arm: recall with interval and capture → survival; per rung treatment − control."""
     src = dose_source(ctx.estimates.block_value(DOSE_RESPONSE_REGISTRATION), pilot_dose_block(ctx))

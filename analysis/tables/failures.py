@@ -28,7 +28,7 @@ from analysis.tables.spec import (
 )
 
 
-@table(reads=(FAILURE_MODES_REGISTRATION,))
+@table(section="exploratory", reads=(FAILURE_MODES_REGISTRATION,))
 def fabrication(ctx: ReportContext) -> TableSpec:
     """Paper 4.11: failing rows that fabricate with no abstention marker versus those that abstain."""
     thr = ctx.threshold
@@ -48,7 +48,7 @@ def fabrication(ctx: ReportContext) -> TableSpec:
                           "Classified on the retained answer prefix only." + zeros)
 
 
-@table(reads=(FAILURE_MODES_REGISTRATION,))
+@table(section="exploratory", reads=(FAILURE_MODES_REGISTRATION,))
 def parse_failure_summary(ctx: ReportContext) -> TableSpec:
     """Paper 6: rows carrying a parse failure against clean rows, per arm group and over all arms."""
     title = "Parse failures: rows carrying one, how many stay valid, and their recall against clean rows"
@@ -73,7 +73,7 @@ def parse_failure_summary(ctx: ReportContext) -> TableSpec:
                           "fault.")
 
 
-@table(reads=(FAILURE_MODES_REGISTRATION,))
+@table(section="exploratory", reads=(FAILURE_MODES_REGISTRATION,))
 def invalid_summary(ctx: ReportContext) -> TableSpec:
     """Paper 6: invalid rows of the primary scenario by reason and arm, with their recall if recorded."""
     title = "Invalid rows of the primary scenario by reason and arm"
@@ -106,7 +106,7 @@ def short_note(note: str) -> str:
     return note[:NOTE_CHARS].rsplit(" ", 1)[0].rstrip(",;") + " … (in full: claims_audit.csv)"
 
 
-@table()
+@table(section=None)
 def claims_audit(ctx: ReportContext) -> TableSpec:
     """The claims audit: every transcribed claim of the paper against the value computed here."""
     title = "Claims audit: the paper's printed numbers against values computed from this evidence"
@@ -139,7 +139,7 @@ def _meaning(status: str, legend: str) -> str:
     return rest if sep and re.sub(r"\s*\([^)]*\)", "", head).strip() == status else legend
 
 
-@table()
+@table(section="claims")
 def claims_summary(ctx: ReportContext) -> TableSpec:
     """The claims audit in one table: claims per status, derived claims and all claims."""
     title = "Claims audit summary: claims per status"

@@ -30,7 +30,7 @@ def _pcts(fills: tuple[float, ...]) -> str:
     return ", ".join(fmt_pct(f) for f in fills) or "—"
 
 
-@table(reads=(PANEL_REGISTRATION, FILL_REGISTRATION))
+@table(section="exploratory", reads=(PANEL_REGISTRATION, FILL_REGISTRATION))
 def threshold_classes(ctx: ReportContext) -> TableSpec:
     """Paper 4.7.1: failing configurations by rescue class, with their fills."""
     ep = ctx.params
@@ -66,7 +66,7 @@ def threshold_classes(ctx: ReportContext) -> TableSpec:
         pl.col("members").list.join(";")), display_frame(out, cols), note=note)
 
 
-@table(reads=(PANEL_REGISTRATION, FILL_REGISTRATION))
+@table(section="exploratory", reads=(PANEL_REGISTRATION, FILL_REGISTRATION))
 def borderline(ctx: ReportContext) -> TableSpec:
     """Paper 4.7.1: the fill margin of the rescue separation, with and without borderline models."""
     ep = ctx.params

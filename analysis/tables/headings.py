@@ -17,7 +17,7 @@ from analysis.tables.declare import table
 from analysis.tables.spec import TableSpec, counted, display_frame, empty_table, fmt_num, fmt_signed, stated
 
 
-@table(reads=(HEADINGS_DETAIL_REGISTRATION,))
+@table(section="exploratory", reads=(HEADINGS_DETAIL_REGISTRATION,))
 def headings(ctx: ReportContext) -> TableSpec:
     """Paper 4.8: recall by headings carried, single-field schema arms, plus within-cell fits."""
     ep = ctx.params
@@ -40,7 +40,7 @@ def headings(ctx: ReportContext) -> TableSpec:
     return TableSpec("t_headings", title, frame, display_frame(out, cols), note=note)
 
 
-@table(reads=(HEADINGS_DETAIL_REGISTRATION,))
+@table(section="exploratory", reads=(HEADINGS_DETAIL_REGISTRATION,))
 def headings_within(ctx: ReportContext) -> TableSpec:
     """Paper 4.8: the within-cell slope and residual r over all arms, single-field arms and control."""
     ep = ctx.params

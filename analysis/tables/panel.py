@@ -73,7 +73,7 @@ def panel_fills(ctx: ReportContext) -> pl.DataFrame:
                           runs=partition_runs_frame(study))
 
 
-@table(reads=(PANEL_REGISTRATION,))
+@table(section="panel", reads=(PANEL_REGISTRATION,))
 def table3(ctx: ReportContext) -> TableSpec:
     """Paper Table 3: per-configuration means, complete pairs, paired effect, row counts and fill."""
     s = ctx.study
@@ -96,7 +96,7 @@ def table3(ctx: ReportContext) -> TableSpec:
                           + if_marked(out, " “—” marks a value that is not defined."))
 
 
-@table()
+@table(section="panel")
 def out_of_window(ctx: ReportContext) -> TableSpec:
     """Partition runs published before the recency cutoff: their paired effects, outside the panel.
 
@@ -135,7 +135,7 @@ def out_of_window(ctx: ReportContext) -> TableSpec:
                           + if_marked(out, " “—” marks a value that is not defined."))
 
 
-@table(reads=(PANEL_REGISTRATION,))
+@table(section="panel", reads=(PANEL_REGISTRATION,))
 def panel_summary(ctx: ReportContext) -> TableSpec:
     """Equal-configuration summary of the panel: centre, spread, signs, leave-one-out, dispersion."""
     title = "Panel summary over configurations (each weighted equally)"
@@ -172,7 +172,7 @@ def _without_single_pair(eff: pl.DataFrame) -> dict[str, Any]:
             "median": kept.median() if kept.len() else None}
 
 
-@table(reads=(PANEL_REGISTRATION, SPARSE_REGISTRATION))
+@table(section="panel", reads=(PANEL_REGISTRATION, SPARSE_REGISTRATION))
 def sparse_cells(ctx: ReportContext) -> TableSpec:
     """Paper sparse-cell table: panel mean and median under the sparse-cell restrictions."""
     title = "Sparse-cell sensitivity: equal-configuration paired mean by population"
@@ -201,7 +201,7 @@ def sparse_cells(ctx: ReportContext) -> TableSpec:
                                          "estimable).", mark=none_left))
 
 
-@table(reads=(BOUNDS_REGISTRATION, FAMILIES_REGISTRATION))
+@table(section="panel", reads=(BOUNDS_REGISTRATION, FAMILIES_REGISTRATION))
 def sensitivity(ctx: ReportContext) -> TableSpec:
     """Planned-repeat bounds and family weighting (paper section 4.7)."""
     title = "Missingness bounds and family-weighted sensitivity"

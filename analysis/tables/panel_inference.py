@@ -40,7 +40,7 @@ def _units(r: InferenceRow) -> str:
     return f"{fmt_int(r.units)} {r.unit.removesuffix('s') if r.units == 1 else r.unit}"
 
 
-@table(reads=(BEYOND_PAPER_REGISTRATION, *INFERENCE_ROWS))
+@table(section="beyond", reads=(BEYOND_PAPER_REGISTRATION, *INFERENCE_ROWS))
 def panel_inference(ctx: ReportContext) -> TableSpec:
     """Bootstrap interval, sign-flip p and row-level GEE for the panel effect."""
     title = "Beyond the paper: inference on the paired effect, and the unpaired row-level GEE contrast (ours)"

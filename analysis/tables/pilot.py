@@ -31,7 +31,7 @@ def _pilot_arms(ctx: ReportContext, name: str, title: str, cols: list[str]) -> T
     return package, data
 
 
-@table(reads=(V2_PILOT_REGISTRATION,))
+@table(section="pilot", reads=(V2_PILOT_REGISTRATION,))
 def v2_pilot(ctx: ReportContext) -> TableSpec:
     """The v2 pilot per arm: rows, recall and repeat identity (its folds and carrier: v2_pilot_folds).
 
@@ -61,7 +61,7 @@ FOLD_COLUMNS = ("configuration", "arm", "folds", "parse_failures", "finish_lengt
 """The data columns of v2_pilot_folds (its CSV)."""
 
 
-@table(reads=(V2_PILOT_REGISTRATION,))
+@table(section="pilot", reads=(V2_PILOT_REGISTRATION,))
 def v2_pilot_folds(ctx: ReportContext) -> TableSpec:
     """The v2 pilot per arm: fold failures, length cuts and what the final carrier holds."""
     title = "The v2 pilot per arm: fold failures and the final carrier"

@@ -118,7 +118,7 @@ def _paired_note(s: FactSurvival) -> str:
     return "; ".join(parts)
 
 
-@table(reads=(FACT_SURVIVAL_REGISTRATION, V2_PILOT_REGISTRATION))
+@table(section="survival", reads=(FACT_SURVIVAL_REGISTRATION, V2_PILOT_REGISTRATION))
 def fact_survival(ctx: ReportContext) -> TableSpec:
     """Per arm: capture at entry, first loss, never lost, back in the final carrier, values not captured."""
     title = "Where graded values are lost: capture at the entry fold and first losses across later folds, per arm"
@@ -152,7 +152,7 @@ def fact_survival(ctx: ReportContext) -> TableSpec:
     return TableSpec("t_fact_survival", title, data, display_frame(rows, cols), note=note + zeros)
 
 
-@table(reads=(FACT_SURVIVAL_REGISTRATION, V2_PILOT_REGISTRATION))
+@table(section="survival", reads=(FACT_SURVIVAL_REGISTRATION, V2_PILOT_REGISTRATION))
 def fact_survival_curves(ctx: ReportContext) -> TableSpec:
     """Per arm: Kaplan–Meier S(k), S at the last fold with its row-cluster interval, hazard, loss sites."""
     title = ("Survival of captured values across later folds: Kaplan–Meier curve, hazard and where losses happen, "
@@ -188,7 +188,7 @@ def fact_survival_curves(ctx: ReportContext) -> TableSpec:
 CUT_COLUMNS = ["evidence", "cut", "level", "arm", "values", "captured at entry", "lost", "never lost"]
 
 
-@table(reads=(FACT_SURVIVAL_REGISTRATION, V2_PILOT_REGISTRATION))
+@table(section="survival", reads=(FACT_SURVIVAL_REGISTRATION, V2_PILOT_REGISTRATION))
 def fact_survival_cuts(ctx: ReportContext) -> TableSpec:
     """Capture and survival cut by the fixture's value class and by the entry fold's distance from the last."""
     title = "Capture and survival of graded values by value class and by folds between entry and the last fold"
