@@ -26,7 +26,7 @@ from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from analysis.estimators import hodges_lehmann
+from analysis.estimators import arm_recall, hodges_lehmann
 from analysis.estimators import secondary_results as secondary
 from analysis.estimators.common import json_ready
 from analysis.estimators.registration import Block, Estimates, ResultsBlock, check_serialises
@@ -92,6 +92,7 @@ RESULTS_BLOCKS: tuple[ResultsBlock, ...] = (
     secondary.FAILURE_MODES_REGISTRATION,
     secondary.BEYOND_PAPER_REGISTRATION,
     hodges_lehmann.HODGES_LEHMANN_REGISTRATION,
+    arm_recall.ARM_RECALL_REGISTRATION,
     extras.FACT_SURVIVAL_REGISTRATION,
     extras.DOSE_RESPONSE_REGISTRATION,
     extras.CLAIMS_AUDIT_REGISTRATION,
