@@ -9,6 +9,7 @@ from pathlib import Path
 from analysis.safeio import write_json, write_text
 from analysis.tables import (
     arm_means,
+    arm_recall,
     carrier,
     cells,
     dose_response,
@@ -53,6 +54,7 @@ TABLE_ORDER: tuple[TableBuilder, ...] = (
     cells.recall_cells,
     panel_inference.panel_inference,
     cells.cell_intervals,
+    arm_recall.arm_recall,
     failures.claims_summary,
     failures.claims_audit,
     survival.fact_survival,
