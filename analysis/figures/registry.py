@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from analysis.figures import dose_response, fill, headings, panel, recall, survival
+from analysis.figures import arm_recall, dose_response, fill, headings, panel, recall, survival
 from analysis.figures.common import FigureSpec, save
 from analysis.safeio import write_json
 from analysis.tables.context import ReportContext
@@ -22,6 +22,7 @@ FIGURE_ORDER: tuple[FigureBuilder, ...] = (
     headings.headings,
     recall.recall_distribution,
     panel.sensitivity,
+    arm_recall.arm_recall,
     survival.fact_survival,
     dose_response.dose_response,
 )
