@@ -274,6 +274,7 @@ def render_report(out_dir: Path, results: dict[str, Any], params: Any, evidence:
         rel = f"../figures/{name}.png"
         images.append(rel)
         trace.strings.append(f["title"])
+        trace.strings.append(f["alt"])  # built from results by the figure's builder, like its title
         return Markup(f'![{escape.markdown(f["title"])}]({rel}){{#{float_id("fig", name)} '
                       f'fig-alt="{escape.markdown_attribute(f["alt"])}"}}')
 
