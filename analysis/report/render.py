@@ -243,6 +243,7 @@ def render_report(out_dir: Path, results: dict[str, Any], params: Any, evidence:
                        "analysis.figures.registry.FIGURE_ORDER, or fix the template")
 
     floats: list[str] = []
+    placed = placed_by_name()
 
     def placed_once(name: str) -> None:
         """Each table and figure is one float: a second placement fails the render."""
@@ -302,7 +303,7 @@ def render_report(out_dir: Path, results: dict[str, Any], params: Any, evidence:
         "version": (results.get("provenance") or {}).get("version", "unknown"),
         "include_table": include_table, "figure_md": figure_md, "float_attr": float_attr, "csv_link": csv_link,
         "present": present, "see": see, "contrast": c,
-        "unplaced": lambda section: unplaced_in(section, tables, figures, placed_by_name()),
+        "unplaced": lambda section: unplaced_in(section, tables, figures, placed),
     }
     from analysis.results.registry import RESULTS_BLOCKS
 
