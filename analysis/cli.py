@@ -234,8 +234,8 @@ def _cmd_lock(args: argparse.Namespace) -> int:
 
 REGENERATE_STEPS: tuple[str, ...] = ("docs", "build", "golden")
 """What ``generate.py regenerate`` rewrites, in this order: ``docs``, the generated index of
-docs/RESULTS_KEYS.md (analysis.results.registry.write_docs_index, what ``python -m
-analysis.results.registry --write-docs`` runs); ``build``, the main job on the shipped evidence into
+docs/RESULTS_KEYS.md (analysis.results.registry.write_docs_index, with the readers the table and figure
+builders declare, analysis.figures.registry.block_readers); ``build``, the main job on the shipped evidence into
 the checkout (results.json, tables/, figures/, report/, as ``python generate.py``); ``golden``, the
 golden table files tests/golden/tables of the hand-made package (analysis.tables.golden.write_golden,
 the texts tests/test_tables_golden.py compares)."""
@@ -254,12 +254,13 @@ def regenerate(repo: Path, steps: Sequence[str] = REGENERATE_STEPS, *, dry_run: 
         raise UsageError(f"regenerate has no step {', '.join(unknown)}; choose from {', '.join(REGENERATE_STEPS)}")
     for step in (s for s in REGENERATE_STEPS if s in steps):
         if step == "docs":
+            from analysis.figures.registry import block_readers
             from analysis.results.registry import DOCS_PATH, write_docs_index
 
             progress(f"regenerate docs: the index of {repo / DOCS_PATH}")
             _inside(repo, DOCS_PATH.split("/"))
             if not dry_run:
-                write_docs_index(repo)
+                write_docs_index(repo, block_readers())
         elif step == "build":
             evidence = shipped_evidence()
             progress(f"regenerate build: {evidence} into {repo} (results.json, tables/, figures/, report/)")

@@ -2,16 +2,22 @@
 once per package, and the tables, figures and report render those estimates.
 
 Oracle: the call counts are counted, not derived: a profile hook (``sys.setprofile``) sees every
-call of the estimators' code objects, however a module imported them. The expected count is the
-evidence's count, plus the companion pilot's for the estimators behind what the report shows of it (the
-blocks its ``v2_pilot`` block reads, PILOT_READS, and its tables and figures): each estimator at most once
-per package, and the companion computes nothing it does not show. ``pairing_range`` runs twice per package
-by design (the partial and the full threshold: two different estimates).
+call of the estimators' code objects, however a module imported them. The estimators are found, not listed:
+every public function of analysis.estimators whose return annotation is a frozen dataclass. Each runs at most
+once per package (twice in a build with a companion pilot), unless CALLS_PER_PACKAGE
+(analysis/estimators/__init__.py) declares otherwise with its reason; the companion computes only the results
+blocks its ``v2_pilot`` block reads (PILOT_READS).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
+import inspect
+import pkgutil
 import sys
+import types
+import typing
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,23 +26,8 @@ from typing import Any
 
 import pytest
 
-from analysis.estimators import (
-    arm_cells,
-    bootstrap,
-    bounds,
-    carrier,
-    dependence,
-    dose_response,
-    failures,
-    families,
-    fill,
-    gee,
-    headings,
-    paired,
-    pairing,
-    randomization,
-    survival_results,
-)
+import analysis.estimators as estimators_pkg
+from analysis.estimators import CALLS_PER_PACKAGE, arm_cells
 from analysis.evidence import folds, package, provenance
 from analysis.params import DEFAULT_PARAMS
 from analysis.pipeline import build
@@ -48,39 +39,50 @@ PILOT = REPO / "data" / "v2" / "pilot"
 LADDER = REPO / "data" / "v2" / "ladder-pilot"
 V1 = REPO / "data" / "v1"
 
-PER_PACKAGE: dict[Callable[..., Any], int] = {
-    package.parse_verified: 1,  # the build parses the bytes it verified (issue 31), never load_package again
-    provenance.verify_files: 1,
-    folds.graded_facts: 1,
-    survival_results.package_survival: 1,
-    bounds.planned_repeat_bounds: 1,
-    families.family_weighted: 1,
-    dependence.within_row_dependence: 1,
-    fill.fill_analysis: 1,
-    headings.headings_analysis: 1,
-    carrier.carrier_audit: 1,
-    carrier.ceiling_adherence: 1,
-    failures.failure_modes: 1,
-    dose_response.dose_block: 1,
-    bootstrap.bootstrap_mean: 1,
-    randomization.sign_flip_test: 1,
-    gee.gee_arm_effect: 1,
-    pairing.pairing_range: 2,  # partial and full threshold: two estimates
-    paired.panel: 2,  # the recall panel, and fact survival's paired contrast of survival per row (another estimate)
-    paired.each_excluded: 1,  # results.json's sensitivity block and the sensitivity figure
-}
-"""Estimators (and the loader) -> calls per analysed package in one build."""
-COMPANION_NEEDS: frozenset[Callable[..., Any]] = frozenset({
-    package.parse_verified, provenance.verify_files, folds.graded_facts, survival_results.package_survival,
-    bounds.planned_repeat_bounds,
-    dose_response.dose_block, paired.panel})
-"""The estimators a companion pilot runs: those behind PILOT_READS and its tables and figures; no others."""
+LOADERS: tuple[Callable[..., Any], ...] = (package.parse_verified, provenance.verify_files, folds.graded_facts)
+"""The loader: each package is verified, parsed and its folds graded once (never load_package again)."""
+
+
+def _frozen(t: Any) -> bool:
+    return isinstance(t, type) and dataclasses.is_dataclass(t) and t.__dataclass_params__.frozen  # type: ignore[attr-defined]
+
+
+def estimators_of(modules: list[types.ModuleType]) -> list[Callable[..., Any]]:
+    """Every public function of ``modules`` whose return annotation is a frozen dataclass (or a union with one)."""
+    found = []
+    for mod in modules:
+        for name, fn in vars(mod).items():
+            if name.startswith("_") or not inspect.isfunction(fn) or fn.__module__ != mod.__name__:
+                continue
+            ann = fn.__annotations__.get("return")
+            ret = eval(ann, vars(mod)) if isinstance(ann, str) else ann
+            if any(_frozen(a) for a in (typing.get_args(ret) or (ret,))):
+                found.append(fn)
+    return found
+
+
+def all_estimators() -> list[Callable[..., Any]]:
+    """The estimators of every module of analysis.estimators (module note of analysis/estimators/__init__.py)."""
+    return estimators_of([importlib.import_module(f"analysis.estimators.{m.name}")
+                          for m in pkgutil.iter_modules(estimators_pkg.__path__)])
+
+
+def over_budget(counts: Counter[str], estimators: list[Callable[..., Any]], packages: int) -> list[str]:
+    """Estimators that ran more often than CALLS_PER_PACKAGE allows (default once) for ``packages`` packages."""
+    out = []
+    for fn in estimators:
+        per, _why = CALLS_PER_PACKAGE.get(_name(fn), (1, ""))
+        if per is not None and counts[_name(fn)] > per * packages:
+            out.append(f"{_name(fn)} ran {counts[_name(fn)]} times for {packages} package(s); compute it once "
+                       "(a cached property of ResultsInputs) or declare why in CALLS_PER_PACKAGE "
+                       "(analysis/estimators/__init__.py)")
+    return out
 
 
 def _companion_blocks(key: str) -> int:
     """Calls of results block ``key`` in a build with a companion: the evidence's, plus the companion's
     when its v2_pilot block reads it."""
-    return 2 if registry.entry(key).source == "evidence" and key in PILOT_READS else 1
+    return 2 if registry.entry(key).source == "evidence" and key in {r.key for r in PILOT_READS} else 1
 
 
 def _name(fn: Callable[..., Any]) -> str:
@@ -109,35 +111,62 @@ def _block_computes() -> dict[str, Callable[..., Any]]:
     return {b.key: b.compute for b in registry.RESULTS_BLOCKS if b.key != "reasons"}
 
 
+def test_every_declared_exception_is_an_estimator() -> None:
+    assert set(CALLS_PER_PACKAGE) <= {_name(fn) for fn in all_estimators()}
+
+
 def test_one_build_calls_each_estimator_once_per_package(tmp_path: Path) -> None:
     blocks = _block_computes()
-    watched = [*PER_PACKAGE, arm_cells.pilot_arms, *blocks.values()]
+    estimators = all_estimators()
+    watched = [*estimators, *LOADERS, arm_cells.pilot_arms, *blocks.values()]
+    with counting(watched) as alone:
+        build(HANDMADE, tmp_path / "alone", DEFAULT_PARAMS, progress=None)
     with counting(watched) as counts:
         build(HANDMADE, tmp_path / "out", DEFAULT_PARAMS, progress=None, companions=[PILOT])
-    for fn, per in PER_PACKAGE.items():  # the hand-made evidence, and the pilot beside it where it needs fn
-        want = per * (2 if fn in COMPANION_NEEDS else 1)
-        assert counts[_name(fn)] == want, (_name(fn), counts[_name(fn)])
+    assert over_budget(alone, estimators, 1) == []
+    assert over_budget(counts, estimators, 2) == []  # the hand-made evidence, and the pilot beside it
+    assert all(alone[_name(fn)] == 1 and counts[_name(fn)] == 2 for fn in LOADERS)
     assert counts[_name(arm_cells.pilot_arms)] == 1  # the pilot's cells: its results block and two tables
     for key, compute in blocks.items():  # build-only blocks: the evidence's results only
         assert counts[_name(compute)] == _companion_blocks(key), (key, counts[_name(compute)])
 
 
+def test_a_new_estimator_called_twice_fails_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The estimator list is found, not kept: a new module's estimator is counted without any edit here."""
+    probe = types.ModuleType("analysis.estimators.probe_new")
+    monkeypatch.setitem(sys.modules, probe.__name__, probe)
+    exec(
+        "from dataclasses import dataclass\n"
+        "@dataclass(frozen=True)\nclass Share:\n    value: float\n"
+        "def share(x: float) -> Share:\n    return Share(x)\n", vars(probe))
+    found = estimators_of([probe])
+    assert [fn.__name__ for fn in found] == ["share"]
+    with counting(found) as once:
+        probe.share(0.5)
+    assert over_budget(once, found, 1) == []
+    with counting(found) as twice:
+        probe.share(0.5)
+        probe.share(0.5)
+    assert over_budget(twice, found, 1) == [
+        "analysis.estimators.probe_new.share ran 2 times for 1 package(s); compute it once (a cached property of "
+        "ResultsInputs) or declare why in CALLS_PER_PACKAGE (analysis/estimators/__init__.py)"]
+
+
 def test_a_pilot_the_report_only_points_to_runs_no_estimator(tmp_path: Path) -> None:
-    """Issue 30, option (b): the default build of data/v1 points to the ladder pilot (``pointers``) instead of
+    """The default build of data/v1 points to the ladder pilot (``pointers``) instead of
     analysing it. The pilot is verified and parsed once for its headline counts; no estimator, no results
     block and no pilot table runs on it: every count is the evidence's alone."""
     blocks = _block_computes()
-    watched = [*PER_PACKAGE, arm_cells.pilot_arms, *blocks.values()]
+    estimators = all_estimators()
+    watched = [*estimators, *LOADERS, arm_cells.pilot_arms, *blocks.values()]
     with counting(watched) as alone:
         build(HANDMADE, tmp_path / "alone", DEFAULT_PARAMS, progress=None)
     with counting(watched) as counts:
         build(HANDMADE, tmp_path / "out", DEFAULT_PARAMS, progress=None, pointers=[LADDER])
-    # the pointed-to pilot is verified and parsed once, like the evidence (issue 31: from the verified bytes)
     for once in (package.parse_verified, provenance.verify_files):
         assert counts[_name(once)] == alone[_name(once)] + 1 == 2, _name(once)
-    for fn in [*PER_PACKAGE, arm_cells.pilot_arms]:
-        if fn not in (package.parse_verified, provenance.verify_files):
-            assert counts[_name(fn)] == alone[_name(fn)], (_name(fn), counts[_name(fn)])
+    for fn in [*estimators, arm_cells.pilot_arms]:
+        assert counts[_name(fn)] == alone[_name(fn)], (_name(fn), counts[_name(fn)])
     assert counts[_name(arm_cells.pilot_arms)] == 0
     for key, compute in blocks.items():   # the pointer block runs once; every other block as without it
         want = 1 if key == "v2_pilot_pointer" else alone[_name(compute)]
@@ -149,6 +178,7 @@ def test_v1_build_runs_the_audit_on_the_assembled_blocks(tmp_path: Path) -> None
     """On data/v1 the claims audit reads the evidence blocks results.json is assembled from: no block,
     no load and no estimator runs twice for the audit."""
     from analysis import results as results_pkg
+    from analysis.estimators import fill, headings, survival_results
 
     blocks = _block_computes()
     watched = [package.parse_verified, results_pkg.build_results, fill.fill_analysis,
@@ -229,9 +259,10 @@ def test_the_panel_tables_and_figures_render_the_typed_estimates_not_the_results
 
 def test_the_dose_response_table_and_figure_render_the_computed_block_not_the_results_mapping() -> None:
     # The ladder pilot has a load ladder: handed an empty results mapping, the table and the figure still show
-    # its rungs (they read ctx.estimates.dose_block, computed once), and the table's numbers are the block's.
+    # its rungs (they read the dose_response block, computed once), and the table's numbers are the block's.
     from analysis.evidence import load_package
     from analysis.figures import dose_response as dose_figure
+    from analysis.results.extras import DOSE_RESPONSE_REGISTRATION
     from analysis.tables import dose_response as dose_table
     from report_support import context
 
@@ -239,7 +270,7 @@ def test_the_dose_response_table_and_figure_render_the_computed_block_not_the_re
     ctx = context(package=ladder, results={})
     table = dose_table.dose_response(ctx)
     assert not table.is_empty
-    block = ctx.estimates.dose_block
+    block = ctx.estimates.block_value(DOSE_RESPONSE_REGISTRATION)
     assert sorted(set(table.data["rung"])) == sorted(r["rung"] for r in block["rungs"])
     assert not dose_figure.dose_response(ctx).empty_reason
 
@@ -259,9 +290,10 @@ def test_no_table_or_figure_builder_reads_the_results_mapping() -> None:
 
 
 def test_block_value_computes_evidence_blocks_once_and_refuses_the_ones_only_assembly_makes() -> None:
+    from analysis.evidence import load_package
     from analysis.results.inputs import BlockValueError, ResultsInputs
 
-    inputs = ResultsInputs(package.load_package(HANDMADE), DEFAULT_PARAMS)
+    inputs = ResultsInputs(load_package(HANDMADE), DEFAULT_PARAMS)
     hl = registry.entry("hodges_lehmann")
     first = inputs.block_value(hl)
     assert first == inputs.block_value(hl) and inputs.blocks["hodges_lehmann"] is not None

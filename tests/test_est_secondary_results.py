@@ -1,5 +1,5 @@
 """The secondary-analysis blocks (analysis/estimators/secondary_results.py, computed per key through
-analysis.results.registry) and headings_block on the hand-made package."""
+analysis.results.registry) and the registered headings block on the hand-made package."""
 
 from __future__ import annotations
 
@@ -8,13 +8,17 @@ import math
 
 import pytest
 
-from analysis.estimators.secondary_results import headings_block
 from analysis.params import DEFAULT_PARAMS
 from analysis.results.inputs import ResultsInputs
 from analysis.results.registry import entry
 from est_handmade_support import handmade
 
 KEYS = {"fill", "headings_detail", "carrier_audit", "failure_modes", "beyond_paper"}
+
+
+def headings_block(package, params):
+    """The registered ``headings`` block (analysis.results.core.headings_block) of ``package``."""
+    return entry("headings").compute(ResultsInputs(package, params)).value
 
 
 def secondary_results(package, params):

@@ -152,7 +152,7 @@ def test_the_registry_duplicate_key_check_fires(monkeypatch) -> None:
     # silently replaced the first in results.json.
     first = registry.RESULTS_BLOCKS[0]
     monkeypatch.setattr(registry, "RESULTS_BLOCKS", (*registry.RESULTS_BLOCKS, first))
-    problems = registry.check_registry([], [])
+    problems = registry.check_registry({})
     assert f"key {first.key!r} registered twice" in problems
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from analysis import cli
+from analysis.figures.registry import block_readers
 from analysis.params import DEFAULT_PARAMS
 from analysis.results.registry import DOCS_PATH, INDEX_BEGIN, INDEX_END, RESULTS_BLOCKS, with_docs_index
 from analysis.tables.golden import golden_texts
@@ -38,7 +39,7 @@ def test_regenerate_writes_the_docs_index(tmp_path: Path) -> None:
     doc = _stale_docs_copy(tmp_path)
     assert cli.regenerate(tmp_path, ["docs"]) == 0
     text = doc.read_text(encoding="utf-8")
-    assert text == with_docs_index(text)  # what test_results_registry checks of the repository's copy
+    assert text == with_docs_index(text, block_readers())  # what test_results_registry checks of the repository's copy
     assert all(f"| `{b.key}` |" in text for b in RESULTS_BLOCKS)
 
 

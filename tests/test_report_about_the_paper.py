@@ -89,9 +89,9 @@ def test_the_main_report_points_to_the_pilot_without_analysing_it(ladder_report)
     # with the pointer block of the default build: the headline counted from the pilot's rows
     from analysis.evidence import load_package
     from analysis.report.numbers import unsourced_numbers
-    from analysis.results.pilot_pointer import pointer_block
+    from analysis.results.pilot_pointer import pointer_value
 
-    res["v2_pilot_pointer"] = block = pointer_block(load_package(LADDER), LADDER)
+    res["v2_pilot_pointer"] = block = pointer_value(load_package(LADDER), LADDER)
     rendered = render_report(out, res, DEFAULT_PARAMS, {"path": "data/v1", "kind": "v1", "study_name": "s",
                                                         "rows": 1, "valid_rows": 1, "checks": 1,
                                                         "configurations": 1})
@@ -108,12 +108,12 @@ def test_the_default_build_of_v1_points_to_the_ladder_pilot_with_its_counted_hea
 
     from analysis.cli import V1_EVIDENCE, pointers_of
     from analysis.evidence import load_package
-    from analysis.results.pilot_pointer import pointer_block
+    from analysis.results.pilot_pointer import pointer_value
 
     assert pointers_of(V1_EVIDENCE) == [LADDER] and pointers_of(V1_EVIDENCE, [LADDER]) == []
     assert pointers_of(REPO / "tests" / "fixtures" / "handmade") == []
     pkg = load_package(LADDER)
-    block = pointer_block(pkg, LADDER)
+    block = pointer_value(pkg, LADDER)
     valid = pkg.rows.filter(pl.col("valid"))
     assert block["checks"] == int(valid["checks_total"].sum()) and block["checks"] > 0
     assert block["checks_passed"] == int(valid["checks_passed"].sum()) == 0

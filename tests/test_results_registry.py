@@ -7,23 +7,32 @@ import ast
 import importlib
 import inspect
 import json
+import textwrap
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from analysis.estimators.registration import (
+    ESTIMATE_NAMES,
+    Block,
+    Estimates,
+    RegistrationError,
+    ResultsBlock,
+    check_serialises,
+)
 from analysis.evidence import load_package
-from analysis.figures.registry import FIGURE_ORDER
+from analysis.figures.registry import FIGURE_ORDER, block_readers
 from analysis.params import DEFAULT_PARAMS
 from analysis.results import build_results, core
-from analysis.results.block import Block, RegistrationError, ResultsBlock, indexed_as
 from analysis.results.inputs import ResultsInputs
-from analysis.results.pilot import PilotAssemblyError
 from analysis.results.registry import (
     DOCS_PATH,
     REASONS_FROM,
     RESULTS_BLOCKS,
+    SERIALISED_BY,
     ResultsRegistryError,
     assemble,
     block_reasons,
@@ -33,6 +42,7 @@ from analysis.results.registry import (
     entry,
     with_docs_index,
 )
+from analysis.tables.declare import DeclarationError, declaration
 from analysis.tables.registry import TABLE_ORDER
 
 REPO = Path(__file__).resolve().parents[1]
@@ -58,75 +68,119 @@ def test_results_json_has_exactly_the_registry_keys_in_order(results) -> None:
 
 
 def test_the_registry_is_consistent() -> None:
-    assert check_registry((f.__name__ for f in TABLE_ORDER), (f.__name__ for f in FIGURE_ORDER)) == []
-    assert check_registry(["t"], []) != []  # a reader that is no builder is reported
+    assert check_registry(block_readers()) == []
+    assert check_registry({"no_such_block": (["t"], [])}) != []  # a reader of a key the registry lacks is reported
     with pytest.raises(ResultsRegistryError, match=r"registry\.py"):
         entry("no_such_block")
 
 
 def test_the_docs_index_is_generated_from_the_registry() -> None:
     text = (REPO / DOCS_PATH).read_text(encoding="utf-8")
-    assert with_docs_index(text) == text, (
-        f"{DOCS_PATH} is stale; run `python -m analysis.results.registry --write-docs`")
+    assert with_docs_index(text, block_readers()) == text, (
+        f"{DOCS_PATH} is stale; run `python generate.py regenerate --only docs`")
     for block in RESULTS_BLOCKS:
         assert f"| `{block.key}` |" in docs_index()
 
 
-_HELPERS = {"sparse_block": "sparse", "pilot_dose_block": "v2_pilot"}
-"""Table helpers (analysis.tables.context, .dose_response) that read one block for their caller."""
-_ESTIMATES = {"panel": "panel", "fill": "fill", "headings": "headings_detail", "carrier": "carrier_audit",
-              "failures": "failure_modes", "survival": "fact_survival", "pilot_inputs": "v2_pilot",
-              "sparse_contract": "sparse", "equal_counts": "sparse", "bounds": "bounds", "families": "families",
-              "each_excluded": "sensitivity", "dose_block": "dose_response", "beyond_paper": "beyond_paper"}
-"""``ctx.estimates.<attribute>`` (analysis.results.inputs.ResultsInputs) -> the block that serialises it."""
-_ESTIMATE_PARTS = {("bounds", "per_configuration"): "bounds_detail"}
-"""``ctx.estimates.<attribute>.<field>`` serialised by another block than the attribute's own."""
+def test_every_serialised_estimate_is_an_attribute_of_estimates_claimed_once() -> None:
+    """The attribute -> block map the reader check uses is the registrations' ``serialises``, validated against
+    the Estimates Protocol: an unknown attribute and one claimed by two blocks are refused with the fix."""
+    assert {name.split(".")[0] for name in SERIALISED_BY} <= ESTIMATE_NAMES
+    assert SERIALISED_BY["panel"] == "panel" and SERIALISED_BY["bounds.per_configuration"] == "bounds_detail"
+    typo = ResultsBlock("x", core.panel_block, "{}", "", serialises=("panle",))
+    with pytest.raises(RegistrationError, match=r"add a property 'panle' to analysis\.estimators\.registration"):
+        check_serialises((typo,))
+    twice = ResultsBlock("y", core.panel_block, "{}", "", serialises=("panel",))
+    with pytest.raises(RegistrationError, match=r"'panel' is serialised by both 'panel' and 'y'"):
+        check_serialises((*RESULTS_BLOCKS, twice))
 
 
-def _blocks_read(module: str, name: str) -> set[str]:
-    """Top-level results keys a builder reads: section(ctx.results, "<key>", ...), the helpers and the
-    typed estimates (``ctx.estimates.<attribute>``), followed through the module's own functions it calls."""
-    tree = ast.parse(inspect.getsource(importlib.import_module(module)))
-    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+def blocks_read(builder: Callable[..., Any]) -> set[str]:
+    """Keys of the results blocks a builder reads, found in its source (analysis.tables.declare's module note):
+    ``ctx.estimates.<attribute>[.<field>]`` mapped through the registrations' ``serialises`` (SERIALISED_BY),
+    ``.block_value(<REGISTRATION>)``, and ``inference_row`` (every registration that has one); followed into
+    the functions of analysis.tables and analysis.figures it calls."""
+    def estimate_key(node: ast.AST) -> str | None:
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)):
+            return None
+        if node.value.attr == "estimates":
+            return SERIALISED_BY.get(node.attr)
+        if isinstance(node.value.value, ast.Attribute) and node.value.value.attr == "estimates":
+            return SERIALISED_BY.get(f"{node.value.attr}.{node.attr}")
+        return None
+
     keys: set[str] = set()
-    seen: set[str] = set()
-    todo = [name]
+    seen: set[Callable[..., Any]] = set()
+    todo = [builder]
     while todo:
         fn = todo.pop()
-        if fn in seen or fn not in functions:
+        if fn in seen:
             continue
         seen.add(fn)
-        parts: set[int] = set()  # ctx.estimates.<attribute> nodes read only for a field another block serialises
-        for node in ast.walk(functions[fn]):
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
-                    and isinstance(node.value.value, ast.Attribute) and node.value.value.attr == "estimates"
-                    and (node.value.attr, node.attr) in _ESTIMATE_PARTS):
-                keys.add(_ESTIMATE_PARTS[(node.value.attr, node.attr)])
-                parts.add(id(node.value))
-        for node in ast.walk(functions[fn]):
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) and id(node) not in parts
-                    and node.value.attr == "estimates" and node.attr in _ESTIMATES):
-                keys.add(_ESTIMATES[node.attr])  # a typed estimate the block serialises
-            if isinstance(node, ast.Attribute) and node.attr == "inference_row":  # rows of registered statistics
+        module = importlib.import_module(fn.__module__)
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        fields: set[int] = set()  # ctx.estimates.<attribute> nodes read only for a field another block serialises
+        for node in ast.walk(tree):
+            key = estimate_key(node)
+            if key is not None and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute) \
+                    and node.value.attr != "estimates":
+                keys.add(key)
+                fields.add(id(node.value))
+        for node in ast.walk(tree):
+            key = estimate_key(node)
+            if key is not None and id(node) not in fields and isinstance(node, ast.Attribute) \
+                    and isinstance(node.value, ast.Attribute) and node.value.attr == "estimates":
+                keys.add(key)
+            if isinstance(node, ast.Attribute) and node.attr == "inference_row":
                 keys |= {b.key for b in RESULTS_BLOCKS if b.inference_row is not None}
             if not isinstance(node, ast.Call):
                 continue
             f = node.func
-            called = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-            if called == "section" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
-                keys.add(node.args[1].value)
-            keys |= {_HELPERS[called]} if called in _HELPERS else set()
-            if isinstance(f, ast.Name) and f.id in functions:
-                todo.append(f.id)
+            if isinstance(f, ast.Attribute) and f.attr == "block_value":
+                keys |= {getattr(module, a.id).key for a in node.args
+                         if isinstance(a, ast.Name) and isinstance(getattr(module, a.id, None), ResultsBlock)}
+            if isinstance(f, ast.Name):
+                target = getattr(module, f.id, None)
+                if inspect.isfunction(target) and target.__module__.startswith(("analysis.tables.",
+                                                                                 "analysis.figures.")):
+                    todo.append(target)
     return keys
 
 
+def reader_mismatches(builders: tuple[Callable[..., Any], ...]) -> list[str]:
+    """One sentence per difference between what a builder reads and what it declares, saying the fix."""
+    where = {b.key: f"{b.compute.__module__}.{b.key.upper()}_REGISTRATION" for b in RESULTS_BLOCKS}
+    problems = []
+    for builder in builders:
+        name = f"{builder.__module__}.{builder.__name__}"
+        read, declared = blocks_read(builder), set(declaration(builder).keys)
+        problems += [f"{name} reads results block {k!r}; add {where[k]} to its @{declaration(builder).kind}(reads=...)"
+                     for k in sorted(read - declared)]
+        problems += [f"{name} declares it reads {k!r} but does not; remove {where[k]} from its "
+                     f"@{declaration(builder).kind}(reads=...)" for k in sorted(declared - read)]
+    return problems
+
+
 @pytest.mark.parametrize("kind", ["tables", "figures"])
-def test_the_registry_names_every_reader(kind: str) -> None:
-    order = TABLE_ORDER if kind == "tables" else FIGURE_ORDER
-    found = {(key, f.__name__) for f in order for key in _blocks_read(f.__module__, f.__name__)}
-    declared = {(b.key, name) for b in RESULTS_BLOCKS for name in getattr(b, kind)}
-    assert found == declared
+def test_every_builder_declares_exactly_the_blocks_it_reads(kind: str) -> None:
+    problems = reader_mismatches(TABLE_ORDER if kind == "tables" else FIGURE_ORDER)
+    assert problems == [], "\n".join(problems)
+
+
+def test_a_builder_that_reads_an_undeclared_block_fails_with_the_fix() -> None:
+    from analysis.tables.declare import table
+    from analysis.tables.spec import empty_table
+
+    @table(section=None, reads=())
+    def undeclared(ctx: Any) -> Any:
+        return empty_table("t_x", str(ctx.estimates.families.mean), [], "")
+
+    undeclared.__module__ = "analysis.tables.panel"  # resolved against a builder module's names
+    assert reader_mismatches((undeclared,)) == [
+        "analysis.tables.panel.undeclared reads results block 'families'; add "
+        "analysis.results.core.FAMILIES_REGISTRATION to its @table(reads=...)"]
+    with pytest.raises(DeclarationError, match=r"decorate it with @table"):
+        declaration(lambda ctx: None)
 
 
 def test_each_block_carries_its_own_null_reasons(package, results) -> None:
@@ -195,42 +249,35 @@ def _declaring_modules(block: ResultsBlock, declared: dict[str, list[str]]) -> l
 
 
 def _source_files(compute: Callable[..., Any]) -> set[str]:
-    """Where the code of a block's ``compute`` is: the function itself after any ``__wrapped__``, and the
-    function its name claims (an adapter renamed by ``indexed_as`` for the docs index's "computed by")."""
-    fn = inspect.unwrap(compute)
+    """Where the code of a block's ``compute`` is (the docs index's "computed by" names it)."""
     claimed = getattr(importlib.import_module(compute.__module__), compute.__qualname__, None)
-    assert callable(claimed), f"{compute.__module__}.{compute.__qualname__} (the docs index's name) does not exist"
-    return {str(Path(f.__code__.co_filename).resolve()) for f in (fn, inspect.unwrap(claimed))}
+    assert claimed is compute, f"{compute.__module__}.{compute.__qualname__} (the docs index's name) is not it"
+    return {str(Path(compute.__code__.co_filename).resolve())}
 
 
 def test_every_registration_is_declared_beside_the_function_that_computes_its_block() -> None:
-    """One registration per block, declared in the module that defines its compute function (and the adapter's
-    block function); only ``reasons`` is declared in the registry, which computes it (issue 21)."""
+    """One convention: block function ``<key>_block`` and beside it ``<KEY>_REGISTRATION``, one per block."""
     declared = _registrations_declared()
     for block in RESULTS_BLOCKS:
         modules = _declaring_modules(block, declared)
         assert len(modules) == 1, f"{block.key}: declared in {modules or 'no module'}, want exactly one"
-        if block.key == "reasons":
-            assert modules == ["analysis.results.registry"]
-            continue
+        assert block.compute.__name__ == f"{block.key}_block", (
+            f"{block.key}: name its block function {block.key}_block (not {block.compute.__name__})")
+        assert any(getattr(importlib.import_module(modules[0]), n) is block for n in declared[modules[0]]
+                   if n == f"{block.key.upper()}_REGISTRATION"), (
+            f"{block.key}: name its registration {block.key.upper()}_REGISTRATION in {modules[0]}")
+        hints = typing.get_type_hints(block.compute)
+        assert next(iter(hints.values())) is Estimates, f"{block.key}_block: type its parameter as Estimates"
         here = str(Path(inspect.getfile(importlib.import_module(modules[0]))).resolve())
         assert _source_files(block.compute) == {here}, (
             f"{block.key} is registered in {modules[0]} but computed in {sorted(_source_files(block.compute))}; "
             "declare its ResultsBlock beside its block function and list that constant in RESULTS_BLOCKS")
 
 
-def test_an_adapter_indexed_as_another_modules_function_is_refused() -> None:
-    def adapter(_i: Any) -> Block:  # defined here, in tests, not beside core.evidence
-        return Block({})
-
-    with pytest.raises(RegistrationError, match=r"define it in analysis\.results\.core"):
-        indexed_as(core.evidence)(adapter)
-
-
 def test_every_registration_next_to_its_statistic_is_listed_once() -> None:
     """Every ResultsBlock(...) a module of analysis declares is in RESULTS_BLOCKS, once."""
     declared = _registrations_declared()
-    assert "REGISTRATION" in declared["analysis.estimators.hodges_lehmann"]
+    assert "HODGES_LEHMANN_REGISTRATION" in declared["analysis.estimators.hodges_lehmann"]
     for module, names in declared.items():
         for name in names:
             registration = getattr(importlib.import_module(module), name)
@@ -238,28 +285,16 @@ def test_every_registration_next_to_its_statistic_is_listed_once() -> None:
                 f"{module}.{name} is not in RESULTS_BLOCKS; list it in analysis/results/registry.py")
 
 
-def test_the_pilot_block_assembles_its_companion_only_through_the_registry(package) -> None:
-    """v2_pilot reaches the registry's assemble through ResultsInputs.assembler (it cannot import the registry
-    that lists it): outside assemble it is a named error, through assemble it carries the companion's blocks."""
-    inputs = ResultsInputs(package, DEFAULT_PARAMS, pilot=package, pilot_path=HANDMADE)
-    with pytest.raises(PilotAssemblyError, match=r"registry\.assemble"):
-        entry("v2_pilot").compute(inputs)
-    block = assemble(inputs, ("evidence", "build"))["v2_pilot"]
-    companion = inputs.pilot_inputs
-    assert companion is not None and companion.blocks["panel"] is not None
-    assert block["evidence"] == assemble(companion)["evidence"]
-
-
-def test_the_pilot_block_assembles_only_the_companion_blocks_it_reads(package) -> None:
-    """The companion's blocks are assembled for the v2_pilot block alone, so only the ones pilot_block reads
+def test_the_pilot_block_computes_only_the_companion_blocks_it_reads(package) -> None:
+    """The companion's blocks are computed for the v2_pilot block alone, so only the ones pilot_value reads
     (PILOT_READS) are computed; the block is the same as from every block of the companion."""
-    from analysis.results.pilot import PILOT_READS, pilot_block
+    from analysis.results.pilot import PILOT_READS, pilot_value
 
     inputs = ResultsInputs(package, DEFAULT_PARAMS, pilot=package, pilot_path=HANDMADE)
     block = assemble(inputs, ("evidence", "build"))["v2_pilot"]
     companion = inputs.pilot_inputs
     assert companion is not None
-    assert set(companion.blocks) == set(PILOT_READS)
+    assert set(companion.blocks) == {r.key for r in PILOT_READS}
 
     seen: set[str] = set()
 
@@ -269,8 +304,8 @@ def test_the_pilot_block_assembles_only_the_companion_blocks_it_reads(package) -
             return super().get(key, default)
 
     full = Reads(assemble(ResultsInputs(package, DEFAULT_PARAMS)))
-    assert json.loads(json.dumps(pilot_block(companion, HANDMADE, full))) == json.loads(json.dumps(block))
-    assert seen == set(PILOT_READS)
+    assert json.loads(json.dumps(pilot_value(companion, HANDMADE, full))) == json.loads(json.dumps(block))
+    assert seen == {r.key for r in PILOT_READS}
 
 
 @pytest.mark.parametrize("keys", [("panel", "reasons"), ("panel", "no_such_block")])

@@ -32,10 +32,16 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
              "analysis.audit, python -m analysis.reconstruct); pyproject's [project.scripts] names `module:main`"),
     "family_weighted": (frozenset({"analysis.api.stats", "analysis.estimators.families"}),
                         "the public one-call function (issue 33) is the documented wrapper of the estimator it names"),
-    "mcnemar": (frozenset({"analysis.api.stats", "analysis.results.core"}),
-                "the public one-call function (issue 33) returns the results block of the same name"),
-    "claims_audit": (frozenset({"analysis.api.studies", "analysis.results.extras", "analysis.tables.failures"}),
-                     "the public one-call function (issue 33) returns the results block and table of the same name"),
+    "claims_audit": (frozenset({"analysis.api.studies", "analysis.tables.failures"}),
+                     "the public one-call function (issue 33) returns the table of the same name"),
+    "design_block": (frozenset({"analysis.plan.report_blocks", "analysis.results.extras"}),
+                     "the results block function of the key `design` (`<key>_block`) and the plan's builder"),
+    "preregistration_block": (frozenset({"analysis.plan.report_blocks", "analysis.results.extras"}),
+                              "the results block function of the key `preregistration` (`<key>_block`) wraps the "
+                              "plan's builder of the same name"),
+    "sparse_block": (frozenset({"analysis.results.core", "analysis.tables.context"}),
+                     "the results block function of the key `sparse` (`<key>_block`), and the report's reader of "
+                     "that block from results.json"),
 }
 """Names that may repeat: name -> (the modules that define it, why)."""
 
@@ -59,7 +65,7 @@ def registered_builders() -> set[tuple[str, str]]:
     from analysis.tables.registry import TABLE_ORDER
 
     functions = (*TABLE_ORDER, *FIGURE_ORDER, *(block.compute for block in RESULTS_BLOCKS))
-    return {(f.__module__, f.__code__.co_name) for f in functions}  # co_name: an indexed_as adapter keeps its own
+    return {(f.__module__, f.__code__.co_name) for f in functions}
 
 
 def unexplained_repeats(definitions: dict[str, set[str]], registered: set[tuple[str, str]],

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from analysis.estimators.families import FamilyWeighted
     from analysis.estimators.headings import HeadingsAnalysis
     from analysis.estimators.paired import Panel
-    from analysis.estimators.secondary_results import FillResult
+    from analysis.estimators.secondary import FillResult
     from analysis.estimators.survival_results import PackageSurvival
 
 T = TypeVar("T")
@@ -240,7 +240,7 @@ def mcnemar(package: PackageLike, params: Params | None = None, *, threshold: st
     >>> m.n, m.extra["b"], m.extra["c"]
     (6, 1, 2)
     """
-    from analysis.results.core import mcnemar as mcnemar_block
+    from analysis.results.core import mcnemar_block
 
     if threshold not in ("partial", "full"):
         raise ApiError(f"threshold {threshold!r} is not known; pass threshold='partial' or threshold='full'")

@@ -23,8 +23,8 @@ The interval inverts the signed-rank test, as R's ``wilcox.test(conf.int = TRUE)
 Where the data cannot support the interval (all effects alike, too few configurations) it is not
 estimable, with the reason (analysis.estimators.estimable).
 
-Registration: REGISTRATION (below) is the statistic's results.json block ``hodges_lehmann``, its row of
-t_beyond_inference and its key-results sentence; analysis/results/registry.py lists it in results.json
+Registration: HODGES_LEHMANN_REGISTRATION (below) is the statistic's results.json block ``hodges_lehmann``,
+its row of t_beyond_inference and its key-results sentence; analysis/results/registry.py lists it in results.json
 order (docs/ADDING_A_STATISTIC.md).
 """
 
@@ -41,7 +41,7 @@ from scipy import optimize, stats
 
 from analysis.estimators.common import OURS_LABEL, finite_effects
 from analysis.estimators.estimable import too_few
-from analysis.estimators.registration import Block, InferenceRow, ResultsBlock
+from analysis.estimators.registration import Block, Estimates, InferenceRow, ResultsBlock
 
 EXACT_BELOW = 50
 """The exact interval is used below this many configurations (R's ``wilcox.test`` default), and only
@@ -242,10 +242,10 @@ def hodges_lehmann(effects: Sequence[float] | np.ndarray, alpha: float) -> Hodge
     return HodgesLehmann(OURS_LABEL, n, estimate, approx[0], approx[1], nominal, None, None, NORMAL)
 
 
-def hodges_lehmann_block(inputs: Any) -> Block:
+def hodges_lehmann_block(e: Estimates) -> Block:
     """results.json ``hodges_lehmann``: :func:`hodges_lehmann` of the panel's configuration effects at the
-    analysis alpha; ``inputs`` are the shared estimates (analysis.results.inputs.ResultsInputs)."""
-    return Block(hodges_lehmann(inputs.panel.frame.get_column("effect").to_numpy(), inputs.params.alpha))
+    analysis alpha."""
+    return Block(hodges_lehmann(e.panel.frame.get_column("effect").to_numpy(), e.params.alpha))
 
 
 def hodges_lehmann_row(value: Mapping[str, Any]) -> InferenceRow:
@@ -258,14 +258,14 @@ def hodges_lehmann_row(value: Mapping[str, Any]) -> InferenceRow:
                         "configurations", value.get("reason"))
 
 
-REGISTRATION = ResultsBlock(
+HODGES_LEHMANN_REGISTRATION = ResultsBlock(
     "hodges_lehmann", hodges_lehmann_block,
     "{label, n, estimate, lo, hi, nominal, achieved, reason, method, estimand}",
     "Hodges–Lehmann estimate of the panel effect (median of the Walsh averages of the configuration "
     "effects; estimand the pseudo-median, the centre under symmetry) with its signed-rank interval: exact "
     "without zeros and ties below 50 configurations, else R's normal approximation (`method` says which; "
     "`achieved` only for the exact one); null bounds with `reason` when not estimable (ours)",
-    tables=("panel_inference",), inference_row=hodges_lehmann_row,
+    inference_row=hodges_lehmann_row,
     sentence="**Hodges–Lehmann** (ours; estimates the pseudo-median of the configuration effects, their "
              "centre if they are symmetric): {{ s.estimate|signed }} over {{ s.n|plural('configuration') }}"
              "{% if s.lo is number %}, {{ 'exact signed-rank ' ~ (s.achieved|pct) if s.achieved is number "

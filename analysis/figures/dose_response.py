@@ -11,6 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
+from analysis.figures.declare import figure
+from analysis.results.extras import DOSE_RESPONSE_REGISTRATION
+from analysis.results.pilot import V2_PILOT_REGISTRATION
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
 from analysis.tables.dose_response import FACTOR_NAMES, dose_source, pilot_dose_block
@@ -32,10 +35,11 @@ def _panels(rungs: list[dict[str, Any]]) -> list[tuple[str, list[dict[str, Any]]
     return out
 
 
+@figure(section="dose_response", reads=(DOSE_RESPONSE_REGISTRATION, V2_PILOT_REGISTRATION))
 def dose_response(ctx: ReportContext) -> FigureSpec:
     """Mean exact recall per rung and arm with its interval, one panel per load factor."""
     with style():
-        src = dose_source(ctx.estimates.dose_block, pilot_dose_block(ctx))
+        src = dose_source(ctx.estimates.block_value(DOSE_RESPONSE_REGISTRATION), pilot_dose_block(ctx))
         if isinstance(src, str):
             return FigureSpec("dose_response", TITLE, empty_figure(TITLE, src), f"Not in this evidence: {src}", src)
         label, block = src

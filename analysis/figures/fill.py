@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import polars as pl
 
+from analysis.estimators.secondary_results import FILL_REGISTRATION
 from analysis.figures.common import FigureSpec, arm_key, empty_figure, new_figure, style
+from analysis.figures.declare import figure
+from analysis.results.core import PANEL_REGISTRATION
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
 from analysis.tables.fill import fill_result
 from analysis.tables.formatting import fmt_general
 
 
+@figure(section="exploratory", reads=(PANEL_REGISTRATION, FILL_REGISTRATION))
 def fill_vs_effect(ctx: ReportContext) -> FigureSpec:
     """Control fill against the paired effect, coloured by the post-hoc threshold class."""
     s = ctx.study

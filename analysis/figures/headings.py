@@ -12,7 +12,9 @@ import polars as pl
 
 from analysis.estimators.common import as_float
 from analysis.estimators.headings import CELL, headings_rows
+from analysis.estimators.secondary_results import HEADINGS_DETAIL_REGISTRATION
 from analysis.figures.common import FigureSpec, arm_key, empty_figure, new_figure, style
+from analysis.figures.declare import figure
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
 from analysis.tables.formatting import fmt_signed
@@ -38,6 +40,7 @@ def _slope(r: pl.DataFrame) -> float:
     return float((r["xr"] * r["yr"]).sum()) / sxx if sxx else float("nan")
 
 
+@figure(section="exploratory", reads=(HEADINGS_DETAIL_REGISTRATION,))
 def headings(ctx: ReportContext) -> FigureSpec:
     """Recall by headings carried (single-field arms) and the within-cell residual scatter."""
     title = "Recall and rendered headings (exploratory, post-treatment association)"

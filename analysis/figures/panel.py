@@ -12,6 +12,15 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.figures.common import FigureSpec, arm_key, empty_figure, new_figure, style
+from analysis.figures.declare import figure
+from analysis.results.core import (
+    BOUNDS_DETAIL_REGISTRATION,
+    BOUNDS_REGISTRATION,
+    FAMILIES_REGISTRATION,
+    PANEL_REGISTRATION,
+    SENSITIVITY_REGISTRATION,
+    SPARSE_REGISTRATION,
+)
 from analysis.results.inputs import CONTRACT_SPARSE_K
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
@@ -20,6 +29,7 @@ from analysis.tables.panel import panel_effects_rows, summary_values
 from analysis.tables.spec import defined
 
 
+@figure(section="panel", reads=(PANEL_REGISTRATION, BOUNDS_DETAIL_REGISTRATION))
 def forest(ctx: ReportContext) -> FigureSpec:
     """Per-configuration paired effects with pair counts, planned-repeat bounds, panel mean and
     dispersion interval."""
@@ -89,6 +99,7 @@ def forest(ctx: ReportContext) -> FigureSpec:
     return FigureSpec("forest", title, fig, alt)
 
 
+@figure(section="arms")
 def ladder(ctx: ReportContext) -> FigureSpec:
     """Mean recall of the three ladder rungs on every ladder endpoint, with row counts."""
     from analysis.tables.arm_means import ladder as ladder_table
@@ -123,6 +134,8 @@ def ladder(ctx: ReportContext) -> FigureSpec:
                       "one colour per ladder endpoint, each point labelled with its row count.")
 
 
+@figure(section="panel", reads=(PANEL_REGISTRATION, SPARSE_REGISTRATION, BOUNDS_REGISTRATION, FAMILIES_REGISTRATION,
+                SENSITIVITY_REGISTRATION))
 def sensitivity(ctx: ReportContext) -> FigureSpec:
     """Panel mean under the sparse-cell populations, bounds and family weighting; leave-one-out means."""
     title = "Sensitivity of the panel mean"

@@ -6,10 +6,12 @@ import numpy as np
 
 from analysis.estimators.common import valid_outcome_rows
 from analysis.figures.common import FigureSpec, empty_figure, new_figure, style
+from analysis.figures.declare import figure
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
 
 
+@figure(section="panel")
 def recall_distribution(ctx: ReportContext) -> FigureSpec:
     """Histogram of row-level exact recall on the primary scenario: rows land near 0 or 1."""
     s = ctx.study

@@ -21,6 +21,9 @@ from matplotlib.ticker import MaxNLocator
 
 from analysis.estimators.survival import curves_reason
 from analysis.figures.common import FigureSpec, arm_key, empty_figure, new_figure, style
+from analysis.figures.declare import figure
+from analysis.results.extras import FACT_SURVIVAL_REGISTRATION
+from analysis.results.pilot import V2_PILOT_REGISTRATION
 from analysis.style import OKABE_ITO
 from analysis.tables.context import ReportContext
 from analysis.tables.spec import plural_noun
@@ -69,6 +72,7 @@ def set_fold_ticks(ax: Any, top: int) -> None:
         ax.xaxis.set_major_locator(MaxNLocator(nbins=MAX_FOLD_TICKS, integer=True))
 
 
+@figure(section="survival", reads=(FACT_SURVIVAL_REGISTRATION, V2_PILOT_REGISTRATION))
 def fact_survival(ctx: ReportContext) -> FigureSpec:
     """Kaplan–Meier survival per arm and where values are lost."""
     title = "Survival of graded values across folds, and where they are lost"

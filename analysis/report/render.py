@@ -184,6 +184,29 @@ def quarto_yml() -> str:
     return head + _yaml(config, "_quarto.yml")
 
 
+def placed_by_name() -> frozenset[str]:
+    """Every table and figure a report template places by name: the literal argument of each
+    ``table("...")`` and ``figure("...")`` call in the templates' syntax trees (comments are not calls)."""
+    env = _env(None)
+    names: set[str] = set()
+    for path in sorted(TEMPLATES.glob("*.j2")):
+        source = _template(path.name) or ""
+        for call in env.parse(source).find_all(jinja2.nodes.Call):
+            if (isinstance(call.node, jinja2.nodes.Name) and call.node.name in ("table", "figure") and call.args
+                    and isinstance(call.args[0], jinja2.nodes.Const) and isinstance(call.args[0].value, str)):
+                names.add(call.args[0].value)
+    return frozenset(names)
+
+
+def unplaced_in(section: str, tables: dict[str, dict[str, Any]], figures: dict[str, dict[str, Any]],
+                placed: frozenset[str]) -> list[str]:
+    """The tables, then the figures, of ``section`` (their index.json ``section``, from the builder's
+    declaration) that no template places by name, in TABLE_ORDER and FIGURE_ORDER order: what the
+    template's ``section_end(section)`` places at the end of that section."""
+    return [name for index in (tables, figures) for name, item in index.items()
+            if item.get("section") == section and name not in placed]
+
+
 def float_id(kind: str, name: str) -> str:
     """Quarto cross-reference id of a table (``tbl``) or figure (``fig``): ``tbl-t3-panel``."""
     return f"{kind}-{name.replace('_', '-')}"
@@ -219,8 +242,19 @@ def render_report(out_dir: Path, results: dict[str, Any], params: Any, evidence:
                        "the figures stage drew; add it to analysis.tables.registry.TABLE_ORDER or "
                        "analysis.figures.registry.FIGURE_ORDER, or fix the template")
 
+    floats: list[str] = []
+    placed = placed_by_name()
+
+    def placed_once(name: str) -> None:
+        """Each table and figure is one float: a second placement fails the render."""
+        if name in floats:
+            raise ReportError(f"the report places {name!r} twice; keep one table(...)/figure(...) call, or "
+                              "remove the call and let its section's section_end place it")
+        floats.append(name)
+
     def include_table(name: str) -> Markup:
         present(name)
+        placed_once(name)
         rel = f"../tables/{name}.md"
         includes.append(rel)
         return Markup("{{< include " + rel + " >}}")
@@ -236,10 +270,12 @@ def render_report(out_dir: Path, results: dict[str, Any], params: Any, evidence:
 
     def figure_md(name: str) -> Markup:
         present(name)
+        placed_once(name)
         f = figures[name]
         rel = f"../figures/{name}.png"
         images.append(rel)
         trace.strings.append(f["title"])
+        trace.strings.append(f["alt"])  # built from results by the figure's builder, like its title
         return Markup(f'![{escape.markdown(f["title"])}]({rel}){{#{float_id("fig", name)} '
                       f'fig-alt="{escape.markdown_attribute(f["alt"])}"}}')
 
@@ -267,6 +303,7 @@ def render_report(out_dir: Path, results: dict[str, Any], params: Any, evidence:
         "version": (results.get("provenance") or {}).get("version", "unknown"),
         "include_table": include_table, "figure_md": figure_md, "float_attr": float_attr, "csv_link": csv_link,
         "present": present, "see": see, "contrast": c,
+        "unplaced": lambda section: unplaced_in(section, tables, figures, placed),
     }
     from analysis.results.registry import RESULTS_BLOCKS
 

@@ -10,7 +10,7 @@ render the same objects (``ReportContext.estimates``), and nothing re-estimates 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,10 +22,11 @@ from analysis.estimators import configuration_intervals as intervals_mod
 from analysis.estimators import dependence as dependence_mod
 from analysis.estimators import families as families_mod
 from analysis.estimators import headings as headings_mod
-from analysis.estimators import paired
-from analysis.estimators import secondary_results as secondary
+from analysis.estimators import paired, secondary
 from analysis.estimators.common import contrast_of, json_ready, runs_frame
+from analysis.estimators.dose_response import DoseResponse, package_dose_response
 from analysis.estimators.failures import FailureModes, failure_modes
+from analysis.estimators.registration import Block, Estimates, ResultsBlock
 from analysis.estimators.survival_results import PackageSurvival, package_survival
 from analysis.params import Params
 
@@ -41,7 +42,8 @@ class BlockValueError(ValueError):
 
 
 class ResultsInputs:
-    """One package's inputs to the results blocks, with the shared estimates cached."""
+    """One package's inputs to the results blocks, with the shared estimates cached: the
+    analysis.estimators.registration.Estimates that every block function reads."""
 
     def __init__(self, package: Any, params: Params, *, claims_audit: dict[str, Any] | None = None, pilot: Any = None,
                  pilot_path: Path | None = None, fixtures: FixtureLibrary | None = None,
@@ -65,13 +67,9 @@ class ResultsInputs:
         build and part of its stage key; None: the survival estimator loads them itself."""
         self.design = design
         """OUT/design.json as the build read it (a declared input of its stage key), or None."""
-        self.blocks: dict[str, Any] = {}
+        self.blocks: dict[str, Block | None] = {}
         """Computed results blocks by key, each computed once: analysis.results.registry.assemble fills it, and
         :meth:`block_value` adds an evidence block a table reads before (or without) assembly."""
-        self.assembler: Callable[..., dict[str, Any]] | None = None
-        """The function that assembles results blocks (analysis.results.registry.assemble sets itself here
-        before it computes a block): the ``v2_pilot`` block (analysis.results.pilot) assembles the companion's
-        own blocks with it, since it cannot import the registry that lists it. None: not being assembled."""
 
     @property
     def study(self) -> Any:
@@ -151,12 +149,12 @@ class ResultsInputs:
         return package_survival(self.package, self.params, self.fixtures)
 
     @cached_property
-    def beyond_paper(self) -> dict[str, Any]:
-        """Inference beyond the paper as its block (``beyond_paper``: bootstrap, sign flip, GEE, design-effect
-        intervals; the panel-inference and cell-interval tables)."""
-        return secondary.beyond_paper_block(self.package, self.params, self.panel, self.dependence)
+    def beyond_paper(self) -> secondary.PanelInference:
+        """Inference beyond the paper (``beyond_paper``: bootstrap, sign flip, GEE, design-effect intervals;
+        the panel-inference and cell-interval tables)."""
+        return secondary.panel_inference(self.package, self.params, self.panel, self.dependence)
 
-    def block_value(self, block: Any) -> Any:
+    def block_value(self, block: ResultsBlock) -> Any:
         """The JSON-ready value of registered block ``block`` (an analysis.estimators.registration.ResultsBlock)
         for this package: the block results.json was assembled from when it was (``blocks``), else computed
         now from the cached estimates and kept; None when the block is left out. Evidence blocks only: the
@@ -171,12 +169,10 @@ class ResultsInputs:
         return None if computed is None else json_ready(computed.value)
 
     @cached_property
-    def dose_block(self) -> dict[str, Any]:
-        """The dose-response over the load ladder as its JSON-ready block (``dose_response``, the dose-response
-        table and figure); ``available: false`` without a ladder."""
-        from analysis.estimators.dose_response import dose_block
-
-        return dose_block(self.package, self.params, self.survival)
+    def dose_response(self) -> DoseResponse | None:
+        """The dose-response over the load ladder (``dose_response``, the dose-response table and figure);
+        None without a ladder."""
+        return package_dose_response(self.package, self.params, self.survival)
 
     @cached_property
     def pilot_inputs(self) -> ResultsInputs | None:
@@ -191,3 +187,8 @@ class ResultsInputs:
         from analysis.estimators.arm_cells import pilot_arms
 
         return pilot_arms(self.package, self.params)
+
+
+def _satisfies(inputs: ResultsInputs) -> Estimates:
+    """Never called: mypy checks here that ResultsInputs implements the Estimates every block function reads."""
+    return inputs

@@ -1,13 +1,12 @@
 """The ``v2_pilot`` block of results.json: a companion package through the same estimators.
 
 Methods note: paired effect, planned-repeat bounds and exact McNemar come from the results blocks
-of the companion package (analysis.results.registry.assemble of its own ResultsInputs, reached through
-``ResultsInputs.assembler``: the registry lists this module's REGISTRATION, so this module cannot import it);
-the per-arm cells from
+of the companion package (each block of PILOT_READS computed once from its own estimates,
+``Estimates.block_value``); the per-arm cells from
 analysis.estimators.arm_cells.pilot_arms (the t_v2_pilot table's data); the endpoint
 provenance from the [runner] table of its (locked) study.toml.
 
-Registration: REGISTRATION (below) is the ``v2_pilot`` block of results.json (build only).
+Registration: V2_PILOT_REGISTRATION (below) is the ``v2_pilot`` block of results.json (build only).
 """
 
 from __future__ import annotations
@@ -16,23 +15,20 @@ from pathlib import Path
 from typing import Any
 
 from analysis.estimators.common import json_ready
+from analysis.estimators.registration import Block, Estimates, ResultsBlock
 from analysis.evidence.describe import display_path, runner_table
 from analysis.evidence.schema import extra_column
-from analysis.results.block import Block, ResultsBlock, indexed_as
-from analysis.results.inputs import ResultsInputs
+from analysis.results import core, extras
+
+PILOT_READS: tuple[ResultsBlock, ...] = (
+    core.EVIDENCE_REGISTRATION, core.CONTRAST_REGISTRATION, core.PANEL_REGISTRATION, core.BOUNDS_REGISTRATION,
+    core.MCNEMAR_REGISTRATION, extras.FACT_SURVIVAL_REGISTRATION, extras.DOSE_RESPONSE_REGISTRATION)
+"""The companion's results.json blocks :func:`pilot_value` reads (the only ones assembled for it)."""
 
 
-class PilotAssemblyError(RuntimeError):
-    """The v2_pilot block was computed outside analysis.results.registry.assemble; assemble it from there."""
-
-
-PILOT_READS = ("evidence", "contrast", "panel", "bounds", "mcnemar", "fact_survival", "dose_response")
-"""The companion's results.json blocks :func:`pilot_block` reads (the only ones assembled for it)."""
-
-
-def pilot_block(pilot: ResultsInputs, path: Path, res: dict[str, Any]) -> dict[str, Any]:
+def pilot_value(pilot: Estimates, path: Path, res: dict[str, Any]) -> dict[str, Any]:
     """The ``v2_pilot`` block of the companion pilot found at ``path``: its own estimates ``pilot`` and
-    its results.json blocks ``res`` (analysis.results.registry.assemble of ``pilot``)."""
+    its results.json blocks ``res`` (those of PILOT_READS, by key)."""
     pkg = pilot.package
     keep = ("configurations", "mean", "median", "min", "max", "positive", "negative", "zero", "effects")
     arms = pilot.pilot_arms
@@ -57,20 +53,16 @@ def pilot_block(pilot: ResultsInputs, path: Path, res: dict[str, Any]) -> dict[s
             "fact_survival": res.get("fact_survival"), "dose_response": res.get("dose_response")}
 
 
-@indexed_as(pilot_block)
-def _v2_pilot(i: ResultsInputs) -> Block | None:
-    """``v2_pilot``: the companion pilot through the same estimators, when one is named."""
-    if i.pilot_inputs is None or i.pilot_path is None:
+def v2_pilot_block(e: Estimates) -> Block | None:
+    """``v2_pilot``: the companion pilot through the same estimators, when one is named: its blocks of
+    PILOT_READS, each computed once from its own estimates, and :func:`pilot_value` of them."""
+    pilot = e.pilot_inputs
+    if pilot is None or e.pilot_path is None:
         return None
-    if i.assembler is None:
-        raise PilotAssemblyError("the v2_pilot block needs ResultsInputs.assembler; compute it through "
-                                 "analysis.results.registry.assemble, which sets it")
-    return Block(pilot_block(i.pilot_inputs, i.pilot_path, i.assembler(i.pilot_inputs, keys=PILOT_READS)))
+    return Block(pilot_value(pilot, e.pilot_path, {r.key: pilot.block_value(r) for r in PILOT_READS}))
 
 
-REGISTRATION = ResultsBlock(
-    "v2_pilot", _v2_pilot, "{path, study_name, evidence, contrast, panel, bounds, mcnemar, arms, ...}",
-    "a companion pilot through the same estimators (--companion)", source="build",
-    tables=("fact_survival", "fact_survival_curves", "fact_survival_cuts", "v2_pilot_folds",
-            "dose_response", "v2_pilot"), figures=("dose_response",))
+V2_PILOT_REGISTRATION = ResultsBlock(
+    "v2_pilot", v2_pilot_block, "{path, study_name, evidence, contrast, panel, bounds, mcnemar, arms, ...}",
+    "a companion pilot through the same estimators (--companion)", source="build", serialises=("pilot_inputs",))
 """results.json ``v2_pilot`` (analysis/results/registry.py lists it)."""

@@ -5,7 +5,7 @@ pilot gets one paragraph instead of a section. Its headline is counted here from
 rows (no estimator runs on it): rows and valid rows, the graded checks of its valid rows and how many
 passed, the rungs of its declared ladder and its arms; and the command that builds its own report.
 
-Registration: REGISTRATION (below) is the ``v2_pilot_pointer`` block of results.json (build only).
+Registration: V2_PILOT_POINTER_REGISTRATION (below) is the ``v2_pilot_pointer`` block of results.json (build only).
 """
 
 from __future__ import annotations
@@ -15,12 +15,11 @@ from typing import Any
 
 import polars as pl
 
+from analysis.estimators.registration import Block, Estimates, ResultsBlock
 from analysis.evidence.describe import display_path
-from analysis.results.block import Block, ResultsBlock, indexed_as
-from analysis.results.inputs import ResultsInputs
 
 
-def pointer_block(package: Any, path: Path) -> dict[str, Any]:
+def pointer_value(package: Any, path: Path) -> dict[str, Any]:
     """The headline counts of the pilot ``package`` found at ``path`` and the command of its own report."""
     rows = package.rows
     valid = rows.filter(pl.col("valid").fill_null(False))
@@ -33,16 +32,15 @@ def pointer_block(package: Any, path: Path) -> dict[str, Any]:
             "command": f"python generate.py --evidence {shown} --out runs/pilot-report"}
 
 
-@indexed_as(pointer_block)
-def _v2_pilot_pointer(i: ResultsInputs) -> Block | None:
-    """``v2_pilot_pointer``: a pilot the main report points to without analysing it (issue 30)."""
-    if i.pointer is None or i.pointer_path is None:
+def v2_pilot_pointer_block(e: Estimates) -> Block | None:
+    """``v2_pilot_pointer``: a pilot the main report points to without analysing it (:func:`pointer_value`)."""
+    if e.pointer is None or e.pointer_path is None:
         return None
-    return Block(pointer_block(i.pointer, i.pointer_path))
+    return Block(pointer_value(e.pointer, e.pointer_path))
 
 
-REGISTRATION = ResultsBlock(
-    "v2_pilot_pointer", _v2_pilot_pointer,
+V2_PILOT_POINTER_REGISTRATION = ResultsBlock(
+    "v2_pilot_pointer", v2_pilot_pointer_block,
     "{path, study_name, rows, valid_rows, checks, checks_passed, rungs, arms, command}",
     "the v2 ladder pilot the main report of data/v1 points to without analysing it (python generate.py)",
     source="build")

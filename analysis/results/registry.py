@@ -2,20 +2,16 @@
 assembly, the null-reason lookup, the generated index of docs/RESULTS_KEYS.md and its test all read
 :data:`RESULTS_BLOCKS`.
 
-Every block is registered where it is computed: a module constant ``ResultsBlock(...)`` (key, compute
-function, JSON shape, docs row, the tables and figures that read it, its report ``sentence`` and, for an
-inference on the panel effect, its ``inference_row``) beside its block function, ``REGISTRATION`` in a
-module that registers one block (analysis.estimators.hodges_lehmann, analysis.results.pilot),
-``<KEY>_REGISTRATION`` in one that registers several (analysis.results.core, analysis.results.extras,
-analysis.estimators.secondary_results). :data:`RESULTS_BLOCKS` lists them by plain reference, in results.json
-order; tests/test_results_registry.py fails for a registration declared away from its block function. The one
-registration declared here is :data:`REASONS_REGISTRATION`, the top-level ``reasons`` key, which
-:func:`assemble` itself computes from the blocks before it.
+Every block is registered where it is computed: a block function ``<key>_block(e: Estimates) -> Block`` and
+beside it ``<KEY>_REGISTRATION = ResultsBlock(...)`` (key, block function, JSON shape, docs row, the estimates
+it serialises, its report ``sentence`` and, for an inference on the panel effect, its ``inference_row``).
+:data:`RESULTS_BLOCKS` lists them by plain reference, in results.json order. The one registration declared
+here is :data:`REASONS_REGISTRATION`, the top-level ``reasons`` key, which :func:`assemble` computes from the
+blocks before it. Tables and figures declare the registrations they read (``@table(reads=...)``,
+``@figure(reads=...)``); the docs index's reader columns come from those declarations
+(analysis.figures.registry.block_readers).
 
-Adding a statistic (docs/ADDING_A_STATISTIC.md): write the pure estimator, its block function and its
-registration ``REGISTRATION = ResultsBlock(...)`` in the estimator's module, and its test; list
-``<module>.REGISTRATION`` in :data:`RESULTS_BLOCKS` (a plain import), in the place its key takes in
-results.json; then ``python generate.py regenerate`` (docs index, outputs, golden tables).
+Adding a statistic: docs/ADDING_A_STATISTIC.md.
 
 Methods note: blocks are computed in registry order, which is results.json's key order (docs/RESULTS_CONTRACT.md
 fixes the contract keys; the extras follow). Every block carries its own null reasons (Block.reasons);
@@ -30,12 +26,11 @@ from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from analysis.estimators import hodges_lehmann
+from analysis.estimators import arm_recall, hodges_lehmann
 from analysis.estimators import secondary_results as secondary
 from analysis.estimators.common import json_ready
+from analysis.estimators.registration import Block, Estimates, ResultsBlock, check_serialises
 from analysis.results import core, extras, pilot, pilot_pointer
-from analysis.results.block import Block, ResultsBlock
-from analysis.results.inputs import ResultsInputs
 
 REASONS_FROM: tuple[str, ...] = ("panel", "bounds", "families", "dependence", "sparse")
 """Blocks whose null reasons results.json lists under the top-level ``reasons`` key, in its order."""
@@ -58,12 +53,14 @@ def collect_reasons(computed: Mapping[str, Block]) -> dict[str, str]:
     return out
 
 
-def _reasons_placeholder(_i: ResultsInputs) -> Block:  # filled by assemble() from the blocks before it
+def reasons_block(_e: Estimates) -> Block:
+    """``reasons``: a placeholder never called; :func:`assemble` fills the key with :func:`collect_reasons`
+    of the blocks before it."""
     return Block({})
 
 
 REASONS_REGISTRATION = ResultsBlock(
-    "reasons", _reasons_placeholder, "{\"<key>.<field>\": why}",
+    "reasons", reasons_block, "{\"<key>.<field>\": why}",
     "why each null statistic of panel, bounds, families, dependence and sparse is null")
 """The top-level ``reasons`` key: the one registration declared here, since :func:`assemble` computes it
 (:func:`collect_reasons` of the blocks before it); its compute is a placeholder never called."""
@@ -94,16 +91,22 @@ RESULTS_BLOCKS: tuple[ResultsBlock, ...] = (
     secondary.CARRIER_AUDIT_REGISTRATION,
     secondary.FAILURE_MODES_REGISTRATION,
     secondary.BEYOND_PAPER_REGISTRATION,
-    hodges_lehmann.REGISTRATION,
+    hodges_lehmann.HODGES_LEHMANN_REGISTRATION,
+    arm_recall.ARM_RECALL_REGISTRATION,
     extras.FACT_SURVIVAL_REGISTRATION,
     extras.DOSE_RESPONSE_REGISTRATION,
     extras.CLAIMS_AUDIT_REGISTRATION,
-    pilot.REGISTRATION,
-    pilot_pointer.REGISTRATION,
+    pilot.V2_PILOT_REGISTRATION,
+    pilot_pointer.V2_PILOT_POINTER_REGISTRATION,
     extras.PREREGISTRATION_REGISTRATION,
     extras.DESIGN_REGISTRATION,
 )
 """Every top-level key of results.json, in its order."""
+INFERENCE_ROWS: tuple[ResultsBlock, ...] = tuple(b for b in RESULTS_BLOCKS if b.inference_row is not None)
+"""The registered statistics that feed a row of the panel-inference table t_beyond_inference (its reads)."""
+SERIALISED_BY: dict[str, str] = check_serialises(RESULTS_BLOCKS)
+"""Estimates attribute (or ``attribute.field``) -> the key of the block that serialises it (checked on import:
+an unknown attribute or one claimed twice raises RegistrationError)."""
 
 
 def entry(key: str) -> ResultsBlock:
@@ -114,7 +117,7 @@ def entry(key: str) -> ResultsBlock:
     raise ResultsRegistryError(f"no results block {key!r}; add it to analysis/results/registry.py")
 
 
-def assemble(inputs: ResultsInputs, sources: Iterable[str] = ("evidence",),
+def assemble(inputs: Estimates, sources: Iterable[str] = ("evidence",),
              keys: Collection[str] | None = None) -> dict[str, Any]:
     """results.json as a dict: every block of ``sources`` in registry order, JSON-ready; only the blocks named
     in ``keys`` when given (a reader of a few blocks, such as v2_pilot, computes no others; ``reasons``, which
@@ -128,7 +131,6 @@ def assemble(inputs: ResultsInputs, sources: Iterable[str] = ("evidence",),
         if bad:
             raise ResultsRegistryError(f"assemble(keys=...) names {', '.join(map(repr, bad))}: name results blocks "
                                        "other than 'reasons' (which needs every block before it)")
-    inputs.assembler = assemble  # the v2_pilot block assembles its companion's blocks with it
     computed: dict[str, Block] = {}
     out: dict[str, Any] = {}
     for spec in RESULTS_BLOCKS:
@@ -166,63 +168,51 @@ def block_reasons(results: Mapping[str, Any], key: str) -> dict[str, str]:
     return own
 
 
-def check_registry(table_names: Iterable[str], figure_names: Iterable[str]) -> list[str]:
-    """Problems of the registry: duplicate keys, readers that are no table or figure builder."""
-    problems = []
+def check_registry(readers: Mapping[str, tuple[Iterable[str], Iterable[str]]]) -> list[str]:
+    """Problems of the registry: duplicate keys, readers declared for a key the registry lacks.
+    ``readers``: block key -> (table builders, figure builders) that declare they read it."""
     keys = [b.key for b in RESULTS_BLOCKS]
-    problems += [f"key {k!r} registered twice" for k in sorted({k for k in keys if keys.count(k) > 1})]
-    tables, figures = set(table_names), set(figure_names)
-    for b in RESULTS_BLOCKS:
-        problems += [f"{b.key}: no table builder {t!r}" for t in b.tables if t not in tables]
-        problems += [f"{b.key}: no figure builder {f!r}" for f in b.figures if f not in figures]
+    problems = [f"key {k!r} registered twice" for k in sorted({k for k in keys if keys.count(k) > 1})]
+    problems += [f"{k!r} is read by {', '.join([*t, *f])} but no registration of RESULTS_BLOCKS has that key; "
+                 "list its registration in analysis/results/registry.py"
+                 for k, (t, f) in sorted(readers.items()) if k not in keys]
     return problems
 
 
-def docs_index() -> str:
-    """The generated index of docs/RESULTS_KEYS.md (between its BEGIN/END markers)."""
+def docs_index(readers: Mapping[str, tuple[Iterable[str], Iterable[str]]] | None = None) -> str:
+    """The generated index of docs/RESULTS_KEYS.md (between its BEGIN/END markers); ``readers``: block key ->
+    (table builders, figure builders) that read it (analysis.figures.registry.block_readers)."""
     lines = ["| key | computed by | shape | meaning | tables | figures |", "|---|---|---|---|---|---|"]
     for b in RESULTS_BLOCKS:
         fn = b.compute
         where = "assemble (from the blocks before it)" if b.key == "reasons" else (
             f"`{fn.__module__}.{fn.__qualname__}`")
         meaning = b.doc + (" (contract)" if b.contract else "") + (" (build only)" if b.source == "build" else "")
+        tables, figures = (readers or {}).get(b.key, ((), ()))
         lines.append(f"| `{b.key}` | {where} | `{b.shape}` | {meaning} | "
-                     f"{', '.join(b.tables) or '—'} | {', '.join(b.figures) or '—'} |")
+                     f"{', '.join(tables) or '—'} | {', '.join(figures) or '—'} |")
     return "\n".join(lines) + "\n"
 
 
 DOCS_PATH = "docs/RESULTS_KEYS.md"
-INDEX_BEGIN = "<!-- BEGIN generated by `python -m analysis.results.registry --write-docs` -->"
+INDEX_BEGIN = "<!-- BEGIN generated by `python generate.py regenerate` -->"
 INDEX_END = "<!-- END generated -->"
 
 
-def with_docs_index(text: str) -> str:
+def with_docs_index(text: str, readers: Mapping[str, tuple[Iterable[str], Iterable[str]]] | None = None) -> str:
     """``text`` (docs/RESULTS_KEYS.md) with the generated index between its markers replaced."""
     head, sep, rest = text.partition(INDEX_BEGIN)
     _old, sep2, tail = rest.partition(INDEX_END)
     if not sep or not sep2:
         raise ResultsRegistryError(f"{DOCS_PATH} lacks the markers {INDEX_BEGIN!r} ... {INDEX_END!r}; add them")
-    return f"{head}{INDEX_BEGIN}\n{docs_index()}{INDEX_END}{tail}"
+    return f"{head}{INDEX_BEGIN}\n{docs_index(readers)}{INDEX_END}{tail}"
 
 
-def write_docs_index(repo: Path) -> Path:
-    """Rewrite the generated index of ``repo``'s docs/RESULTS_KEYS.md from the registry; returns its path."""
+def write_docs_index(repo: Path, readers: Mapping[str, tuple[Iterable[str], Iterable[str]]]) -> Path:
+    """Rewrite the generated index of ``repo``'s docs/RESULTS_KEYS.md from the registry and the builders'
+    ``readers`` (analysis.figures.registry.block_readers); returns its path."""
     from analysis.safeio import read_text, write_text
 
     doc = repo / DOCS_PATH
-    write_text(doc, with_docs_index(read_text(doc)))
+    write_text(doc, with_docs_index(read_text(doc), readers))
     return doc
-
-
-if __name__ == "__main__":  # python -m analysis.results.registry [--write-docs]
-    import sys
-
-    from analysis.locations import checkout_root
-
-    if sys.argv[1:] == ["--write-docs"]:
-        repo = checkout_root()
-        if repo is None:
-            raise SystemExit(f"--write-docs rewrites the repository's {DOCS_PATH}; run it from a checkout")
-        print(f"wrote the index of {write_docs_index(repo)}")
-    else:
-        print(docs_index(), end="")

@@ -15,6 +15,7 @@ import polars as pl
 from analysis.estimators.common import valid_outcome_rows
 from analysis.estimators.fill import fill_fractions
 from analysis.tables.context import ReportContext, cell_stats
+from analysis.tables.declare import table
 from analysis.tables.formatting import fmt_count_of, fmt_general, fmt_int, fmt_mean_n, fmt_num, fmt_pct, fmt_signed
 from analysis.tables.labels import (
     ARM_LABELS,
@@ -37,6 +38,7 @@ def _lookup(stats: pl.DataFrame, **keys: str) -> dict[str, Any] | None:
     return hit.row(0, named=True) if hit.height else None
 
 
+@table(section="arms")
 def supporting_arms(ctx: ReportContext) -> TableSpec:
     """Paper Table 1: mean recall per configuration and supporting arm on the primary scenario."""
     title = "Supporting arms: mean exact recall by configuration and arm (primary scenario)"
@@ -82,6 +84,7 @@ def _ladder_groups(ctx: ReportContext) -> pl.DataFrame:
             .select("configuration", "execution_group").sort("configuration", "execution_group"))
 
 
+@table(section="arms")
 def ladder(ctx: ReportContext) -> TableSpec:
     """Paper Table 2: the assigned-policy ladder control -> treatment -> plain headings."""
     title = "Assigned-policy ladder on the endpoints where all three rungs ran (primary scenario)"
@@ -119,6 +122,7 @@ def ladder(ctx: ReportContext) -> TableSpec:
                           "is the difference of rung means (a policy contrast, not a decomposition).")
 
 
+@table(section="arms")
 def scenario_comparison(ctx: ReportContext) -> TableSpec:
     """Paper section 4.4: ladder endpoints' arm means on every scenario."""
     title = "Exploratory scenario comparison on the ladder endpoints: mean recall by arm and scenario"
@@ -158,6 +162,7 @@ def _ceiling_groups(ctx: ReportContext) -> pl.DataFrame:
     return rows.select("configuration", "execution_group").unique().sort("configuration", "execution_group")
 
 
+@table(section="arms")
 def reduced_ceiling(ctx: ReportContext) -> TableSpec:
     """Paper section 4.5: control vs halved ceiling (and plain controls) in the ceiling groups."""
     title = "Reduced declared ceiling: rows, recall, carried characters and clipping (primary scenario)"
@@ -187,6 +192,7 @@ def reduced_ceiling(ctx: ReportContext) -> TableSpec:
                           "mean final carrier length; clipping counts folds over all folds.")
 
 
+@table(section="arms")
 def reduced_ceiling_by_model(ctx: ReportContext) -> TableSpec:
     """Paper section 4.6: control and reduced-ceiling rows at threshold per endpoint, with control fill.
 
@@ -236,6 +242,7 @@ def reduced_ceiling_by_model(ctx: ReportContext) -> TableSpec:
                           "scenario.")
 
 
+@table(section="arms")
 def fill_examples(ctx: ReportContext) -> TableSpec:
     """Paper section 4.6: carried characters and fill of the undivided arms, with recall."""
     study = ctx.study

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+from analysis.estimators.secondary_results import CARRIER_AUDIT_REGISTRATION
 from analysis.tables.context import ReportContext
+from analysis.tables.declare import table
 from analysis.tables.formatting import fmt_pct
 from analysis.tables.labels import arm_label
 from analysis.tables.spec import TableSpec, display_frame, empty_table
 
 
+@table(section="exploratory", reads=(CARRIER_AUDIT_REGISTRATION,))
 def carrier(ctx: ReportContext) -> TableSpec:
     """Paper 4.10: audited rows with a carrier-present, answer-missed discrepancy, by arm."""
     title = "Carrier audit: rows where a graded value was in the carrier but missed by the answer"

@@ -9,14 +9,17 @@ from typing import Any
 
 import polars as pl
 
-from analysis.estimators.common import json_ready, valid_outcome_rows
+from analysis.estimators.common import valid_outcome_rows
 from analysis.estimators.estimable import not_estimable
+from analysis.estimators.secondary_results import BEYOND_PAPER_REGISTRATION
 from analysis.tables.context import ReportContext, cell_stats
+from analysis.tables.declare import table
 from analysis.tables.formatting import fmt_count_of, fmt_general, fmt_interval, fmt_mean_n, fmt_num, fmt_pct, stated
 from analysis.tables.panel import partition_runs_frame
 from analysis.tables.spec import TableSpec, display_frame, empty_table
 
 
+@table(section="exploratory")
 def deeper_repeats(ctx: ReportContext) -> TableSpec:
     """Paper 4.7.1: partition runs planned deeper than the usual depth, per arm."""
     s = ctx.study
@@ -53,6 +56,7 @@ def deeper_repeats(ctx: ReportContext) -> TableSpec:
                      note=f"Usual depth is the median planned repeats of the partition runs ({usual}).")
 
 
+@table(section="exploratory")
 def validity(ctx: ReportContext) -> TableSpec:
     """Validity summary: rows, valid rows and invalid reasons per scenario and arm."""
     title = "Validity: rows, valid rows and invalid reasons by scenario and arm"
@@ -78,6 +82,7 @@ def validity(ctx: ReportContext) -> TableSpec:
                           "attempt as an invalid row.")
 
 
+@table(section=None)
 def recall_cells(ctx: ReportContext) -> TableSpec:
     """Per-cell denominators of every (scenario, configuration, execution group, arm) mean."""
     title = "Every cell mean with its row count (all scenarios)"
@@ -104,13 +109,14 @@ def _cell_interval(r: dict[str, Any], design_reason: str | None) -> str:
     return not_estimable(f"no design effect ({design_reason})" if design_reason else "no design effect")
 
 
+@table(section="beyond", reads=(BEYOND_PAPER_REGISTRATION,))
 def cell_intervals(ctx: ReportContext) -> TableSpec:
     """Design-effect-aware Wilson intervals of the control and treatment cells of the primary scenario."""
     s = ctx.study
     title = (f"Beyond the paper: {s.control} and {s.treatment} cell means with design-effect-aware "
              "intervals (ours)")
     cols = ["model", "execution group", "arm", "recall", "n", "effective n", "interval"]
-    d = json_ready(ctx.estimates.beyond_paper).get("design_effect_intervals") or {}
+    d = ctx.estimates.block_value(BEYOND_PAPER_REGISTRATION).get("design_effect_intervals") or {}
     cells = [c for c in d.get("cells") or [] if c.get("arm") in (s.control, s.treatment)]
     if not cells:
         return empty_table("t_beyond_cells", title, cols, "no control or treatment cell with a valid row")

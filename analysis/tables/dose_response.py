@@ -1,8 +1,8 @@
 """Dose-response over the load ladder: one table of recall, paired effect and fact survival per rung.
 
-Methods note: the numbers are the ``dose_response`` block (analysis.estimators.dose_response.dose_block),
-computed once by the results stage and handed over as ``ctx.estimates.dose_block``, of the evidence when it
-has a load ladder, else of the companion pilot beside it (its own estimates: results.json's
+Methods note: the numbers are the ``dose_response`` block (analysis.results.extras.dose_response_block),
+computed once by the results stage and read as ``ctx.estimates.block_value(DOSE_RESPONSE_REGISTRATION)``, of
+the evidence when it has a load ladder, else of the companion pilot beside it (its own estimates: results.json's
 ``v2_pilot.dose_response``); nothing is recomputed here and results.json is not read. The figure
 (analysis.figures.dose_response) reads the same block through :func:`dose_source`.
 """
@@ -15,7 +15,10 @@ from typing import Any
 import polars as pl
 
 from analysis.estimators.estimable import not_estimable
+from analysis.results.extras import DOSE_RESPONSE_REGISTRATION
+from analysis.results.pilot import V2_PILOT_REGISTRATION
 from analysis.tables.context import ReportContext
+from analysis.tables.declare import table
 from analysis.tables.formatting import fmt_count_of, fmt_interval, fmt_num, fmt_signed
 from analysis.tables.labels import arm_label
 from analysis.tables.spec import TableSpec, display_frame, empty_table
@@ -31,7 +34,7 @@ def pilot_dose_block(ctx: ReportContext) -> Mapping[str, Any] | None:
     """The companion pilot's ``dose_response`` block (``v2_pilot.dose_response``), computed once with its
     estimates; None when results.json has no ``v2_pilot`` block (no pilot, or none named by its path)."""
     pilot = ctx.estimates.pilot_inputs
-    return None if pilot is None or ctx.estimates.pilot_path is None else pilot.dose_block
+    return None if pilot is None or ctx.estimates.pilot_path is None else pilot.block_value(DOSE_RESPONSE_REGISTRATION)
 
 
 def dose_source(own: Any, pilot: Any) -> tuple[str, Mapping[str, Any]] | str:
@@ -83,9 +86,10 @@ def _planted(cell: Mapping[str, Any], paired: Mapping[str, Any] | None, treatmen
             f"planted {effect}": fmt_signed(eff, 2) if treatment_line and eff is not None else ""}
 
 
+@table(section="dose_response", reads=(DOSE_RESPONSE_REGISTRATION, V2_PILOT_REGISTRATION))
 def dose_response(ctx: ReportContext) -> TableSpec:
     """Per rung and arm: recall with interval and capture → survival; per rung treatment − control."""
-    src = dose_source(ctx.estimates.dose_block, pilot_dose_block(ctx))
+    src = dose_source(ctx.estimates.block_value(DOSE_RESPONSE_REGISTRATION), pilot_dose_block(ctx))
     base_cols = ["evidence", "rung", "varies", "arm"]
     if isinstance(src, str):
         return empty_table("t_dose_response", TITLE, base_cols, src)

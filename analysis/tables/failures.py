@@ -13,12 +13,15 @@ from typing import Any
 
 import polars as pl
 
+from analysis.estimators.secondary_results import FAILURE_MODES_REGISTRATION
 from analysis.tables.context import ReportContext
+from analysis.tables.declare import table
 from analysis.tables.formatting import fmt_general, fmt_mean_n, fmt_num
 from analysis.tables.labels import arm_label
 from analysis.tables.spec import TableSpec, counted, display_frame, empty_table, without_zero_columns
 
 
+@table(section="exploratory", reads=(FAILURE_MODES_REGISTRATION,))
 def fabrication(ctx: ReportContext) -> TableSpec:
     """Paper 4.11: failing rows that fabricate with no abstention marker versus those that abstain."""
     thr = ctx.threshold
@@ -38,6 +41,7 @@ def fabrication(ctx: ReportContext) -> TableSpec:
                           "Classified on the retained answer prefix only." + zeros)
 
 
+@table(section="exploratory", reads=(FAILURE_MODES_REGISTRATION,))
 def parse_failure_summary(ctx: ReportContext) -> TableSpec:
     """Paper 6: rows carrying a parse failure against clean rows, per arm group and over all arms."""
     title = "Parse failures: rows carrying one, how many stay valid, and their recall against clean rows"
@@ -62,6 +66,7 @@ def parse_failure_summary(ctx: ReportContext) -> TableSpec:
                           "fault.")
 
 
+@table(section="exploratory", reads=(FAILURE_MODES_REGISTRATION,))
 def invalid_summary(ctx: ReportContext) -> TableSpec:
     """Paper 6: invalid rows of the primary scenario by reason and arm, with their recall if recorded."""
     title = "Invalid rows of the primary scenario by reason and arm"
@@ -94,6 +99,7 @@ def short_note(note: str) -> str:
     return note[:NOTE_CHARS].rsplit(" ", 1)[0].rstrip(",;") + " … (in full: claims_audit.csv)"
 
 
+@table(section=None)
 def claims_audit(ctx: ReportContext) -> TableSpec:
     """The claims audit: every transcribed claim of the paper against the value computed here."""
     title = "Claims audit: the paper's printed numbers against values computed from this evidence"
@@ -126,6 +132,7 @@ def _meaning(status: str, legend: str) -> str:
     return rest if sep and re.sub(r"\s*\([^)]*\)", "", head).strip() == status else legend
 
 
+@table(section="claims")
 def claims_summary(ctx: ReportContext) -> TableSpec:
     """The claims audit in one table: claims per status, derived claims and all claims."""
     title = "Claims audit summary: claims per status"

@@ -12,7 +12,10 @@ from __future__ import annotations
 import polars as pl
 
 from analysis.estimators.fill import FillAnalysis
+from analysis.estimators.secondary_results import FILL_REGISTRATION
+from analysis.results.core import PANEL_REGISTRATION
 from analysis.tables.context import ReportContext
+from analysis.tables.declare import table
 from analysis.tables.formatting import fmt_count_of, fmt_general, fmt_pct, fmt_points, fmt_signed, stated
 from analysis.tables.spec import TableSpec, display_frame, empty_table
 
@@ -28,6 +31,7 @@ def _pcts(fills: tuple[float, ...]) -> str:
     return ", ".join(fmt_pct(f) for f in fills) or "—"
 
 
+@table(section="exploratory", reads=(PANEL_REGISTRATION, FILL_REGISTRATION))
 def threshold_classes(ctx: ReportContext) -> TableSpec:
     """Paper 4.7.1: failing configurations by rescue class, with their fills."""
     ep = ctx.params
@@ -63,6 +67,7 @@ def threshold_classes(ctx: ReportContext) -> TableSpec:
         pl.col("members").list.join(";")), display_frame(out, cols), note=note)
 
 
+@table(section="exploratory", reads=(PANEL_REGISTRATION, FILL_REGISTRATION))
 def borderline(ctx: ReportContext) -> TableSpec:
     """Paper 4.7.1: the fill margin of the rescue separation, with and without borderline models."""
     ep = ctx.params

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import polars as pl
 
+from analysis.estimators.secondary_results import HEADINGS_DETAIL_REGISTRATION
 from analysis.tables.context import ReportContext
+from analysis.tables.declare import table
 from analysis.tables.formatting import fmt_general, fmt_num, fmt_signed, stated
 from analysis.tables.spec import TableSpec, counted, display_frame, empty_table
 
 
+@table(section="exploratory", reads=(HEADINGS_DETAIL_REGISTRATION,))
 def headings(ctx: ReportContext) -> TableSpec:
     """Paper 4.8: recall by headings carried, single-field schema arms, plus within-cell fits."""
     ep = ctx.params
@@ -38,6 +41,7 @@ def headings(ctx: ReportContext) -> TableSpec:
     return TableSpec("t_headings", title, frame, display_frame(out, cols), note=note)
 
 
+@table(section="exploratory", reads=(HEADINGS_DETAIL_REGISTRATION,))
 def headings_within(ctx: ReportContext) -> TableSpec:
     """Paper 4.8: the within-cell slope and residual r over all arms, single-field arms and control."""
     ep = ctx.params

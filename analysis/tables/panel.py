@@ -21,10 +21,18 @@ from analysis.estimators.common import Contrast, runs_frame
 from analysis.estimators.estimable import not_estimable
 from analysis.estimators.fill import fill_fractions
 from analysis.estimators.paired import Panel, PanelSummary, paired_effects_frame
+from analysis.results.core import BOUNDS_REGISTRATION, FAMILIES_REGISTRATION, PANEL_REGISTRATION, SPARSE_REGISTRATION
 from analysis.results.inputs import CONTRACT_SPARSE_K
 from analysis.tables.context import ReportContext
+from analysis.tables.declare import table
 from analysis.tables.formatting import fmt_int, fmt_num, fmt_pct, fmt_signed
-from analysis.tables.spec import TableSpec, defined, display_frame, empty_table, if_marked
+from analysis.tables.spec import (
+    TableSpec,
+    defined,
+    display_frame,
+    empty_table,
+    if_marked,
+)
 
 _EFFECT_SCHEMA = {"configuration": pl.String, "effect": pl.Float64, "pairs": pl.Int64,
                   "control_rows": pl.Int64, "treatment_rows": pl.Int64,
@@ -62,6 +70,7 @@ def panel_fills(ctx: ReportContext) -> pl.DataFrame:
                           runs=partition_runs_frame(study))
 
 
+@table(section="panel", reads=(PANEL_REGISTRATION,))
 def table3(ctx: ReportContext) -> TableSpec:
     """Paper Table 3: per-configuration means, complete pairs, paired effect, row counts and fill."""
     s = ctx.study
@@ -84,6 +93,7 @@ def table3(ctx: ReportContext) -> TableSpec:
                           + if_marked(out, " “—” marks a value that is not defined."))
 
 
+@table(section="panel")
 def out_of_window(ctx: ReportContext) -> TableSpec:
     """Partition runs published before the recency cutoff: their paired effects, outside the panel.
 
@@ -122,6 +132,7 @@ def out_of_window(ctx: ReportContext) -> TableSpec:
                           + if_marked(out, " “—” marks a value that is not defined."))
 
 
+@table(section="panel", reads=(PANEL_REGISTRATION,))
 def panel_summary(ctx: ReportContext) -> TableSpec:
     """Equal-configuration summary of the panel: centre, spread, signs, leave-one-out, dispersion."""
     title = "Panel summary over configurations (each weighted equally)"
@@ -158,6 +169,7 @@ def _without_single_pair(eff: pl.DataFrame) -> dict[str, Any]:
             "median": kept.median() if kept.len() else None}
 
 
+@table(section="panel", reads=(PANEL_REGISTRATION, SPARSE_REGISTRATION))
 def sparse_cells(ctx: ReportContext) -> TableSpec:
     """Paper sparse-cell table: panel mean and median under the sparse-cell restrictions."""
     title = "Sparse-cell sensitivity: equal-configuration paired mean by population"
@@ -186,6 +198,7 @@ def sparse_cells(ctx: ReportContext) -> TableSpec:
                                          "estimable).", mark=none_left))
 
 
+@table(section="panel", reads=(BOUNDS_REGISTRATION, FAMILIES_REGISTRATION))
 def sensitivity(ctx: ReportContext) -> TableSpec:
     """Planned-repeat bounds and family weighting (paper section 4.7)."""
     title = "Missingness bounds and family-weighted sensitivity"

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from analysis.estimators.common import json_ready
 from analysis.estimators.estimable import not_estimable
-from analysis.results.block import InferenceRow
-from analysis.results.registry import RESULTS_BLOCKS
+from analysis.estimators.registration import InferenceRow
+from analysis.estimators.secondary_results import BEYOND_PAPER_REGISTRATION
+from analysis.results.registry import INFERENCE_ROWS, RESULTS_BLOCKS
 from analysis.tables.context import ReportContext
+from analysis.tables.declare import table
 from analysis.tables.formatting import fmt_int, fmt_interval, fmt_num, fmt_signed
 from analysis.tables.spec import TableSpec, display_frame, empty_table
 
@@ -40,11 +41,12 @@ def _units(r: InferenceRow) -> str:
     return f"{fmt_int(r.units)} {r.unit.removesuffix('s') if r.units == 1 else r.unit}"
 
 
+@table(section="beyond", reads=(BEYOND_PAPER_REGISTRATION, *INFERENCE_ROWS))
 def panel_inference(ctx: ReportContext) -> TableSpec:
     """Bootstrap interval, sign-flip p and row-level GEE for the panel effect."""
     title = "Beyond the paper: inference on the paired effect, and the unpaired row-level GEE contrast (ours)"
     cols = ["method", "estimate", "interval", "p-value", "units"]
-    b = json_ready(ctx.estimates.beyond_paper)
+    b = ctx.estimates.block_value(BEYOND_PAPER_REGISTRATION)
     boot, flip, gee = b.get("bootstrap") or {}, b.get("sign_flip") or {}, b.get("gee") or {}
     if not (boot.get("n") or flip.get("n") or gee.get("clusters")):
         return empty_table("t_beyond_inference", title, cols, "no configuration in the primary panel")

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from analysis.results.pilot import V2_PILOT_REGISTRATION
 from analysis.tables.context import PILOT_KEY, ReportContext
+from analysis.tables.declare import table
 from analysis.tables.formatting import fmt_count_of, fmt_general, fmt_mean_n
 from analysis.tables.labels import arm_label
 from analysis.tables.spec import TableSpec, display_frame, empty_table
@@ -30,6 +32,7 @@ def _pilot_arms(ctx: ReportContext, name: str, title: str, cols: list[str]) -> T
     return package, data
 
 
+@table(section="pilot", reads=(V2_PILOT_REGISTRATION,))
 def v2_pilot(ctx: ReportContext) -> TableSpec:
     """The v2 pilot per arm: rows, recall and repeat identity (its folds and carrier: v2_pilot_folds).
 
@@ -59,6 +62,7 @@ FOLD_COLUMNS = ("configuration", "arm", "folds", "parse_failures", "finish_lengt
 """The data columns of v2_pilot_folds (its CSV)."""
 
 
+@table(section="pilot", reads=(V2_PILOT_REGISTRATION,))
 def v2_pilot_folds(ctx: ReportContext) -> TableSpec:
     """The v2 pilot per arm: fold failures, length cuts and what the final carrier holds."""
     title = "The v2 pilot per arm: fold failures and the final carrier"

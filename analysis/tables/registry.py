@@ -3,12 +3,13 @@ plus tables/index.json (the tables stage of the build)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from analysis.safeio import write_json, write_text
 from analysis.tables import (
     arm_means,
+    arm_recall,
     carrier,
     cells,
     dose_response,
@@ -21,6 +22,7 @@ from analysis.tables import (
     survival,
 )
 from analysis.tables.context import ReportContext
+from analysis.tables.declare import declaration
 from analysis.tables.render import to_csv, to_html, to_markdown
 from analysis.tables.spec import TableSpec
 
@@ -52,6 +54,7 @@ TABLE_ORDER: tuple[TableBuilder, ...] = (
     cells.recall_cells,
     panel_inference.panel_inference,
     cells.cell_intervals,
+    arm_recall.arm_recall,
     failures.claims_summary,
     failures.claims_audit,
     survival.fact_survival,
@@ -61,7 +64,7 @@ TABLE_ORDER: tuple[TableBuilder, ...] = (
     dose_response.dose_response,
     pilot.v2_pilot,
 )
-"""Every table builder, in report order (a builder's ``__name__`` is what a results block's ``tables`` names)."""
+"""Every table builder, in report order (each declares the results blocks it reads: @table(reads=...))."""
 
 
 def build_tables(ctx: ReportContext) -> list[TableSpec]:
@@ -73,8 +76,15 @@ def build_tables(ctx: ReportContext) -> list[TableSpec]:
     return specs
 
 
-def write_tables(specs: list[TableSpec], directory: Path) -> list[Path]:
-    """Write ``<name>.csv``, ``<name>.md`` and ``<name>.html`` per table; returns the paths written."""
+def report_sections(builders: Sequence[Callable[..., object]], names: Sequence[str]) -> dict[str, str | None]:
+    """Table or figure name -> the report section its builder declares (@table/@figure(section=...))."""
+    return {name: declaration(builder).section for builder, name in zip(builders, names, strict=True)}
+
+
+def write_tables(specs: list[TableSpec], directory: Path,
+                 sections: Mapping[str, str | None] | None = None) -> list[Path]:
+    """Write ``<name>.csv``, ``<name>.md`` and ``<name>.html`` per table, and tables/index.json with each
+    table's report ``section`` (from ``sections``; None when not given); returns the paths written."""
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for spec in specs:
@@ -83,7 +93,7 @@ def write_tables(specs: list[TableSpec], directory: Path) -> list[Path]:
             write_text(path, text)
             written.append(path)
     index = [{"name": s.name, "title": s.title, "note": s.note, "empty_reason": s.empty_reason,
-              "rows": s.data.height} for s in specs]
+              "rows": s.data.height, "section": (sections or {}).get(s.name)} for s in specs]
     path = directory / "index.json"
     write_json(path, index, sort_keys=False)
     written.append(path)
@@ -93,6 +103,6 @@ def write_tables(specs: list[TableSpec], directory: Path) -> list[Path]:
 def tables_stage(ctx: ReportContext, out_dir: Path) -> tuple[list[Path], str]:
     """Build every table; write CSV, Markdown and HTML under OUT/tables. Returns (paths, detail)."""
     specs = build_tables(ctx)
-    paths = write_tables(specs, out_dir / "tables")
+    paths = write_tables(specs, out_dir / "tables", report_sections(TABLE_ORDER, [s.name for s in specs]))
     empty = sum(1 for t in specs if t.is_empty)
     return paths, f"{len(specs)} tables ({empty} not in this evidence)"

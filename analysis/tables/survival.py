@@ -17,7 +17,10 @@ import polars as pl
 from analysis.estimators.estimable import not_estimable
 from analysis.estimators.fact_timeline import FactTimeline
 from analysis.estimators.survival import FactSurvival, curves_reason
+from analysis.results.extras import FACT_SURVIVAL_REGISTRATION
+from analysis.results.pilot import V2_PILOT_REGISTRATION
 from analysis.tables.context import ReportContext
+from analysis.tables.declare import table
 from analysis.tables.formatting import fmt_count_of, fmt_general, fmt_interval, fmt_num
 from analysis.tables.labels import arm_label
 from analysis.tables.spec import TableSpec, counted, display_frame, empty_table, without_zero_columns
@@ -108,6 +111,7 @@ def _paired_note(s: FactSurvival) -> str:
     return "; ".join(parts)
 
 
+@table(section="survival", reads=(FACT_SURVIVAL_REGISTRATION, V2_PILOT_REGISTRATION))
 def fact_survival(ctx: ReportContext) -> TableSpec:
     """Per arm: capture at entry, first loss, never lost, back in the final carrier, values not captured."""
     title = "Where graded values are lost: capture at the entry fold and first losses across later folds, per arm"
@@ -141,6 +145,7 @@ def fact_survival(ctx: ReportContext) -> TableSpec:
     return TableSpec("t_fact_survival", title, data, display_frame(rows, cols), note=note + zeros)
 
 
+@table(section="survival", reads=(FACT_SURVIVAL_REGISTRATION, V2_PILOT_REGISTRATION))
 def fact_survival_curves(ctx: ReportContext) -> TableSpec:
     """Per arm: Kaplan–Meier S(k), S at the last fold with its row-cluster interval, hazard, loss sites."""
     title = ("Survival of captured values across later folds: Kaplan–Meier curve, hazard and where losses happen, "
@@ -176,6 +181,7 @@ def fact_survival_curves(ctx: ReportContext) -> TableSpec:
 CUT_COLUMNS = ["evidence", "cut", "level", "arm", "values", "captured at entry", "lost", "never lost"]
 
 
+@table(section="survival", reads=(FACT_SURVIVAL_REGISTRATION, V2_PILOT_REGISTRATION))
 def fact_survival_cuts(ctx: ReportContext) -> TableSpec:
     """Capture and survival cut by the fixture's value class and by the entry fold's distance from the last."""
     title = "Capture and survival of graded values by value class and by folds between entry and the last fold"
