@@ -53,7 +53,7 @@ def test_every_structural_problem_is_reported_at_its_line() -> None:
 
 
 def test_a_missing_required_key_names_the_key_and_the_fix() -> None:
-    # Plant: drop "required" from study_schema.table_schema -> a missing key passes silently.
+    # Plant: drop "required" from study_schema.toml_table_schema -> a missing key passes silently.
     assert _problems(b'scenario = "S5"\n', b"") == [
         (1, "study.scenario", "required key 'scenario' is missing; add it")]
 

@@ -61,7 +61,7 @@ KIND_SCHEMAS: dict[str, dict[str, Any]] = {
 """Key kind (the first field of a key spec) -> the JSON Schema of its value."""
 
 
-def table_schema(spec: Spec) -> dict[str, Any]:
+def toml_table_schema(spec: Spec) -> dict[str, Any]:
     """The JSON Schema of one table of study.toml from its key spec (unknown keys are allowed: warned in code)."""
     return {"properties": {key: KIND_SCHEMAS[kind] for key, (kind, _, _) in spec.items()},
             "required": [key for key, (_, required, _) in spec.items() if required]}
@@ -72,13 +72,13 @@ STUDY_SCHEMA: dict[str, Any] = {
     "title": "study.toml",
     "required": ["study", "configurations"],
     "properties": {
-        "study": table_schema(STUDY_KEYS),
+        "study": toml_table_schema(STUDY_KEYS),
         "configurations": {"propertyNames": _pattern(IDENTIFIER),
-                           "additionalProperties": table_schema(CONFIGURATION_KEYS)},
-        "partition_runs": {"items": table_schema(PARTITION_RUN_KEYS)},
-        "ladder": {**table_schema(LADDER_KEYS),
-                   "properties": {**table_schema(LADDER_KEYS)["properties"],
-                                  "rung": {"additionalProperties": table_schema(LADDER_RUNG_KEYS)}}},
+                           "additionalProperties": toml_table_schema(CONFIGURATION_KEYS)},
+        "partition_runs": {"items": toml_table_schema(PARTITION_RUN_KEYS)},
+        "ladder": {**toml_table_schema(LADDER_KEYS),
+                   "properties": {**toml_table_schema(LADDER_KEYS)["properties"],
+                                  "rung": {"additionalProperties": toml_table_schema(LADDER_RUNG_KEYS)}}},
         "runner": {"additionalProperties": {"properties": {
             name: {"type": "integer", "minimum": lo, "maximum": hi} for name, (lo, hi) in RUNNER_INT_RANGES.items()}}},
     },
