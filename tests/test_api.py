@@ -22,9 +22,7 @@ import pytest
 
 import analysis
 from analysis.evidence import EvidenceError, PackageNotFoundError, ProvenanceError
-
-REPO = Path(__file__).resolve().parents[1]
-HANDMADE = REPO / "tests" / "fixtures" / "handmade"
+from support.paths import HANDMADE, REPO
 
 
 def _public() -> list[tuple[str, object]]:

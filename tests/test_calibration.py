@@ -16,8 +16,8 @@ from analysis.cli import main
 from analysis.evidence.truth import read_truth
 from analysis.params import DEFAULT_PARAMS
 from analysis.plan.calibrate import CalibrationDesign, CalibrationError, run_calibration, run_replication, summarise
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 TRUTHS = REPO / "docs" / "truth"
 DESIGN = CalibrationDesign(("g1-d0-c100-f1", "g1-d0-c100-f3"), ("j", "q"), 4)
 

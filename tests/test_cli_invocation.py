@@ -18,9 +18,7 @@ import pytest
 from analysis import invocation
 from analysis.runner.arguments import build_runner_parser
 from analysis.runner.preflight import notices
-
-REPO = Path(__file__).resolve().parents[1]
-HANDMADE = REPO / "tests" / "fixtures" / "handmade"
+from support.paths import HANDMADE, REPO
 
 
 def _run(argv: list[str], cwd: Path = REPO) -> subprocess.CompletedProcess[str]:

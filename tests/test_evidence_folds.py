@@ -11,8 +11,8 @@ import pytest
 
 from analysis.evidence import load_package, write_lock
 from analysis.evidence.folds import FOLD_FIELDS, FoldsFormatError, load_folds_bytes
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 PILOT = REPO / "data" / "v2" / "pilot"
 
 

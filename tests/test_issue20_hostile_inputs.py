@@ -25,9 +25,9 @@ from analysis.runner.named_fixtures import load_fixture_arg
 from analysis.runner.prereg import PlanError, check_plan, read_plan_lock, seal_plan
 from analysis.safeio.lock import DirLock
 from evidence_support import copy_handmade
+from support.paths import REPO
 from support.scripted_server import MemorizingModel, Reply, ScriptedServer
 
-REPO = Path(__file__).resolve().parents[1]
 KEY = "sk-ISSUE20-credential-never-write-me"
 
 

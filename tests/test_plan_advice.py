@@ -22,10 +22,9 @@ from analysis.plan.advice import CostModel, cheapest_design, cost_model, recomme
 from analysis.plan.run import make_design
 from analysis.plan.simulate import closed_form
 from analysis.plan.summary import POWER_LEGEND, summary_lines
+from support.paths import HANDMADE, REPO
 
-REPO = Path(__file__).resolve().parents[1]
 V1 = REPO / "data" / "v1"
-HANDMADE = REPO / "tests" / "fixtures" / "handmade"
 SMALL = DEFAULT_PLAN_PARAMS.replace(configurations=(10, 40), repeats=(2, 8), effects=(0.0, 0.1), sims=60)
 
 

@@ -22,10 +22,9 @@ from analysis.plan.cost import (
     row_cost,
 )
 from analysis.plan.run import design_json, make_design, power_figure
+from support.paths import HANDMADE, REPO
 
-REPO = Path(__file__).resolve().parents[1]
 V1 = REPO / "data" / "v1"
-HANDMADE = REPO / "tests" / "fixtures" / "handmade"
 
 
 def test_plan_on_v1_writes_design_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,8 +30,8 @@ from analysis.report.pandoc_render import (
 from analysis.report.render import float_id
 from report_hostile_support import visible_text
 from report_support import HANDMADE
+from support.paths import REPO
 
-REPO = HANDMADE.parents[2]
 V1 = REPO / "data" / "v1"
 PILOT = REPO / "data" / "v2" / "pilot"
 PACKAGES = [

@@ -22,8 +22,8 @@ import pytest
 
 from analysis.evidence import load_package
 from support.fault_proxy import EchoUpstream, FaultProxy
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 KEY = "sk-PLANTED-cli-5f2e8a1b9c-do-not-log"
 OUTCOME_COLS = ["row_id", "scenario", "configuration", "execution_group", "repeat", "arm", "position", "valid",
                 "invalid_reason", "checks_total", "checks_passed", "parse_failures", "headings_carried",

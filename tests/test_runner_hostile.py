@@ -23,8 +23,8 @@ from analysis.runner import secrets
 from analysis.runner.cli import main
 from support.fault_proxy import EchoUpstream
 from support.hostile_server import HostileServer
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 KEY = "sk-HOSTILE-7c1d9e0f4a2b-never-write-me"
 
 

@@ -17,8 +17,9 @@ import pytest
 from prebuilt_support import Prebuilt
 
 from report_support import HANDMADE
+from support.paths import REPO
 
-TEMPLATE = Path(__file__).resolve().parents[1] / "analysis" / "viewer" / "trajectories.html"
+TEMPLATE = REPO / "analysis" / "viewer" / "trajectories.html"
 PILOT = HANDMADE.parents[2] / "data" / "v2" / "pilot"
 CHROMIUM = Path("/usr/bin/chromium")
 
