@@ -10,6 +10,7 @@ they were. Only setup is shared.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,11 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 
 @pytest.fixture(scope="session")
 def prebuilt(tmp_path_factory: pytest.TempPathFactory) -> Prebuilt:
-    """Builds shared by the whole session, handed out as private copies (see Prebuilt)."""
+    """Builds shared by the whole session, handed out as private copies (see Prebuilt). Under pytest-xdist the
+    workers of one run share one directory (the run's base temp, one level above each worker's), so each tree
+    is built once per run, not once per worker."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return Prebuilt(tmp_path_factory.getbasetemp().parent / "prebuilt-shared")
     return Prebuilt(tmp_path_factory.mktemp("prebuilt"))
 
 
