@@ -269,3 +269,36 @@ def test_scan_lines_agree_with_the_csv_module(table, crlf: bool) -> None:
     assert structure.lines.tolist() == expected_lines
     frame = pl.read_csv(structure.data.tobytes(), infer_schema=False, empty_string_is_null=False)
     assert frame.rows() == [tuple(r) for r in table]
+
+
+# ---------------------------------------------------------------------------- 1. booleans are lowercase
+# Mistake caught: the loader comparing booleans case-insensitively (e.g. `s.str.to_lowercase()
+# .is_in(["true", "false"])`), so `True` / `TRUE` / `False` load as booleans. docs/EVIDENCE_FORMAT.md
+# ("booleans are exactly `true` or `false`") allows only the lowercase words, and the loader never
+# infers types, so any other spelling is a SchemaError at the cell. Lines are physical lines of the
+# hand-made package: rows.csv line 3 is a1-q (its
+# `valid` is `true`), checks.csv line 11 is a1-j's "dns zone" (passed `true`, in_carrier empty) and
+# line 16 is a1-q's "ledger service port" (passed `true`, in_carrier `true`).
+A1Q = "a1-q,S5,acme/alpha-1,g1,1,q,2,true,,14,14,0,5,6100,9600,5,0,5,0,19000,all recalled"
+
+
+DNS = "a1-j,dns zone,corp.vantgrid.test,true,\n"
+
+
+LEDGER = "a1-q,ledger service port,41873,true,true\n"
+
+
+@pytest.mark.parametrize(("file", "old", "new", "line", "column", "cell"), [
+    ("rows.csv", A1Q, A1Q.replace(",true,,", ",True,,"), 3, "valid", "True"),
+    ("rows.csv", A1Q, A1Q.replace(",true,,", ",TRUE,,"), 3, "valid", "TRUE"),
+    ("checks.csv", DNS, DNS.replace(",true,", ",True,"), 11, "passed", "True"),
+    ("checks.csv", LEDGER, LEDGER.replace(",true,true", ",true,FALSE"), 16, "in_carrier", "FALSE"),
+], ids=["valid-True", "valid-TRUE", "passed-True", "in_carrier-FALSE"])
+def test_booleans_in_another_case_are_refused(tmp_path: Path, file, old, new, line, column, cell) -> None:
+    root = copy_handmade(tmp_path / "pkg")
+    edit(root, file, old, new)
+    with pytest.raises(SchemaError) as info:
+        load_package(root)
+    assert (file, line, column) in where(info.value), str(info.value)
+    assert any(p.column == column and repr(cell) in p.message for p in info.value.problems)
+

@@ -240,3 +240,22 @@ def test_links_out_of_the_package_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ProvenanceError) as info:
         load_package(root)
     assert info.value.file == "extra.txt" and "outside the package" in str(info.value)
+
+
+# ---------------------------------------------------------------------------- the lock compared as bytes
+@pytest.mark.parametrize("change", ["no-final-newline", "two-final-newlines", "crlf", "trailing-space",
+                                    "compact"])
+def test_lock_with_same_json_but_other_bytes_is_refused(tmp_path: Path, change: str) -> None:
+    # Second test of the byte comparison (the first re-indents with 4 spaces). Each change below keeps
+    # the parsed JSON identical (json.loads gives the same dict), so only a comparison of the raw bytes
+    # with the canonical form can catch it.
+    root = copy_handmade(tmp_path / "p")
+    raw = (root / "provenance.lock").read_bytes()
+    new = {"no-final-newline": raw[:-1], "two-final-newlines": raw + b"\n",
+           "crlf": raw.replace(b"\n", b"\r\n"), "trailing-space": raw.replace(b"{\n", b"{ \n", 1),
+           "compact": raw.replace(b"\n", b"").replace(b"  ", b"")}[change]
+    assert new != raw and json.loads(new) == json.loads(raw)
+    (root / "provenance.lock").write_bytes(new)
+    with pytest.raises(LockFormatError, match="not in canonical form"):
+        load_package(root)
+
