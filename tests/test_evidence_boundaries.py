@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from analysis.evidence.depth import MAX_DEPTH
+from analysis.evidence import LockFormatError
+from analysis.evidence.depth import MAX_DEPTH, json_depth, toml_depth
 from analysis.evidence.errors import Problem
 from analysis.evidence.files import UnsafeFileError, safe_path
 from analysis.evidence.folds import FOLD_FIELDS, parse_folds
+from analysis.evidence.provenance import read_lock
 from analysis.evidence.schema import MAX_COUNT
 from analysis.evidence.study import parse_study
 from evidence_support import copy_handmade
@@ -78,3 +80,24 @@ def test_folds_integer_fields_have_an_upper_bound(key: str, at_limit: object, be
         assert parse_folds(_fold_line(**{key: value}), {"r1"}, problems) is None
         assert [(p.line, p.column) for p in problems] == [(1, key)]
         assert f"0..{MAX_COUNT}" in problems[0].message
+
+
+def test_brackets_inside_json_strings_do_not_count_toward_depth() -> None:
+    # Plant: json_depth without the string blanking -> a label "[[[[" made a lock "too deep".
+    assert json_depth(b'{"a": "[[[[[[[[{{{{"}') == 1
+    assert json_depth(b'{"a\\"[[[": ["x"]}') == 2  # an escaped quote does not end the string
+    assert toml_depth(b'a = "[[[["\n# [[[[[[\nb = [[1]]\n') == (2, 3)
+
+
+def test_depth_limits_hold_exactly_at_the_boundary(tmp_path: Path) -> None:
+    # Plant: `json_depth(raw) >= MAX_DEPTH` in read_lock -> a lock nested exactly MAX_DEPTH deep was refused as
+    # "nested deeper"; `> MAX_DEPTH + 1` -> one level more was parsed.
+    assert json_depth(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH) == MAX_DEPTH
+    root = copy_handmade(tmp_path / "p")
+    for depth, deeper in ((MAX_DEPTH, False), (MAX_DEPTH + 1, True)):
+        inner = "[" * (depth - 1) + "]" * (depth - 1)
+        (root / "provenance.lock").write_text('{"files": ' + inner + "}")
+        with pytest.raises(LockFormatError) as info:
+            read_lock(root)
+        assert ("nested deeper" in str(info.value)) is deeper
+

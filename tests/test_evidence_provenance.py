@@ -21,6 +21,7 @@ from analysis.evidence import (
     write_lock,
 )
 from analysis.evidence import package as package_mod
+from analysis.evidence.provenance import read_lock
 from evidence_support import HANDMADE, PACKAGE_FILES, copy_handmade, edit, run_cli
 
 
@@ -258,4 +259,24 @@ def test_lock_with_same_json_but_other_bytes_is_refused(tmp_path: Path, change: 
     (root / "provenance.lock").write_bytes(new)
     with pytest.raises(LockFormatError, match="not in canonical form"):
         load_package(root)
+
+
+# -------------------------------------------------------------------------------- evidence reading
+@pytest.mark.parametrize("name", ["x/../rows.csv", "./rows.csv", "rows.csv/.", "a//rows.csv"])
+def test_a_lock_naming_a_dotted_path_is_refused(tmp_path: Path, name: str) -> None:
+    # Plant: `any(part in ("..",) ...)` only for a leading part -> x/../rows.csv verified rows.csv twice.
+    root = copy_handmade(tmp_path / "p")
+    files = json.loads((root / "provenance.lock").read_text())["files"]
+    files[name] = files["rows.csv"]
+    (root / "provenance.lock").write_text(json.dumps({"algorithm": "sha256", "files": dict(sorted(files.items()))},
+                                                     indent=2, sort_keys=True) + "\n")
+    with pytest.raises(LockFormatError, match="plain relative path"):
+        read_lock(root)
+
+
+def test_verify_of_the_handmade_package_still_passes() -> None:
+    """Guard for the fixtures above: the untouched hand-made package verifies."""
+    from evidence_support import HANDMADE
+
+    verify_files(HANDMADE)
 
