@@ -474,3 +474,42 @@ def test_a_stamp_path_that_leaves_the_managed_outputs_is_refused(tmp_path: Path,
     assert stale_outputs(out, {rel: _sha(victim)}, [], lambda _m: None) == []
     assert victim.exists()
 
+
+# ------------------------------------------------------------------ 22. a killed build's staging
+
+def test_stale_staging_is_removed_even_when_nothing_is_rebuilt(tmp_path: Path) -> None:
+    from analysis.outdir import STAGING_PREFIX, remove_stale_staging
+
+    said: list[str] = []
+    (tmp_path / (STAGING_PREFIX + "abc") / "tables").mkdir(parents=True)
+    (tmp_path / (STAGING_PREFIX + "link")).symlink_to(tmp_path / "keep")
+    (tmp_path / "keep").mkdir()
+    remove_stale_staging(tmp_path, said.append)
+    assert not (tmp_path / (STAGING_PREFIX + "abc")).exists() and (tmp_path / "keep").is_dir()
+    assert said and "was killed" in said[0]
+
+
+# ------------------------------------------------------------------ 13. SIGTERM in every stage
+
+@pytest.mark.slow
+@pytest.mark.parametrize("after", ["[1/5] verify", "[2/5] results", "[3/5] tables", "[4/5] figures"])
+def test_sigterm_is_honoured_within_two_seconds_in_every_stage(tmp_path: Path, after: str) -> None:
+    import signal
+    import time
+
+    from test_build_safety import _popen, _read_until
+
+    proc = _popen("--evidence", str(REPO / "tests" / "fixtures" / "handmade"), "--out", str(tmp_path / "o"),
+                  "--force")
+    lines: list[str] = []
+    try:
+        _read_until(proc, after, lines)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=60)
+        took = time.monotonic() - t0
+    finally:
+        proc.kill()
+    assert proc.returncode == 143 and "Traceback" not in rest, rest[-800:]
+    assert took < 2.0, f"SIGTERM after {after!r} took {took:.1f}s"
+

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -163,3 +166,25 @@ def test_tampering_with_any_shipped_file_fails_verify(tmp_path: Path, name: str)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr and proc.stdout == ""
     if name != "provenance.lock":  # a changed digest in the lock reads as a change of its file
         assert f"{name}: changed: expected sha256" in proc.stderr
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), **extra)
+
+
+def _generate(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(REPO / "generate.py"), *args], cwd=REPO, env=_env(**env),
+                          capture_output=True, text=True, timeout=300)
+
+
+# ------------------------------------------------------------------ 18, 20: stdout
+
+def test_stdout_survives_an_ascii_terminal_and_paths_cannot_forge_lines(tmp_path: Path) -> None:
+    pkg = copy_handmade(tmp_path / "évidence\nOK fake line")
+    r = _generate("verify", str(pkg), PYTHONIOENCODING="ascii")
+    assert r.returncode == 0, r.stderr[-800:]
+    assert r.stdout.count("\n") == 1 and r.stdout.startswith("OK ") and "\\n" in r.stdout
+    assert "\\xe9" in r.stdout  # é escaped for the ascii stream, never a UnicodeEncodeError
+    r = _generate("lock", str(pkg), PYTHONIOENCODING="ascii")
+    assert r.returncode == 0 and r.stdout.count("\n") == 2, r.stderr[-800:]
+

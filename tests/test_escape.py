@@ -124,3 +124,15 @@ def test_script_json_neutralises_a_closing_tag() -> None:
 
     assert script_json({"c": "</script><script>alert(1)</script>"}) == \
         '{"c":"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)\\u003c/script\\u003e"}'
+
+
+def test_emit_escapes_what_the_stream_cannot_carry() -> None:
+    import io
+
+    from analysis.escape import emit
+
+    buf = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    emit("R* ± 2 \ud800 ok", buf)
+    buf.flush()
+    assert buf.buffer.getvalue() == b"R* \\xb1 2 \\ud800 ok\n"  # type: ignore[attr-defined]
+
