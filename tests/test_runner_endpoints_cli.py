@@ -21,6 +21,7 @@ import polars as pl
 import pytest
 
 from analysis.evidence import load_package
+from analysis.runner.cli import main
 from support.fault_proxy import EchoUpstream, FaultProxy
 from support.paths import REPO
 
@@ -225,3 +226,51 @@ def test_embedded_server_is_stopped_when_the_runner_is_interrupted(tmp_path: Pat
     assert b"re-run the same command to resume" in err
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"http://127.0.0.1:{port.group(1)}/v1/models", timeout=5)
+
+
+def _sweep(base_url: str, out: Path, *extra: str) -> list[str]:
+    return ["sweep", "--base-url", base_url, "--model", "m", "--published", "2026-03-01", "--family", "test",
+            "--arms", "j,q", "--repeats", "1", "--out", str(out), "--quiet", "--backoff", "0",
+            "--backoff-cap", "0", "--timeout", "5", *extra]
+
+
+# ------------------------------------------------------------------ arguments, before any request
+@pytest.mark.parametrize("extra,needle", [
+    (["--repeats", "0"], "--repeats"),
+    (["--concurrency", "0"], "--concurrency"),
+    (["--timeout", "0"], "--timeout"),
+    (["--timeout", "nan"], "--timeout"),
+    (["--max-attempts", "0"], "--max-attempts"),
+    (["--fixture", "/etc/hostname"], "--fixture"),
+    (["--fixture", "/nonexistent/f.json"], "--fixture"),
+    (["--recency-cutoff", "notadate"], "--recency-cutoff"),
+    (["--published", "2026-13-01"], "--published"),
+    (["--arms", "j,ԛ"], "--arms"),
+    (["--out", ""], "--out"),
+])
+def test_bad_arguments_are_refused_before_the_first_request(tmp_path: Path, extra: list[str], needle: str,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    with EchoUpstream() as up:
+        args = _sweep(up.url + "/v1", tmp_path / "o", "--api-key-env", "")
+        for i in range(0, len(extra), 2):  # later options override the defaults of _sweep
+            args += [extra[i], extra[i + 1]]
+        rc = main(args)
+        assert up.bodies == []
+    err = capsys.readouterr().err
+    assert rc == 2 and needle in err and "Traceback" not in err, err
+
+
+def test_out_naming_a_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "afile"
+    f.write_text("mine\n")
+    rc = main(_sweep("http://127.0.0.1:9/v1", f, "--api-key-env", ""))
+    err = capsys.readouterr().err
+    assert rc == 2 and "is a file" in err and f.read_text() == "mine\n"
+
+
+def test_embedded_arguments_are_checked_before_the_server_starts(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["embedded", "--out", str(tmp_path / "e"), "--repeats", "0"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--repeats" in err and not (tmp_path / "e" / "llama_server.log").exists()
+

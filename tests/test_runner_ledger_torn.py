@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_runner_endpoints_sweep import _package, _run, _spec
 
+from analysis.runner.cli import main
 from analysis.runner.cli import main as runner_main
 from analysis.runner.ledger import LEDGER_VERSION, Ledger, LedgerError, evidence_rows, read_records, slot_states
 from analysis.runner.named_fixtures import load_fixture_arg
@@ -307,4 +308,30 @@ def test_records_carry_the_ledger_version(tmp_path: Path) -> None:
         assert runner_main(_sweep(srv.base_url, tmp_path / "o")) == 0
     lines = (tmp_path / "o" / "ledger.jsonl").read_bytes().splitlines()
     assert lines and all(_strict(x)["v"] == LEDGER_VERSION for x in lines)
+
+
+def _hostile_sweep(base_url: str, out: Path, *extra: str) -> list[str]:
+    return ["sweep", "--base-url", base_url, "--model", "m", "--published", "2026-03-01", "--family", "test",
+            "--arms", "j,q", "--repeats", "1", "--out", str(out), "--quiet", "--backoff", "0",
+            "--backoff-cap", "0", "--timeout", "5", *extra]
+
+
+# ------------------------------------------------------------------ the ledger
+@pytest.mark.parametrize("damage", [b"garbage{\n", b"[1]\n", b'{"kind": "attempt_start", "slot": 5}\n'])
+def test_a_corrupt_ledger_line_stops_the_resume_naming_the_line(tmp_path: Path, damage: bytes,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    with EchoUpstream() as up:
+        args = _hostile_sweep(up.url + "/v1", tmp_path / "o", "--api-key-env", "", "--no-probe",
+                      "--structured-mode", "json_schema")
+        assert main(args) == 0
+        ledger = tmp_path / "o" / "ledger.jsonl"
+        lines = ledger.read_bytes().splitlines(keepends=True)
+        lines[2] = damage
+        ledger.write_bytes(b"".join(lines))
+        n = len(up.bodies)
+        rc = main(args)
+        assert len(up.bodies) == n  # nothing sent
+    err = capsys.readouterr().err
+    assert rc == 1 and "line 3" in err and "Traceback" not in err, err
+    assert "LedgerError" not in err  # the message, never the class name (issue 33)
 
