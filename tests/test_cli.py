@@ -188,3 +188,9 @@ def test_stdout_survives_an_ascii_terminal_and_paths_cannot_forge_lines(tmp_path
     r = _generate("lock", str(pkg), PYTHONIOENCODING="ascii")
     assert r.returncode == 0 and r.stdout.count("\n") == 2, r.stderr[-800:]
 
+
+def test_an_evidence_path_with_a_quote_verifies(tmp_path: Path) -> None:
+    pkg = copy_handmade(tmp_path / 'evidence "quoted" {{< x >}}')
+    r = run_cli("verify", str(pkg))
+    assert r.returncode == 0 and r.stdout.startswith("OK "), r.stderr
+

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import warnings
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from analysis.evidence import (
     verify_package,
     write_lock,
 )
-from analysis.evidence.schema import CHECKS_COLUMNS, ROWS_COLUMNS
+from analysis.evidence.schema import CHECKS_COLUMNS, ROWS_COLUMNS, extra_column
 from evidence_support import HANDMADE, copy_handmade, edit, where
 
 FUZZ = settings(max_examples=60, deadline=None,
@@ -301,4 +302,39 @@ def test_booleans_in_another_case_are_refused(tmp_path: Path, file, old, new, li
         load_package(root)
     assert (file, line, column) in where(info.value), str(info.value)
     assert any(p.column == column and repr(cell) in p.message for p in info.value.problems)
+
+
+# ------------------------------------------------------------------ class 2: unsafe file access
+@pytest.fixture()
+def pkg(tmp_path: Path) -> Path:
+    return copy_handmade(tmp_path / "pkg")
+
+
+# ------------------------------------------------------------------ class 5: internal names
+INTERNAL = ("__index", "__raw__repeat", "usual", "planned", "first", "n", "m0", "row_id_right", "extra:x")
+
+
+def test_extra_columns_named_like_internal_ones_are_namespaced(pkg: Path) -> None:
+    for name in ("rows.csv", "checks.csv"):
+        frame = pl.read_csv(pkg / name, infer_schema=False)
+        frame.with_columns(pl.lit("7").alias(c) for c in INTERNAL).write_csv(pkg / name)
+    write_lock(pkg)
+    package = load_package(pkg)
+    for frame in (package.rows, package.checks):
+        extras = [c for c in frame.columns if c.startswith("extra:")]
+        assert extras == [extra_column(c) for c in INTERNAL]
+        assert all(frame.schema[c] == pl.String for c in extras)
+
+
+def test_a_package_with_colliding_extra_columns_builds(tmp_path: Path) -> None:
+    from analysis.params import DEFAULT_PARAMS
+    from analysis.pipeline import build
+
+    pkg = copy_handmade(tmp_path / "pkg")
+    for name in ("rows.csv", "checks.csv"):
+        frame = pl.read_csv(pkg / name, infer_schema=False)
+        frame.with_columns(pl.lit("1").alias(c) for c in INTERNAL).write_csv(pkg / name)
+    write_lock(pkg)
+    build(pkg, tmp_path / "out", DEFAULT_PARAMS, progress=None)
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["evidence"]
 

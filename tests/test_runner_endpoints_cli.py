@@ -21,7 +21,9 @@ import polars as pl
 import pytest
 
 from analysis.evidence import load_package
+from analysis.evidence.schema import MAX_TOKENS
 from analysis.runner.cli import main
+from analysis.runner.cli import main as runner_main
 from support.fault_proxy import EchoUpstream, FaultProxy
 from support.paths import REPO
 
@@ -273,4 +275,33 @@ def test_embedded_arguments_are_checked_before_the_server_starts(tmp_path: Path,
     rc = main(["embedded", "--out", str(tmp_path / "e"), "--repeats", "0"])
     err = capsys.readouterr().err
     assert rc == 2 and "--repeats" in err and not (tmp_path / "e" / "llama_server.log").exists()
+
+
+CLI_TIMEOUT_S = 120
+
+
+def test_the_runner_refuses_a_bad_name_before_the_first_request(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for extra in (["--model", "<img src=x>"], ["--model", "m", "--configuration", "a b"],
+                  ["--model", "m", "--control", "q"]):
+        # port 9 (discard) on loopback: a request would fail loudly, a refusal comes first
+        r = subprocess.run([sys.executable, "-m", "analysis.runner", "sweep", "--base-url",
+                            "http://127.0.0.1:9/v1", "--published", "2026-03-01", "--api-key-env", "",
+                            "--out", str(tmp_path / "o"), *extra], cwd=REPO, env=env, capture_output=True,
+                           text=True, timeout=CLI_TIMEOUT_S)
+        assert r.returncode != 0 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr, r.stderr
+        assert "PreflightError" not in r.stderr  # the message, never the class name (issue 33)
+        assert not (tmp_path / "o" / "ledger.jsonl").exists()
+
+
+@pytest.mark.parametrize("flag", ["--fold-max-tokens", "--recall-max-tokens", "--context-length"])
+def test_token_counts_beyond_their_range_are_refused_before_a_sweep(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, flag: str) -> None:
+    rc = runner_main(["sweep", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--published",
+                      "2026-03-01", "--ladder", "g1-d0-c100-f1", "--out", str(tmp_path / "x"), "--quiet",
+                      "--api-key-env", "", "--no-probe", "--structured-mode", "json_schema",
+                      flag, str(10**24)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "out of range" in err and str(MAX_TOKENS) in err, err
+    assert not (tmp_path / "x").exists()
 
