@@ -28,7 +28,7 @@ from analysis.report.pandoc_render import (
     render_html,
 )
 from analysis.report.render import float_id
-from report_hostile_support import visible_text
+from escape_support import visible_text
 from report_support import HANDMADE
 from support.paths import REPO
 
