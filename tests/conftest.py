@@ -6,6 +6,9 @@ figures). A build's outputs do not depend on where OUT lies (``diff -r`` of two 
 the session builds each (evidence, companions) once and every user gets its own *copy*: a module
 may change, rebuild or delete its copy without touching anyone else's, and the assertions stay as
 they were. Only setup is shared.
+
+The paths every module shares (``REPO``, ``HANDMADE``) are defined once in tests/support/paths.py; the
+prebuilt trees are shared by the pytest-xdist workers of a run (tests/prebuilt_support.py).
 """
 
 from __future__ import annotations
@@ -15,6 +18,17 @@ from pathlib import Path
 
 import pytest
 from prebuilt_support import Prebuilt
+
+LONG_MARKS = ("slow", "embedded", "browser")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Modules holding a long test (marked slow, embedded or browser) run first, each module's tests in
+    their order: pytest-xdist hands whole files to its workers in this order (``--dist loadfile
+    --no-loadscope-reorder`` in pyproject.toml), so the longest files start early and the suite does not
+    end on one worker running a long file while the other waits (issue 32, the suite's time)."""
+    long_files = {item.path for item in items if any(item.get_closest_marker(m) for m in LONG_MARKS)}
+    items.sort(key=lambda item: item.path not in long_files)  # stable: the order inside each group stays
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
