@@ -475,7 +475,7 @@ def test_a_stamp_path_that_leaves_the_managed_outputs_is_refused(tmp_path: Path,
     assert victim.exists()
 
 
-# ------------------------------------------------------------------ 22. a killed build's staging
+# ------------------------------------------------------------------ a killed build's staging
 
 def test_stale_staging_is_removed_even_when_nothing_is_rebuilt(tmp_path: Path) -> None:
     from analysis.outdir import STAGING_PREFIX, remove_stale_staging
@@ -489,7 +489,7 @@ def test_stale_staging_is_removed_even_when_nothing_is_rebuilt(tmp_path: Path) -
     assert said and "was killed" in said[0]
 
 
-# ------------------------------------------------------------------ 13. SIGTERM in every stage
+# ------------------------------------------------------------------ SIGTERM in every stage
 
 @pytest.mark.slow
 @pytest.mark.parametrize("after", ["[1/5] verify", "[2/5] results", "[3/5] tables", "[4/5] figures"])

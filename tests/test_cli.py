@@ -177,7 +177,7 @@ def _generate(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=300)
 
 
-# ------------------------------------------------------------------ 18, 20: stdout
+# ------------------------------------------------------------------ stdout
 
 def test_stdout_survives_an_ascii_terminal_and_paths_cannot_forge_lines(tmp_path: Path) -> None:
     pkg = copy_handmade(tmp_path / "évidence\nOK fake line")

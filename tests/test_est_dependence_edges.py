@@ -56,7 +56,7 @@ def test_effective_n_never_exceeds_k_and_is_never_huge(s):
     assert math.isnan(r.design_effect) or r.design_effect == 0.0 or r.design_effect > DEFF_TOLERANCE
 
 
-# ---------------------------------------------------------------------------- 4. checks vs rows counts
+# ---------------------------------------------------------------------------- checks vs rows counts
 # Mistake caught: row_check_counts no longer comparing checks.csv's passed count (or its check count)
 # with rows.csv, so within_row_dependence silently computes an ICC from counts that disagree. The
 # loader rejects such packages, so the frames are built here directly (the estimator is public and

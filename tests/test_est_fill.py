@@ -272,7 +272,7 @@ def test_fill_recall_correlation_handmade(pkg):
     assert c.spearman == pytest.approx(0.5) and c.n == 3
 
 
-# ---------------------------------------------------------------------------- 5 and 6. fill separation
+# ---------------------------------------------------------------------------- fill separation
 def _fill(configs: list[tuple[str, float, float, float]]):
     """(configuration, control mean, treatment mean, fill) -> fill_analysis under DEFAULT_PARAMS."""
     eff = threshold_effects_frame([c[0] for c in configs], [c[2] - c[1] for c in configs],

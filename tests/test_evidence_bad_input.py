@@ -162,13 +162,13 @@ def _cli_fails_cleanly(*args: str, expect: str) -> str:
     return r.stderr
 
 
-# ------------------------------------------------------------------ class 2: unsafe file access
+# ------------------------------------------------------------------ a copy of the hand-made package per test
 @pytest.fixture()
 def pkg(tmp_path: Path) -> Path:
     return copy_handmade(tmp_path / "pkg")
 
 
-# ------------------------------------------------------------------ class 4: silent wrong numbers
+# ------------------------------------------------------------------ silent wrong numbers
 def _row_line(root: Path, row_id: str) -> int:
     lines = (root / "rows.csv").read_text().splitlines()
     return next(i for i, line in enumerate(lines, 1) if line.startswith(row_id + ","))

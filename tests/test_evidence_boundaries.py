@@ -119,13 +119,13 @@ def _cli_fails_cleanly(*args: str, expect: str) -> str:
     return r.stderr
 
 
-# ------------------------------------------------------------------ class 2: unsafe file access
+# ------------------------------------------------------------------ a copy of the hand-made package per test
 @pytest.fixture()
 def pkg(tmp_path: Path) -> Path:
     return copy_handmade(tmp_path / "pkg")
 
 
-# ------------------------------------------------------------------ class 6: parser depth
+# ------------------------------------------------------------------ parser depth
 def test_a_deeply_nested_lock_is_a_lock_format_error(pkg: Path, tmp_path: Path) -> None:
     deep = "[" * 100_000 + "]" * 100_000
     (pkg / "provenance.lock").write_text('{"algorithm": "sha256", "files": {"x": ' + deep + "}}\n")

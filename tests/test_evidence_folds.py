@@ -137,7 +137,7 @@ def test_entry_folds_need_the_fixture_and_a_locked_copy_makes_the_package_self_c
     assert facts.filter(facts["check"] == "owning department").get_column("chunk").unique().to_list() == [3]
 
 
-# ------------------------------------------------------------------ class 2: unsafe file access
+# ------------------------------------------------------------------ a copy of the hand-made package per test
 @pytest.fixture()
 def pkg(tmp_path: Path) -> Path:
     return copy_handmade(tmp_path / "pkg")

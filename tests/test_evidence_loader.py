@@ -272,7 +272,7 @@ def test_scan_lines_agree_with_the_csv_module(table, crlf: bool) -> None:
     assert frame.rows() == [tuple(r) for r in table]
 
 
-# ---------------------------------------------------------------------------- 1. booleans are lowercase
+# ---------------------------------------------------------------------------- booleans are lowercase
 # Mistake caught: the loader comparing booleans case-insensitively (e.g. `s.str.to_lowercase()
 # .is_in(["true", "false"])`), so `True` / `TRUE` / `False` load as booleans. docs/EVIDENCE_FORMAT.md
 # ("booleans are exactly `true` or `false`") allows only the lowercase words, and the loader never
@@ -304,13 +304,13 @@ def test_booleans_in_another_case_are_refused(tmp_path: Path, file, old, new, li
     assert any(p.column == column and repr(cell) in p.message for p in info.value.problems)
 
 
-# ------------------------------------------------------------------ class 2: unsafe file access
+# ------------------------------------------------------------------ a copy of the hand-made package per test
 @pytest.fixture()
 def pkg(tmp_path: Path) -> Path:
     return copy_handmade(tmp_path / "pkg")
 
 
-# ------------------------------------------------------------------ class 5: internal names
+# ------------------------------------------------------------------ internal names
 INTERNAL = ("__index", "__raw__repeat", "usual", "planned", "first", "n", "m0", "row_id_right", "extra:x")
 
 

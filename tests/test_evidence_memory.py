@@ -223,7 +223,7 @@ def _env(**extra: str) -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), **extra)
 
 
-# ------------------------------------------------------------------ 12. folds.jsonl in bounded memory
+# ------------------------------------------------------------------ folds.jsonl in bounded memory
 
 FOLDS_MEMORY = """
 import resource, sys

@@ -309,7 +309,7 @@ def _cli_fails_cleanly(*args: str, expect: str) -> str:
     return r.stderr
 
 
-# ------------------------------------------------------------------ class 2: unsafe file access
+# ------------------------------------------------------------------ unsafe file access
 @pytest.fixture()
 def pkg(tmp_path: Path) -> Path:
     return copy_handmade(tmp_path / "pkg")

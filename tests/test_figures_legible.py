@@ -160,7 +160,7 @@ def test_the_plan_figures_design_labels_clear_every_star_and_each_other() -> Non
             assert not a.overlaps(b), [t.get_text() for t in labels]
 
 
-# ------------------------------------------------------------------ 11. many folds stay linear
+# ------------------------------------------------------------------ many folds stay linear
 
 def test_a_million_folds_draw_with_capped_ticks() -> None:
     import time

@@ -66,7 +66,7 @@ def test_build_cli_refuses_a_hard_linked_lock_in_one_line(tmp_path: Path) -> Non
     assert not (out / "results.json").exists()
 
 
-# ------------------------------------------------------------------ 5, 10, 15, 16: the server's replies
+# ------------------------------------------------------------------ a sweep against a scripted server
 
 def _sweep(url: str, out: Path, *extra: str) -> list[str]:
     return ["sweep", "--base-url", url, "--model", "scripted/model-1", "--published", "2026-03-01",
@@ -75,7 +75,7 @@ def _sweep(url: str, out: Path, *extra: str) -> list[str]:
             "--structured-mode", "json_schema", "--max-attempts", "3", *extra]
 
 
-# ------------------------------------------------------------------ 3. one runner per --out
+# ------------------------------------------------------------------ one runner per --out
 
 def test_a_second_runner_into_the_same_out_is_refused_before_any_request(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -194,7 +194,7 @@ def test_hostile_design_json_and_stamp_are_ignored_not_a_traceback(tmp_path: Pat
     assert design_block(tmp_path) is None and _read_stamp(tmp_path) == {}
 
 
-# ------------------------------------------------------------------ 17. plan arguments
+# ------------------------------------------------------------------ plan arguments
 
 @pytest.mark.parametrize("args", [["--seed", "-1"], ["--cost-ratio", "inf"], ["--cost-ratio", "nan"],
                                   ["--cost-ratio", "1e308"], ["--configurations", str(10**12)],

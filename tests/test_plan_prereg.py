@@ -204,7 +204,7 @@ def _generate(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=300)
 
 
-# ------------------------------------------------------------------ 5, 10, 15, 16: the server's replies
+# ------------------------------------------------------------------ a sweep against a scripted server
 
 def _sweep(url: str, out: Path, *extra: str) -> list[str]:
     return ["sweep", "--base-url", url, "--model", "scripted/model-1", "--published", "2026-03-01",
@@ -213,14 +213,13 @@ def _sweep(url: str, out: Path, *extra: str) -> list[str]:
             "--structured-mode", "json_schema", "--max-attempts", "3", *extra]
 
 
-# ------------------------------------------------------------------ 6, 7, 8, 9, 14: plan files
+# ------------------------------------------------------------------ plan files
 
 def _plan_dir(tmp_path: Path, text: str) -> Path:
-    from test_plan_prereg import plan_text, write_plan
     return write_plan(tmp_path, plan_text() if text == "" else text)
 
 
-# ------------------------------------------------------------------ 1. only locked names are read
+# ------------------------------------------------------------------ only locked names are read
 
 @pytest.mark.parametrize("name", ["/etc/passwd", "../outside.json", "preregistration.json"])
 def test_a_preregistration_file_the_lock_does_not_pin_is_refused_at_verify(tmp_path: Path, name: str) -> None:

@@ -272,7 +272,7 @@ def test_progress_line_reports_rows_valid_failed_and_eta(tmp_path: Path, capsys:
 CREDENTIAL = "sk-ISSUE20-credential-never-write-me"
 
 
-# ------------------------------------------------------------------ 2. credentials in the base URL
+# ------------------------------------------------------------------ credentials in the base URL
 
 @pytest.mark.parametrize("url", [f"http://user:{CREDENTIAL}@127.0.0.1:9/v1", f"http://127.0.0.1:9/v1?api_key={CREDENTIAL}",
                                  "http://127.0.0.1:9/v1?x=1"])

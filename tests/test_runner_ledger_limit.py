@@ -112,7 +112,7 @@ def _strict(line: bytes) -> Any:
     return json.loads(line, parse_constant=refuse)
 
 
-# ------------------------------------------------------------------ 5, 10, 15, 16: the server's replies
+# ------------------------------------------------------------------ a sweep against a scripted server
 
 def _sweep(url: str, out: Path, *extra: str) -> list[str]:
     return ["sweep", "--base-url", url, "--model", "scripted/model-1", "--published", "2026-03-01",
@@ -121,7 +121,7 @@ def _sweep(url: str, out: Path, *extra: str) -> list[str]:
             "--structured-mode", "json_schema", "--max-attempts", "3", *extra]
 
 
-# ------------------------------------------------------------------ 19. a full disk under the runner
+# ------------------------------------------------------------------ a full disk under the runner
 
 def test_a_full_disk_under_the_runner_is_one_line_and_the_ledger_is_kept(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -268,7 +268,7 @@ def _strict(line: bytes) -> Any:
     return json.loads(line, parse_constant=refuse)
 
 
-# ------------------------------------------------------------------ 4. ledger version and record shape
+# ------------------------------------------------------------------ ledger version and record shape
 
 def _ledger(tmp_path: Path, *records: dict[str, Any]) -> Path:
     path = tmp_path / "ledger.jsonl"
@@ -280,7 +280,7 @@ ATTEMPT_START = {"kind": "attempt_start", "slot": "s", "attempt": 1, "scenario":
          "execution_group": "g", "repeat": 1, "arm": "j", "position": 0}
 
 
-# ------------------------------------------------------------------ 5, 10, 15, 16: the server's replies
+# ------------------------------------------------------------------ a sweep against a scripted server
 
 def _sweep(url: str, out: Path, *extra: str) -> list[str]:
     return ["sweep", "--base-url", url, "--model", "scripted/model-1", "--published", "2026-03-01",

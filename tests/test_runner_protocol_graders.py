@@ -149,7 +149,7 @@ def test_whole_token_matches_exactly_when_boundaries_are_clean(left, right):
     assert contains_token(text, "41432") == (before_ok and after_ok)
 
 
-# ---------------------------------------------------------------------------- 2. labels are whole words
+# ---------------------------------------------------------------------------- labels are whole words
 # Mistake caught: line_identifies matching the label as a plain substring (dropping the `(?<!\w)` or
 # `(?!\w)` guard), so "export: 47311" names the label "port". The rule (graders.py module note): the
 # label must appear as a phrase bounded by non-word characters. "export" has the word character "x"
@@ -175,7 +175,7 @@ def test_label_inside_another_word_fails_the_check() -> None:
     assert (r.passed, r.passed_presence) == (False, True)
 
 
-# ---------------------------------------------------------------------------- 3. in_carrier honours case
+# ---------------------------------------------------------------------------- in_carrier honours case
 # Mistake caught: grade_answer auditing the carrier with `contains_token(carrier, expected)` and so
 # ignoring the check's case_sensitive=False. The carrier below holds "helix-ops" in lower case; the
 # planted value is "Helix-Ops". Declared case-insensitive, the value is in the carrier (True); the

@@ -192,7 +192,7 @@ def _strict(line: bytes) -> Any:
     return json.loads(line, parse_constant=refuse)
 
 
-# ------------------------------------------------------------------ 5, 10, 15, 16: the server's replies
+# ------------------------------------------------------------------ the server's replies
 
 def _sweep(url: str, out: Path, *extra: str) -> list[str]:
     return ["sweep", "--base-url", url, "--model", "scripted/model-1", "--published", "2026-03-01",
@@ -217,7 +217,7 @@ BAD_REPLIES = {
 }
 
 
-# ------------------------------------------------------------------ 16. every wrong type in a reply
+# ------------------------------------------------------------------ every wrong type in a reply
 
 SHAPES = {  # the fault names the field and its JSON type (issue 31: JSON's names, not Python's)
     b'{"choices": "x"}': "no choices",

@@ -84,7 +84,7 @@ def test_the_unparsed_marker_says_what_the_protocol_carries() -> None:
     assert "carried, raw" in entry and "previous carrier was kept" not in entry
 
 
-# ------------------------------------------------------------------ 21. the viewer's names
+# ------------------------------------------------------------------ the viewer's names
 
 def test_the_viewer_lists_names_that_shadow_object_members() -> None:
     """The viewer's uniq() (run by node) with __proto__, constructor and hasOwnProperty as names."""
