@@ -92,6 +92,7 @@ def _assert_planted(out: Path) -> None:
         assert (out / rel).read_bytes() == data, rel
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_user_files_in_out_survive_a_forced_rebuild(tmp_path: Path, built: Path) -> None:
     out = _copy_tree(built, tmp_path / "o")
     _plant(out)
@@ -119,6 +120,7 @@ def test_quarto_files_are_never_compared(tmp_path: Path, built: Path) -> None:
     assert "report/chapter1.md" in rels  # a user file in a managed dir is still named by --check
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_stale_owned_output_is_removed_only_while_unchanged(tmp_path: Path, built: Path) -> None:
     out = _copy_tree(built, tmp_path / "o")
     stamp = json.loads((out / STAMP_NAME).read_text())
@@ -238,6 +240,7 @@ def test_signals_inside_the_commit_are_deferred() -> None:
     assert pending == [signal.SIGINT, signal.SIGTERM]
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_sigterm_during_the_commit_leaves_the_complete_new_build(
         tmp_path: Path, built: Path, other_evidence: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = _copy_tree(built, tmp_path / "o")
@@ -310,6 +313,7 @@ def _hold_lock(out: Path) -> int:
     return fd
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_second_build_gives_up_after_wait_with_a_message(tmp_path: Path) -> None:
     out = tmp_path / "out"
     fd = _hold_lock(out)
@@ -375,6 +379,7 @@ def test_csv_text_cells_are_neutralised_numbers_stay_numeric() -> None:
     assert [r["groups"] for r in rows][:5] == ["'=a;b", "c", "", "", "'-d"]
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_ansi_escape_in_a_study_key_is_printed_visibly(tmp_path: Path) -> None:
     pkg = copy_handmade(tmp_path / "pkg")
     text = (pkg / "study.toml").read_text()
@@ -388,6 +393,7 @@ def test_ansi_escape_in_a_study_key_is_printed_visibly(tmp_path: Path) -> None:
         assert "\\x1b[31mevil\\x07" in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_staging_left_by_a_killed_build_is_removed(tmp_path: Path, built: Path) -> None:
     out = _copy_tree(built, tmp_path / "o")
     leftover = out / ".build-staging-killed"
@@ -398,6 +404,7 @@ def test_staging_left_by_a_killed_build_is_removed(tmp_path: Path, built: Path) 
     assert not leftover.exists() and any(".build-staging-killed" in line for line in lines)
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_check_waits_for_a_running_build_of_out(tmp_path: Path, built: Path) -> None:
     """--check compares OUT only once the build holding OUT's lock has committed."""
     out = _copy_tree(built, tmp_path / "o")
