@@ -7,10 +7,10 @@ Both are frozen (``Claims``, ``ClaimsAudit``), so sharing them cannot leak a cha
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import REPO as ROOT
+
 CLAIMS_PATH = ROOT / "data" / "published" / "claims.yaml"
 V1 = ROOT / "data" / "v1"
 

@@ -6,14 +6,29 @@ figures). A build's outputs do not depend on where OUT lies (``diff -r`` of two 
 the session builds each (evidence, companions) once and every user gets its own *copy*: a module
 may change, rebuild or delete its copy without touching anyone else's, and the assertions stay as
 they were. Only setup is shared.
+
+The paths every module shares (``REPO``, ``HANDMADE``) are defined once in tests/support/paths.py; the
+prebuilt trees are shared by the pytest-xdist workers of a run (tests/prebuilt_support.py).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from prebuilt_support import Prebuilt
+
+LONG_MARKS = ("slow", "embedded", "browser")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Modules holding a long test (marked slow, embedded or browser) run first, each module's tests in
+    their order: pytest-xdist hands whole files to its workers in this order (``--dist loadfile
+    --no-loadscope-reorder`` in pyproject.toml), so the longest files start early and the suite does not
+    end on one worker running a long file while the other waits (issue 32, the suite's time)."""
+    long_files = {item.path for item in items if any(item.get_closest_marker(m) for m in LONG_MARKS)}
+    items.sort(key=lambda item: item.path not in long_files)  # stable: the order inside each group stays
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -29,7 +44,11 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 
 @pytest.fixture(scope="session")
 def prebuilt(tmp_path_factory: pytest.TempPathFactory) -> Prebuilt:
-    """Builds shared by the whole session, handed out as private copies (see Prebuilt)."""
+    """Builds shared by the whole session, handed out as private copies (see Prebuilt). Under pytest-xdist the
+    workers of one run share one directory (the run's base temp, one level above each worker's), so each tree
+    is built once per run, not once per worker."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return Prebuilt(tmp_path_factory.getbasetemp().parent / "prebuilt-shared")
     return Prebuilt(tmp_path_factory.mktemp("prebuilt"))
 
 

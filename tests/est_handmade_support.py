@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-HANDMADE = Path(__file__).parent / "fixtures" / "handmade"
+from support.paths import HANDMADE
 
 ROWS_SCHEMA: dict[str, Any] = {
     "row_id": pl.String, "scenario": pl.String, "configuration": pl.String,

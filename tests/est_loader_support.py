@@ -9,12 +9,10 @@ contract: String / Int64 / Boolean, empty -> null.
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 
 from analysis.evidence import EvidencePackage, load_package
 from analysis.evidence.schema import CHECKS_COLUMNS, ROWS_COLUMNS
-
-HANDMADE = Path(__file__).parent / "fixtures" / "handmade"
+from support.paths import HANDMADE
 
 ROWS_SCHEMA = {c.name: c.dtype for c in ROWS_COLUMNS}
 CHECKS_SCHEMA = {c.name: c.dtype for c in CHECKS_COLUMNS}

@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 from analysis.evidence import write_lock
+from support.paths import HANDMADE, REPO
 
-REPO = Path(__file__).resolve().parents[1]
-HANDMADE = REPO / "tests" / "fixtures" / "handmade"
 PACKAGE_FILES = ("provenance.lock", "study.toml", "rows.csv", "checks.csv")
 
 

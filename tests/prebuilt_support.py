@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import json
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +19,11 @@ class Prebuilt:
     written into ``dest`` itself. Evidence and companions are keyed by the paths as passed, since the
     report names the evidence path. Call it outside any monkeypatch of the pipeline: the first call builds
     the tree every later caller gets.
+
+    ``root`` may be shared by the pytest-xdist workers of one run (issue 32): each tree is built by the
+    first worker that needs it, under an ``flock`` on ``<tree>.lock``, and marked done by ``<tree>.done``
+    only once complete; the other workers wait on the lock and copy the finished tree. A build that
+    failed leaves no ``.done``, so the next caller rebuilds it (and fails the same way, in its own test).
     """
 
     def __init__(self, root: Path) -> None:
@@ -26,11 +34,20 @@ class Prebuilt:
         key = (str(evidence), tuple(str(c) for c in companions))
         tree = self._trees.get(key)
         if tree is None:
-            from analysis.params import DEFAULT_PARAMS
-            from analysis.pipeline import build  # imported here: collection stays free of the pipeline
+            name = "tree-" + hashlib.sha256(json.dumps(key).encode()).hexdigest()[:16]
+            tree = self._root / name
+            self._root.mkdir(parents=True, exist_ok=True)
+            with (self._root / f"{name}.lock").open("a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+                done = self._root / f"{name}.done"
+                if not done.is_file():
+                    from analysis.params import DEFAULT_PARAMS
+                    from analysis.pipeline import build  # imported here: collection stays free of the pipeline
 
-            tree = self._root / f"tree{len(self._trees)}"
-            build(Path(evidence), tree, DEFAULT_PARAMS, progress=None, companions=[Path(c) for c in companions])
+                    shutil.rmtree(tree, ignore_errors=True)  # a failed build's leftovers
+                    build(Path(evidence), tree, DEFAULT_PARAMS, progress=None,
+                          companions=[Path(c) for c in companions])
+                    done.write_text(json.dumps(key), encoding="utf-8")
             self._trees[key] = tree
         return tree
 

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from analysis.evidence import load_package
 from analysis.params import DEFAULT_PARAMS
 from analysis.results import build_results
 from analysis.tables.context import ReportContext
+from support.paths import HANDMADE
+from support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-HANDMADE = ROOT / "tests" / "fixtures" / "handmade"
 GOLDEN = ROOT / "tests" / "golden"
 
 

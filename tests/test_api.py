@@ -22,9 +22,7 @@ import pytest
 
 import analysis
 from analysis.evidence import EvidenceError, PackageNotFoundError, ProvenanceError
-
-REPO = Path(__file__).resolve().parents[1]
-HANDMADE = REPO / "tests" / "fixtures" / "handmade"
+from support.paths import HANDMADE, REPO
 
 
 def _public() -> list[tuple[str, object]]:
@@ -60,6 +58,7 @@ def test_every_public_name_is_documented_numpydoc_with_examples() -> None:
             assert any("Examples\n--------\n>>> " in d for d in docs), f"{name}: no Examples"
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_docstring_examples_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every Examples section of the public API runs as a doctest (from the repository root, where
     tests/fixtures/handmade lies) and passes."""
@@ -115,6 +114,7 @@ def test_one_call_results_match_results_json() -> None:
         analysis.mcnemar(pkg, threshold="half")
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_analyse_equals_the_command_lines_results_json_and_tables(tmp_path: Path) -> None:
     """``analyse(pkg).to_dict()`` is, key for key and in order, the results.json that ``generate.py --evidence
     DIR --out OUT`` writes; ``table(name)`` is every tables/<name>.csv, byte for byte as the build writes it."""

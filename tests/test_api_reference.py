@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 import analysis
+from support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "docs" / "api" / "_quarto.yml"
 PUBLIC = sorted(set(analysis.__all__) - {"__version__"})
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from support.import_contracts import dynamic_imports, one_cycle, strongly_connected
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 LINT_IMPORTS = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
 TIMEOUT_S = 300
 

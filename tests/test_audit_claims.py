@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -11,8 +10,8 @@ from audit_support import published_claims, v1_audit
 from analysis.audit.claims_audit import STATUSES, audit_claims
 from analysis.evidence import load_package, write_lock
 from analysis.params import DEFAULT_PARAMS
+from support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = published_claims()  # load_claims(data/published/claims.yaml), once per session (audit_support)
 
 BAR_47 = [

@@ -1,8 +1,6 @@
 """Issue 10: every audit status from a tiny claims file and rules whose expected status is known by hand."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from analysis.audit.derive import (
@@ -30,8 +28,8 @@ from analysis.reconstruct.rules import (
     UndeclaredClaimRead,
     resolve_rules,
 )
+from support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 TINY = """claims:
 - {id: a.cell1, section: '1', what: a, value: 3, decimals: 0, printed: '3', role: primitive}
 - {id: a.cell2, section: '1', what: b, value: 4, decimals: 0, printed: '4', role: primitive}

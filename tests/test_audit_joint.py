@@ -3,7 +3,6 @@ claims grouped by the branch that judged them, printed-cell verdicts from the cl
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -18,8 +17,8 @@ from analysis.audit.printed_fills import fill_readings, printed_fill_search
 from analysis.evidence import load_package
 from analysis.params import DEFAULT_PARAMS
 from analysis.reconstruct.claims import parse_claims
+from support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 CLAIMS_PATH = ROOT / "data" / "published" / "claims.yaml"
 CLAIMS = published_claims()  # load_claims(CLAIMS_PATH), once per session (audit_support)
 TEXT = CLAIMS_PATH.read_text(encoding="utf-8")

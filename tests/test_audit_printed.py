@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import shutil
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -17,8 +16,8 @@ from analysis.audit.printed_fills import fill_readings, printed_fill_search
 from analysis.evidence import load_package, write_lock
 from analysis.params import DEFAULT_PARAMS
 from analysis.reconstruct.claims import parse_claims
+from support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 CLAIMS_PATH = ROOT / "data" / "published" / "claims.yaml"
 CLAIMS = published_claims()  # load_claims(CLAIMS_PATH), once per session (audit_support)
 CONSISTENT = "consistent with the printed cells"

@@ -4,7 +4,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import types
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -19,8 +18,8 @@ from analysis.estimators import cells as cells_mod
 from analysis.evidence import load_package
 from analysis.params import DEFAULT_PARAMS
 from analysis.tables.render import no_shell_probe
+from support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 GLM = "z-ai/glm-5.2"
 
 

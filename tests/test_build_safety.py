@@ -91,6 +91,7 @@ def _assert_planted(out: Path) -> None:
         assert (out / rel).read_bytes() == data, rel
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_user_files_in_out_survive_a_forced_rebuild(tmp_path: Path, built: Path) -> None:
     out = _copy_tree(built, tmp_path / "o")
     _plant(out)
@@ -118,6 +119,7 @@ def test_quarto_files_are_never_compared(tmp_path: Path, built: Path) -> None:
     assert "report/chapter1.md" in rels  # a user file in a managed dir is still named by --check
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_stale_owned_output_is_removed_only_while_unchanged(tmp_path: Path, built: Path) -> None:
     out = _copy_tree(built, tmp_path / "o")
     stamp = json.loads((out / STAMP_NAME).read_text())
@@ -237,6 +239,7 @@ def test_signals_inside_the_commit_are_deferred() -> None:
     assert pending == [signal.SIGINT, signal.SIGTERM]
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_sigterm_during_the_commit_leaves_the_complete_new_build(
         tmp_path: Path, built: Path, other_evidence: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = _copy_tree(built, tmp_path / "o")
@@ -309,6 +312,7 @@ def _hold_lock(out: Path) -> int:
     return fd
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_second_build_gives_up_after_wait_with_a_message(tmp_path: Path) -> None:
     out = tmp_path / "out"
     fd = _hold_lock(out)
@@ -374,6 +378,7 @@ def test_csv_text_cells_are_neutralised_numbers_stay_numeric() -> None:
     assert [r["groups"] for r in rows][:5] == ["'=a;b", "c", "", "", "'-d"]
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_ansi_escape_in_a_study_key_is_printed_visibly(tmp_path: Path) -> None:
     pkg = copy_handmade(tmp_path / "pkg")
     text = (pkg / "study.toml").read_text()
@@ -387,6 +392,7 @@ def test_ansi_escape_in_a_study_key_is_printed_visibly(tmp_path: Path) -> None:
         assert "\\x1b[31mevil\\x07" in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_staging_left_by_a_killed_build_is_removed(tmp_path: Path, built: Path) -> None:
     out = _copy_tree(built, tmp_path / "o")
     leftover = out / ".build-staging-killed"
@@ -397,6 +403,7 @@ def test_staging_left_by_a_killed_build_is_removed(tmp_path: Path, built: Path) 
     assert not leftover.exists() and any(".build-staging-killed" in line for line in lines)
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_check_waits_for_a_running_build_of_out(tmp_path: Path, built: Path) -> None:
     """--check compares OUT only once the build holding OUT's lock has committed."""
     out = _copy_tree(built, tmp_path / "o")
@@ -425,3 +432,43 @@ def test_error_messages_show_control_characters_escaped(tmp_path: Path) -> None:
     proc = run_cli("--evidence", str(HANDMADE), "--out", str(hostile))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "\x1b" not in proc.stderr and "a\\x1b[2Jb is a file" in proc.stderr
+
+
+# ------------------------------------------------------------------ a killed build's staging
+
+def test_stale_staging_is_removed_even_when_nothing_is_rebuilt(tmp_path: Path) -> None:
+    from analysis.outdir import STAGING_PREFIX, remove_stale_staging
+
+    said: list[str] = []
+    (tmp_path / (STAGING_PREFIX + "abc") / "tables").mkdir(parents=True)
+    (tmp_path / (STAGING_PREFIX + "link")).symlink_to(tmp_path / "keep")
+    (tmp_path / "keep").mkdir()
+    remove_stale_staging(tmp_path, said.append)
+    assert not (tmp_path / (STAGING_PREFIX + "abc")).exists() and (tmp_path / "keep").is_dir()
+    assert said and "was killed" in said[0]
+
+
+# ------------------------------------------------------------------ SIGTERM in every stage
+
+@pytest.mark.slow
+@pytest.mark.parametrize("after", ["[1/5] verify", "[2/5] results", "[3/5] tables", "[4/5] figures"])
+def test_sigterm_is_honoured_within_two_seconds_in_every_stage(tmp_path: Path, after: str) -> None:
+    import signal
+    import time
+
+    from test_build_safety import _popen, _read_until
+
+    proc = _popen("--evidence", str(REPO / "tests" / "fixtures" / "handmade"), "--out", str(tmp_path / "o"),
+                  "--force")
+    lines: list[str] = []
+    try:
+        _read_until(proc, after, lines)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=60)
+        took = time.monotonic() - t0
+    finally:
+        proc.kill()
+    assert proc.returncode == 143 and "Traceback" not in rest, rest[-800:]
+    assert took < 2.0, f"SIGTERM after {after!r} took {took:.1f}s"
+

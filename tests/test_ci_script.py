@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import REPO as ROOT
+
 CI = ROOT / ".ci" / "run"
 TEST_MARK = "# The README's test command"
 

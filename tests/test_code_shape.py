@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from support.paths import REPO
+
 lizard = pytest.importorskip("lizard", reason="lizard is in the test extra: pip install -e '.[test]'")
 
-PACKAGE = Path(__file__).resolve().parents[1] / "analysis"
+PACKAGE = REPO / "analysis"
 MAX_CCN = 30
 """Issue 32: split every function above complexity 30 into named steps."""
 MAX_MODULE_LINES = 600

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import json
 from importlib import metadata
-from pathlib import Path
 
 import pytest
 
 from analysis import pipeline as build
 from analysis.cli import pointers_of, shipped_evidence
 from analysis.params import DEFAULT_PARAMS
-
-REPO = Path(__file__).resolve().parents[1]
+from support.paths import REPO
 
 
 def _installed(name: str) -> str | None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis.estimators.dependence import DEFF_TOLERANCE, icc_oneway
+from analysis.estimators.dependence import DEFF_TOLERANCE, CheckCountError, icc_oneway, within_row_dependence
+from est_handmade_support import rows_frame
 
 
 def test_every_row_passes_seven_of_fourteen():
@@ -52,3 +54,42 @@ def test_effective_n_never_exceeds_k_and_is_never_huge(s):
     else:
         assert 1.0 - 1e-9 <= r.effective_per_group <= 14.0 + 1e-9
     assert math.isnan(r.design_effect) or r.design_effect == 0.0 or r.design_effect > DEFF_TOLERANCE
+
+
+# ---------------------------------------------------------------------------- checks vs rows counts
+# Mistake caught: row_check_counts no longer comparing checks.csv's passed count (or its check count)
+# with rows.csv, so within_row_dependence silently computes an ICC from counts that disagree. The
+# loader rejects such packages, so the frames are built here directly (the estimator is public and
+# must defend itself). Rows r0, r1 of k = 3 checks; rows.csv says r0 passed 2, r1 passed 1.
+def _dependence_frames(passed_r0: list[bool], passed_r1: list[bool]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    rows = rows_frame([{"configuration": "c", "arm": "j", "checks_total": 3, "checks_passed": 2},
+                       {"configuration": "c", "arm": "j", "checks_total": 3, "checks_passed": 1}])
+    ids = ["r0"] * len(passed_r0) + ["r1"] * len(passed_r1)
+    checks = pl.DataFrame({"row_id": ids, "check": [f"c{i}" for i in range(len(ids))],
+                           "passed": passed_r0 + passed_r1})
+    return rows, checks
+
+
+def test_dependence_accepts_agreeing_counts() -> None:
+    # Control: the counts agree (r0: 2 of 3, r1: 1 of 3). By hand: p = (2/3, 1/3), grand 1/2,
+    # MSB = 3 * 2 * (1/6)^2 / 1 = 1/6; MSW = (2 * 1/3 + 1 * 2/3) / (2 * 2) = 1/3;
+    # ICC = (1/6 - 1/3) / (1/6 + 2/3) = -1/5.
+    rows, checks = _dependence_frames([True, True, False], [True, False, False])
+    d = within_row_dependence(rows, checks, "S5")
+    assert (d.rows, d.checks_per_row) == (2, 3)
+    assert d.icc == pytest.approx(-0.2, rel=1e-12)
+
+
+def test_dependence_refuses_passed_counts_that_disagree() -> None:
+    # checks.csv has 3 checks for r0 (as rows.csv says) but only 1 passed, not 2.
+    rows, checks = _dependence_frames([True, False, False], [True, False, False])
+    with pytest.raises(CheckCountError, match=r"'r0': 3 checks / 1 passed there, rows\.csv says 3 / 2"):
+        within_row_dependence(rows, checks, "S5")
+
+
+def test_dependence_refuses_check_counts_that_disagree() -> None:
+    # checks.csv has only 2 checks for r1 (rows.csv: 3), with the right passed count 1.
+    rows, checks = _dependence_frames([True, True, False], [True, False])
+    with pytest.raises(CheckCountError, match=r"'r1': 2 checks / 1 passed there, rows\.csv says 3 / 1"):
+        within_row_dependence(rows, checks, "S5")
+

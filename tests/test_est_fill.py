@@ -270,3 +270,51 @@ def test_fill_recall_correlation_handmade(pkg):
     x, y = [8900 / 9600, 0.75, 800 / 9600], [0.5, 0.75, 0.25]
     assert c.pearson == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
     assert c.spearman == pytest.approx(0.5) and c.n == 3
+
+
+# ---------------------------------------------------------------------------- fill separation
+def _fill(configs: list[tuple[str, float, float, float]]):
+    """(configuration, control mean, treatment mean, fill) -> fill_analysis under DEFAULT_PARAMS."""
+    eff = threshold_effects_frame([c[0] for c in configs], [c[2] - c[1] for c in configs],
+                                  [c[1] for c in configs], [c[2] for c in configs], [4] * len(configs))
+    fills = pl.DataFrame({"configuration": [c[0] for c in configs], "fill": [c[3] for c in configs]})
+    return fill_analysis(eff, fills, DEFAULT_PARAMS)
+
+
+def test_sweep_separates_only_when_every_cutoff_separates() -> None:
+    # Mistake caught: sweep_separates computed with any() instead of all(). The sweep runs the failure
+    # cutoff 0.40, 0.41, ..., 0.60 (21 cutoffs); rescue means treatment >= 0.5.
+    #   a: control 0.30, treatment 0.90, fill 0.90 -> fails at every cutoff, rescued
+    #   b: control 0.30, treatment 0.10, fill 0.20 -> fails at every cutoff, not rescued
+    #   c: control 0.55, treatment 0.20, fill 0.95 -> fails only when cutoff > 0.55 (0.56 .. 0.60),
+    #      not rescued, and its fill 0.95 is above the rescued a's 0.90.
+    # Cutoffs 0.40 .. 0.55 (16): failing {a, b}, margin 0.90 - 0.20 = 0.70 > 0: separates.
+    # Cutoffs 0.56 .. 0.60 (5): failing {a, b, c}, margin 0.90 - 0.95 = -0.05: does not separate.
+    # So some cutoffs separate and some do not: the sweep as a whole does not.
+    a = _fill([("a", 0.30, 0.90, 0.90), ("b", 0.30, 0.10, 0.20), ("c", 0.55, 0.20, 0.95)])
+    per_cut = [(round(s.cutoff, 2), s.separation.separates) for s in a.sweep]
+    assert len(per_cut) == 21
+    assert [c for c, sep in per_cut if sep] == [round(0.40 + i / 100, 2) for i in range(16)]
+    assert [c for c, sep in per_cut if not sep] == [0.56, 0.57, 0.58, 0.59, 0.60]
+    assert a.sweep_separates is False
+    # Control: without c every cutoff separates, and so does the sweep.
+    assert _fill([("a", 0.30, 0.90, 0.90), ("b", 0.30, 0.10, 0.20)]).sweep_separates is True
+
+
+def test_fill_margin_of_exactly_zero_does_not_separate() -> None:
+    # Mistake caught: `separates = margin >= 0`, so touching ranges count as separating. The fields'
+    # contract: separates iff every positive fill EXCEEDS every negative fill (margin > 0).
+    # a (rescued) and b (not rescued) both fail (control 0.30 < 0.5) and both have fill 0.5, exactly
+    # representable, so margin = 0.5 - 0.5 = 0.0 exactly: touching, not separating. Caught before
+    # only by Hypothesis seeds that happened to draw equal fills.
+    a = _fill([("a", 0.30, 0.90, 0.5), ("b", 0.30, 0.10, 0.5)])
+    sep = a.rescue.separation
+    assert (sep.positive, sep.negative) == (("a",), ("b",))
+    assert sep.margin == 0.0
+    assert sep.separates is False
+    assert sep.reason == "fill ranges of the two classes overlap or touch"
+    assert a.sweep_separates is False
+    # Control: nudge a's fill up by 1/64 (exact in binary) -> margin 1/64 > 0 separates.
+    nudged = _fill([("a", 0.30, 0.90, 0.5 + 1 / 64), ("b", 0.30, 0.10, 0.5)]).rescue.separation
+    assert (nudged.margin, nudged.separates) == (1 / 64, True)
+

@@ -32,6 +32,7 @@ from analysis.estimators.hodges_lehmann import (
     walsh_order_statistic,
 )
 from analysis.params import DEFAULT_PARAMS
+from support.paths import REPO
 
 
 def test_hand_derivation_n6() -> None:
@@ -116,12 +117,11 @@ def test_its_registered_sentence_is_in_the_key_results(tmp_path, prebuilt) -> No
 
 def _v1_effects() -> np.ndarray:
     """The data/v1 primary panel's configuration effects, computed by the package's own panel estimator."""
-    from pathlib import Path
 
     from analysis.evidence import load_package
     from analysis.results.inputs import ResultsInputs
 
-    v1 = Path(__file__).resolve().parents[1] / "data" / "v1"
+    v1 = REPO / "data" / "v1"
     inputs = ResultsInputs(load_package(v1), DEFAULT_PARAMS)
     return inputs.panel.frame.get_column("effect").to_numpy()
 

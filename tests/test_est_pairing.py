@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -12,8 +11,7 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from analysis.estimators.pairing import pairing_range
 from analysis.evidence import load_package
 from analysis.params import DEFAULT_PARAMS
-
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import REPO as ROOT
 
 
 def _rows(runs: dict[str, tuple[list[int], list[int]]]) -> pl.DataFrame:

@@ -7,9 +7,15 @@ line 3 and the first configuration's `published` on line 10.
 """
 from __future__ import annotations
 
+import json
+import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
+import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from analysis.evidence import (
     ConsistencyError,
@@ -17,8 +23,12 @@ from analysis.evidence import (
     SchemaError,
     StudyError,
     load_package,
+    verify_package,
+    write_lock,
 )
-from evidence_support import copy_handmade, edit, run_cli, where
+from analysis.evidence.schema import ARM_PATTERN, IDENTIFIER_PATTERN, MAX_COUNT, MAX_TOKENS, charset_problem
+from analysis.safeio import SafeIOError
+from evidence_support import HANDMADE, REPO, copy_handmade, edit, run_cli, where
 
 A1J = "a1-j,S5,acme/alpha-1,g1,1,j,1,true,,14,14,0,5,8200,9600,5,0,5,0,21000,all recalled"
 A1Q = "a1-q,S5,acme/alpha-1,g1,1,q,2,true,,14,14,0,5,6100,9600,5,0,5,0,19000,all recalled"
@@ -134,3 +144,189 @@ def test_bad_input_is_named_and_located(case: Case, tmp_path) -> None:
     assert (f"{file}:{line}" if line else file) in proc.stderr
     assert (column or "") in proc.stderr
     assert proc.stdout == ""
+
+
+CLI_TIMEOUT_S = 120
+
+
+def _cli_fails_cleanly(*args: str, expect: str) -> str:
+    """Run generate.py (bounded); it must exit 1 with an ``error:`` first line, no traceback."""
+    try:
+        r = run_cli(*args)
+    except subprocess.TimeoutExpired:  # pragma: no cover - the regression this test exists for
+        pytest.fail(f"generate.py {' '.join(args)} hung (> {CLI_TIMEOUT_S}s)")
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert "Traceback" not in r.stderr, r.stderr[-3000:]
+    assert r.stderr.startswith("error: "), r.stderr[:500]
+    assert expect in r.stderr, r.stderr[:2000]
+    return r.stderr
+
+
+# ------------------------------------------------------------------ a copy of the hand-made package per test
+@pytest.fixture()
+def pkg(tmp_path: Path) -> Path:
+    return copy_handmade(tmp_path / "pkg")
+
+
+# ------------------------------------------------------------------ silent wrong numbers
+def _row_line(root: Path, row_id: str) -> int:
+    lines = (root / "rows.csv").read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if line.startswith(row_id + ","))
+
+
+def _set_cell(root: Path, row_id: str, column: str, value: str) -> None:
+    rows = pl.read_csv(root / "rows.csv", infer_schema=False)
+    rows = rows.with_columns(pl.when(pl.col("row_id") == row_id).then(pl.lit(value))
+                             .otherwise(pl.col(column)).alias(column))
+    rows.write_csv(root / "rows.csv")
+    write_lock(root)
+
+
+@pytest.mark.parametrize("value", ["999999999999999999", str(2**63 - 1), str(2**64), str(MAX_COUNT + 1)])
+def test_counts_past_their_range_are_errors_with_line_and_column(pkg: Path, value: str) -> None:
+    _set_cell(pkg, "a1-j", "folds", value)
+    with pytest.raises(SchemaError) as info:
+        load_package(pkg)
+    assert ("rows.csv", _row_line(pkg, "a1-j"), "folds") in where(info.value)
+    _cli_fails_cleanly("verify", str(pkg), expect="folds")
+
+
+@pytest.mark.parametrize("value", [str(2**63 - 1), str(2**64), "100000000", "1e8", "1000001"])
+def test_planned_repeats_past_their_range_are_errors(pkg: Path, value: str) -> None:
+    edit(pkg, "study.toml", "planned_repeats = 3", f"planned_repeats = {value}", count=3)
+    with pytest.raises(StudyError) as info:
+        load_package(pkg)
+    assert ("study.toml", 27, "partition_runs[0].planned_repeats") in where(info.value)
+    _cli_fails_cleanly("verify", str(pkg), expect="planned_repeats")
+
+
+def test_all_runs_together_plan_a_bounded_number_of_slots(pkg: Path) -> None:
+    edit(pkg, "study.toml", "planned_repeats = 3", "planned_repeats = 400000", count=3)
+    with pytest.raises(StudyError, match="1200000 repeats in all"):
+        load_package(pkg)
+
+
+def test_a_homoglyph_arm_is_refused_not_counted(pkg: Path) -> None:
+    _set_cell(pkg, "a1-q", "arm", "\u051b")  # CYRILLIC SMALL LETTER QA, looks like q
+    with pytest.raises(SchemaError) as info:
+        load_package(pkg)
+    assert ("rows.csv", _row_line(pkg, "a1-q"), "arm") in where(info.value)
+    assert "not an arm code" in str(info.value)
+
+
+@pytest.mark.parametrize("column, value", [("scenario", "S5 "), ("configuration", "acme/<b>"),
+                                           ("execution_group", "g\u200b1"), ("arm", "Q"), ("arm", "q" * 17)])
+def test_identifiers_outside_their_character_set_are_refused(pkg: Path, column: str, value: str) -> None:
+    _set_cell(pkg, "a1-q", column, value)
+    with pytest.raises(EvidenceError) as info:
+        load_package(pkg)
+    assert ("rows.csv", _row_line(pkg, "a1-q"), column) in where(info.value)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(arm=st.text(min_size=1, max_size=20), scenario=st.text(min_size=1, max_size=20))
+def test_any_arm_or_scenario_is_loaded_only_if_it_is_in_its_character_set(tmp_path_factory, arm: str,
+                                                                           scenario: str) -> None:
+    """Property: a row's arm and scenario either load unchanged and in their set, or fail verify."""
+    import re
+
+    root = copy_handmade(tmp_path_factory.mktemp("cs"))
+    rows = pl.read_csv(root / "rows.csv", infer_schema=False)
+    rows.with_columns(pl.when(pl.col("row_id") == "a1-q").then(pl.lit(arm)).otherwise(pl.col("arm")).alias("arm"),
+                      pl.when(pl.col("row_id") == "b1-j").then(pl.lit(scenario)).otherwise(pl.col("scenario"))
+                      .alias("scenario")).write_csv(root / "rows.csv")
+    write_lock(root)
+    try:
+        package = load_package(root)
+    except EvidenceError:
+        return
+    assert package.rows.filter(pl.col("row_id") == "a1-q").item(0, "arm") == arm
+    assert re.fullmatch(ARM_PATTERN, arm) and re.fullmatch(IDENTIFIER_PATTERN, scenario)
+
+
+def test_configuration_keys_and_contrast_arms_follow_the_character_sets(pkg: Path) -> None:
+    edit(pkg, "study.toml", '[configurations."beta/beta-1"]', '[configurations."beta <script>"]')
+    edit(pkg, "study.toml", 'control = "j"', 'control = "J"')
+    with pytest.raises(EvidenceError) as info:
+        load_package(pkg)
+    cols = {p.column for p in info.value.problems if p.file == "study.toml"}
+    assert {'configurations."beta <script>"', "study.control"} <= cols
+
+
+def test_control_equal_to_treatment_fails_verify_not_the_build(pkg: Path, tmp_path: Path) -> None:
+    edit(pkg, "study.toml", 'treatment = "q"', 'treatment = "j"')
+    with pytest.raises(StudyError) as info:
+        verify_package(pkg)
+    assert ("study.toml", 5, "study.treatment") in where(info.value)
+    _cli_fails_cleanly("--evidence", str(pkg), "--out", str(tmp_path / "out"), expect="two different arms")
+
+
+def test_declared_arms_make_every_other_arm_an_error(pkg: Path) -> None:
+    edit(pkg, "study.toml", 'scenario = "S5"\n', 'scenario = "S5"\narms = ["j", "q", "m"]\n')
+    assert load_package(pkg).study.arms == ("j", "q", "m")  # the hand-made arms, all declared
+    edit(pkg, "study.toml", 'arms = ["j", "q", "m"]', 'arms = ["j", "q"]')
+    with pytest.raises(ConsistencyError) as info:
+        load_package(pkg)
+    m_lines = [i for i, line in enumerate((pkg / "rows.csv").read_text().splitlines(), 1) if ",m," in line]
+    assert {(p.line, p.column) for p in info.value.problems} == {(n, "arm") for n in m_lines}
+    edit(pkg, "study.toml", 'arms = ["j", "q"]', 'arms = ["j", "m"]')
+    with pytest.raises(StudyError, match=r"treatment arm 'q' is not in study\.arms"):
+        load_package(pkg)
+
+
+def test_the_shipped_packages_still_verify() -> None:
+    for root in (REPO / "data" / "v1", REPO / "data" / "v2" / "pilot", HANDMADE):
+        if (root / "provenance.lock").is_file():
+            verify_package(root)
+
+
+def test_the_charset_rules_are_one_definition() -> None:
+    from analysis.runner.preflight import identifier_problem
+
+    assert charset_problem("identifier", "qwen/qwen3.5-9b:free@Alpha#2+x") is None
+    assert identifier_problem("qwen/qwen3.5-9b", "--model") is None
+    assert "not an identifier" in identifier_problem("q w", "--model")
+    assert charset_problem("arm", "\u051b") and charset_problem("arm", "j") is None
+
+
+@pytest.mark.parametrize("value, where", [
+    ("1000000000000000000000000000000", "context_length"),  # /models context_length 10**30
+    ("9223372036854775808", "context_length"),  # 2**63: beyond TOML's 64 bits
+    (str(MAX_TOKENS + 1), "fold_max_tokens"),
+    ("0", "recall_max_tokens"),
+    ('"4096"', "context_length"),
+    ("1" * 5000, None),  # beyond Python's int-string limit: a StudyError, no traceback
+])
+def test_verify_refuses_runner_integers_out_of_range(tmp_path: Path, value: str, where: str | None) -> None:
+    root = copy_handmade(tmp_path / "p")
+    with (root / "study.toml").open("a", encoding="utf-8") as f:
+        f.write(f'\n[runner."c"]\nbase_url = "http://x"\n{where or "seed"} = {value}\n')
+    write_lock(root)
+    with pytest.raises(StudyError) as info:
+        load_package(root)
+    if where is not None:
+        assert any(p.column == f"runner.c.{where}" for p in info.value.problems), info.value.problems
+    proc = run_cli("verify", str(root))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and len(proc.stderr) < 2000
+
+
+def test_an_integer_beyond_64_bits_anywhere_in_study_toml_is_refused(tmp_path: Path) -> None:
+    root = copy_handmade(tmp_path / "p")
+    with (root / "study.toml").open("a", encoding="utf-8") as f:
+        f.write("\n[runner]\nanything = 18446744073709551616\n")
+    write_lock(root)
+    with pytest.raises(StudyError, match="64-bit"):
+        load_package(root)
+
+
+def test_messages_stay_short_whatever_the_file_holds(tmp_path: Path) -> None:
+    # a megabyte-long value quoted in a problem (the lock's "algorithm") printed a megabyte of stderr
+    root = copy_handmade(tmp_path / "p")
+    doc = json.loads((root / "provenance.lock").read_text(encoding="utf-8"))
+    doc["algorithm"] = "x" * 1_000_000
+    (root / "provenance.lock").write_text(json.dumps(doc), encoding="utf-8")
+    proc = run_cli("verify", str(root))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert len(proc.stderr) < 5000 and "more characters" in proc.stderr
+    assert len(str(SafeIOError("f" * 10_000, "y" * 10_000))) < 3100  # 1,000 of the path, 2,000 of the message
+

@@ -6,18 +6,21 @@ that fault planted by hand and to pass on the code as it is.
 from __future__ import annotations
 
 import json
+import subprocess
 import warnings
 from pathlib import Path
 
 import pytest
 
-from analysis.evidence.depth import MAX_DEPTH
+from analysis.evidence import LockFormatError, SchemaError, StudyError, load_package, write_lock
+from analysis.evidence.depth import MAX_DEPTH, json_depth, toml_depth
 from analysis.evidence.errors import Problem
 from analysis.evidence.files import UnsafeFileError, safe_path
-from analysis.evidence.folds import FOLD_FIELDS, parse_folds
+from analysis.evidence.folds import FOLD_FIELDS, FOLDS_FILE, parse_folds
+from analysis.evidence.provenance import read_lock
 from analysis.evidence.schema import MAX_COUNT
 from analysis.evidence.study import parse_study
-from evidence_support import copy_handmade
+from evidence_support import copy_handmade, edit, run_cli, where
 
 
 # ------------------------------------------------------------------------------- locked names
@@ -78,3 +81,93 @@ def test_folds_integer_fields_have_an_upper_bound(key: str, at_limit: object, be
         assert parse_folds(_fold_line(**{key: value}), {"r1"}, problems) is None
         assert [(p.line, p.column) for p in problems] == [(1, key)]
         assert f"0..{MAX_COUNT}" in problems[0].message
+
+
+def test_brackets_inside_json_strings_do_not_count_toward_depth() -> None:
+    # Plant: json_depth without the string blanking -> a label "[[[[" made a lock "too deep".
+    assert json_depth(b'{"a": "[[[[[[[[{{{{"}') == 1
+    assert json_depth(b'{"a\\"[[[": ["x"]}') == 2  # an escaped quote does not end the string
+    assert toml_depth(b'a = "[[[["\n# [[[[[[\nb = [[1]]\n') == (2, 3)
+
+
+def test_depth_limits_hold_exactly_at_the_boundary(tmp_path: Path) -> None:
+    # Plant: `json_depth(raw) >= MAX_DEPTH` in read_lock -> a lock nested exactly MAX_DEPTH deep was refused as
+    # "nested deeper"; `> MAX_DEPTH + 1` -> one level more was parsed.
+    assert json_depth(b"[" * MAX_DEPTH + b"]" * MAX_DEPTH) == MAX_DEPTH
+    root = copy_handmade(tmp_path / "p")
+    for depth, deeper in ((MAX_DEPTH, False), (MAX_DEPTH + 1, True)):
+        inner = "[" * (depth - 1) + "]" * (depth - 1)
+        (root / "provenance.lock").write_text('{"files": ' + inner + "}")
+        with pytest.raises(LockFormatError) as info:
+            read_lock(root)
+        assert ("nested deeper" in str(info.value)) is deeper
+
+
+CLI_TIMEOUT_S = 120
+
+
+def _cli_fails_cleanly(*args: str, expect: str) -> str:
+    """Run generate.py (bounded); it must exit 1 with an ``error:`` first line, no traceback."""
+    try:
+        r = run_cli(*args)
+    except subprocess.TimeoutExpired:  # pragma: no cover - the regression this test exists for
+        pytest.fail(f"generate.py {' '.join(args)} hung (> {CLI_TIMEOUT_S}s)")
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert "Traceback" not in r.stderr, r.stderr[-3000:]
+    assert r.stderr.startswith("error: "), r.stderr[:500]
+    assert expect in r.stderr, r.stderr[:2000]
+    return r.stderr
+
+
+# ------------------------------------------------------------------ a copy of the hand-made package per test
+@pytest.fixture()
+def pkg(tmp_path: Path) -> Path:
+    return copy_handmade(tmp_path / "pkg")
+
+
+# ------------------------------------------------------------------ parser depth
+def test_a_deeply_nested_lock_is_a_lock_format_error(pkg: Path, tmp_path: Path) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    (pkg / "provenance.lock").write_text('{"algorithm": "sha256", "files": {"x": ' + deep + "}}\n")
+    with pytest.raises(LockFormatError, match="nested deeper than 32"):
+        load_package(pkg)
+    _cli_fails_cleanly("verify", str(pkg), expect="nested deeper")
+    _cli_fails_cleanly("--evidence", str(pkg), "--out", str(tmp_path / "out"), expect="nested deeper")
+    _cli_fails_cleanly("lock", str(pkg), "--files", "nothing-here", expect="no such file")
+
+
+def test_a_huge_integer_in_the_lock_is_a_lock_format_error(pkg: Path) -> None:
+    (pkg / "provenance.lock").write_text('{"algorithm": "sha256", "files": ' + "9" * 5000 + "}\n")
+    with pytest.raises(LockFormatError):
+        load_package(pkg)
+
+
+@pytest.mark.parametrize("text, line", [
+    ("x = " + "[" * 50_000 + "]" * 50_000 + "\n", 1),
+    ("x = " + "{a = " * 40 + "1" + "}" * 40 + "\n", 1),
+    ("\n" + ".".join(["k"] * 2000) + " = 1\n", 2),
+    ("[" + ".".join(["t"] * 9) + "]\n", 1),
+])
+def test_deep_or_long_toml_is_a_study_error(pkg: Path, text: str, line: int) -> None:
+    data = (pkg / "study.toml").read_text() + text
+    (pkg / "study.toml").write_text(data)
+    write_lock(pkg)
+    with pytest.raises(StudyError) as info:
+        load_package(pkg)
+    assert info.value.problems[0].line == len(data.splitlines()) - len(text.splitlines()) + line
+    _cli_fails_cleanly("verify", str(pkg), expect="study.toml")
+
+
+def test_a_deeply_nested_folds_line_is_a_folds_error(pkg: Path) -> None:
+    (pkg / FOLDS_FILE).write_text('{"row_id": "a1-j", "x": ' + "[" * 50_000 + "]" * 50_000 + "}\n")
+    write_lock(pkg, [FOLDS_FILE])
+    with pytest.raises(SchemaError) as info:
+        load_package(pkg)
+    assert (FOLDS_FILE, 1, None) in where(info.value) and "nested deeper" in str(info.value)
+
+
+def test_strings_with_brackets_do_not_count_as_nesting(pkg: Path) -> None:
+    edit(pkg, "study.toml", 'name = "hand-made oracle package"',
+         'name = "' + "[{" * 100 + '"  # ' + "[" * 100)
+    assert load_package(pkg).study.name == "[{" * 100
+

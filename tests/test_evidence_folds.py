@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from analysis.evidence import load_package, write_lock
-from analysis.evidence.folds import FOLD_FIELDS, FoldsFormatError, load_folds_bytes
+from analysis.evidence import SchemaError, load_package, write_lock
+from analysis.evidence.folds import FOLD_FIELDS, FOLDS_FILE, FoldsFormatError, load_folds_bytes
+from analysis.evidence.schema import MAX_COUNT
+from evidence_support import copy_handmade, run_cli, where
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 PILOT = REPO / "data" / "v2" / "pilot"
 
 
@@ -133,3 +135,44 @@ def test_entry_folds_need_the_fixture_and_a_locked_copy_makes_the_package_self_c
     facts, reasons = graded_facts(load_package(root), search=())
     assert facts.height == 168 and reasons == {}
     assert facts.filter(facts["check"] == "owning department").get_column("chunk").unique().to_list() == [3]
+
+
+# ------------------------------------------------------------------ a copy of the hand-made package per test
+@pytest.fixture()
+def pkg(tmp_path: Path) -> Path:
+    return copy_handmade(tmp_path / "pkg")
+
+
+@pytest.mark.parametrize("chunks", [str(2**64), str(2**63), str(MAX_COUNT + 1), "-1"])
+def test_fold_indices_past_their_range_are_folds_errors(pkg: Path, chunks: str) -> None:
+    line = {"row_id": "a1-j", "fold": 0, "carrier": "", "parse_ok": None, "clipped": False}
+    (pkg / FOLDS_FILE).write_text(json.dumps(line)[:-1] + f', "chunks": [{chunks}]}}\n')
+    write_lock(pkg, [FOLDS_FILE])
+    with pytest.raises(SchemaError) as info:
+        load_package(pkg)
+    assert where(info.value) == {(FOLDS_FILE, 1, "chunks")}
+
+
+@pytest.mark.parametrize("bad, words", [
+    ('"\\ud800"', "lone surrogate"),
+    ('"\\udfff tail"', "lone surrogate"),
+    ("NaN", "NaN is not a JSON number"),
+    ("1e999", "overflows a double"),
+])
+def test_folds_values_the_door_refuses_are_located_problems(tmp_path: Path, bad: str, words: str) -> None:
+    root = shutil.copytree(PILOT, tmp_path / "pilot")
+    lines = (root / "folds.jsonl").read_bytes().split(b"\n")
+    doc = json.loads(lines[2])
+    doc["carrier"] = "__BAD__"
+    doc["extra_number"] = 1
+    lines[2] = json.dumps(doc).replace('"__BAD__"', bad if "surrogate" in words else '"x"').replace(
+        '"extra_number": 1', f'"extra_number": {bad}').encode()
+    (root / "folds.jsonl").write_bytes(b"\n".join(lines))
+    write_lock(root, [p.name for p in root.iterdir() if p.name not in ("provenance.lock", "datapackage.json")])
+    with pytest.raises(FoldsFormatError) as info:
+        load_package(root)
+    first = info.value.problems[0]  # (the next line of that row then skips a fold: a second problem)
+    assert (first.file, first.line) == ("folds.jsonl", 3) and words in first.message
+    proc = run_cli("verify", str(root))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and "folds.jsonl:3" in proc.stderr, proc.stderr
+

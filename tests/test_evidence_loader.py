@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import warnings
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from analysis.evidence import (
     verify_package,
     write_lock,
 )
-from analysis.evidence.schema import CHECKS_COLUMNS, ROWS_COLUMNS
+from analysis.evidence.schema import CHECKS_COLUMNS, ROWS_COLUMNS, extra_column
 from evidence_support import HANDMADE, copy_handmade, edit, where
 
 FUZZ = settings(max_examples=60, deadline=None,
@@ -269,3 +270,71 @@ def test_scan_lines_agree_with_the_csv_module(table, crlf: bool) -> None:
     assert structure.lines.tolist() == expected_lines
     frame = pl.read_csv(structure.data.tobytes(), infer_schema=False, empty_string_is_null=False)
     assert frame.rows() == [tuple(r) for r in table]
+
+
+# ---------------------------------------------------------------------------- booleans are lowercase
+# Mistake caught: the loader comparing booleans case-insensitively (e.g. `s.str.to_lowercase()
+# .is_in(["true", "false"])`), so `True` / `TRUE` / `False` load as booleans. docs/EVIDENCE_FORMAT.md
+# ("booleans are exactly `true` or `false`") allows only the lowercase words, and the loader never
+# infers types, so any other spelling is a SchemaError at the cell. Lines are physical lines of the
+# hand-made package: rows.csv line 3 is a1-q (its
+# `valid` is `true`), checks.csv line 11 is a1-j's "dns zone" (passed `true`, in_carrier empty) and
+# line 16 is a1-q's "ledger service port" (passed `true`, in_carrier `true`).
+A1Q = "a1-q,S5,acme/alpha-1,g1,1,q,2,true,,14,14,0,5,6100,9600,5,0,5,0,19000,all recalled"
+
+
+DNS = "a1-j,dns zone,corp.vantgrid.test,true,\n"
+
+
+LEDGER = "a1-q,ledger service port,41873,true,true\n"
+
+
+@pytest.mark.parametrize(("file", "old", "new", "line", "column", "cell"), [
+    ("rows.csv", A1Q, A1Q.replace(",true,,", ",True,,"), 3, "valid", "True"),
+    ("rows.csv", A1Q, A1Q.replace(",true,,", ",TRUE,,"), 3, "valid", "TRUE"),
+    ("checks.csv", DNS, DNS.replace(",true,", ",True,"), 11, "passed", "True"),
+    ("checks.csv", LEDGER, LEDGER.replace(",true,true", ",true,FALSE"), 16, "in_carrier", "FALSE"),
+], ids=["valid-True", "valid-TRUE", "passed-True", "in_carrier-FALSE"])
+def test_booleans_in_another_case_are_refused(tmp_path: Path, file, old, new, line, column, cell) -> None:
+    root = copy_handmade(tmp_path / "pkg")
+    edit(root, file, old, new)
+    with pytest.raises(SchemaError) as info:
+        load_package(root)
+    assert (file, line, column) in where(info.value), str(info.value)
+    assert any(p.column == column and repr(cell) in p.message for p in info.value.problems)
+
+
+# ------------------------------------------------------------------ a copy of the hand-made package per test
+@pytest.fixture()
+def pkg(tmp_path: Path) -> Path:
+    return copy_handmade(tmp_path / "pkg")
+
+
+# ------------------------------------------------------------------ internal names
+INTERNAL = ("__index", "__raw__repeat", "usual", "planned", "first", "n", "m0", "row_id_right", "extra:x")
+
+
+def test_extra_columns_named_like_internal_ones_are_namespaced(pkg: Path) -> None:
+    for name in ("rows.csv", "checks.csv"):
+        frame = pl.read_csv(pkg / name, infer_schema=False)
+        frame.with_columns(pl.lit("7").alias(c) for c in INTERNAL).write_csv(pkg / name)
+    write_lock(pkg)
+    package = load_package(pkg)
+    for frame in (package.rows, package.checks):
+        extras = [c for c in frame.columns if c.startswith("extra:")]
+        assert extras == [extra_column(c) for c in INTERNAL]
+        assert all(frame.schema[c] == pl.String for c in extras)
+
+
+def test_a_package_with_colliding_extra_columns_builds(tmp_path: Path) -> None:
+    from analysis.params import DEFAULT_PARAMS
+    from analysis.pipeline import build
+
+    pkg = copy_handmade(tmp_path / "pkg")
+    for name in ("rows.csv", "checks.csv"):
+        frame = pl.read_csv(pkg / name, infer_schema=False)
+        frame.with_columns(pl.lit("1").alias(c) for c in INTERNAL).write_csv(pkg / name)
+    write_lock(pkg)
+    build(pkg, tmp_path / "out", DEFAULT_PARAMS, progress=None)
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["evidence"]
+

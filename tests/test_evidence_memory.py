@@ -217,3 +217,38 @@ def test_a_file_that_grows_while_read_is_read_whole_or_refused(tmp_path, monkeyp
     assert buf == whole and digest == hashlib.sha256(whole).hexdigest()
     with pytest.raises(files.UnsafeFileError, match="grew above the limit"):
         read_evidence_buffer(root, "checks.csv", limit_bytes=len(whole) - 1)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), **extra)
+
+
+# ------------------------------------------------------------------ folds.jsonl in bounded memory
+
+FOLDS_MEMORY = """
+import resource, sys
+import polars as pl
+from analysis.evidence.folds import parse_folds
+pl.DataFrame({"a": [1]})  # polars' own start-up memory is not the parser's
+n = int(sys.argv[1])
+buf = bytearray()
+for i in range(n):  # 1,000 rows with n / 1,000 folds each
+    buf += b'{"row_id":"r%d","fold":%d,"chunks":[0],"carrier":"","parse_ok":null,"clipped":false}\\n' % (
+        i % 1000, i // 1000)
+data = bytes(buf)
+del buf
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+frame = parse_folds(data, None, [])
+print(len(data), (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) * 1024, frame.height)
+"""
+
+
+@pytest.mark.slow
+def test_folds_jsonl_is_parsed_in_bounded_memory() -> None:
+    """Peak memory growth at most 2x the file plus a constant (before: about 9x, one object per line)."""
+    done = subprocess.run([sys.executable, "-c", FOLDS_MEMORY, "300000"], cwd=REPO, env=_env(),
+                          capture_output=True, text=True, timeout=600)
+    size, grew, height = (int(x) for x in done.stdout.split())
+    assert height == 300_000
+    assert grew <= 2 * size + (16 << 20), f"{grew >> 20} MiB for a {size >> 20} MiB file"
+

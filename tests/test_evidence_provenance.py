@@ -4,6 +4,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,11 +18,15 @@ from analysis.evidence import (
     EvidenceError,
     LockFormatError,
     ProvenanceError,
+    UnsafeFileError,
     load_package,
+    package_key,
     verify_files,
+    verify_package,
     write_lock,
 )
 from analysis.evidence import package as package_mod
+from analysis.evidence.provenance import canonical_lock_bytes, read_lock, sha256_bytes
 from evidence_support import HANDMADE, PACKAGE_FILES, copy_handmade, edit, run_cli
 
 
@@ -240,3 +246,185 @@ def test_links_out_of_the_package_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ProvenanceError) as info:
         load_package(root)
     assert info.value.file == "extra.txt" and "outside the package" in str(info.value)
+
+
+# ---------------------------------------------------------------------------- the lock compared as bytes
+@pytest.mark.parametrize("change", ["no-final-newline", "two-final-newlines", "crlf", "trailing-space",
+                                    "compact"])
+def test_lock_with_same_json_but_other_bytes_is_refused(tmp_path: Path, change: str) -> None:
+    # Second test of the byte comparison (the first re-indents with 4 spaces). Each change below keeps
+    # the parsed JSON identical (json.loads gives the same dict), so only a comparison of the raw bytes
+    # with the canonical form can catch it.
+    root = copy_handmade(tmp_path / "p")
+    raw = (root / "provenance.lock").read_bytes()
+    new = {"no-final-newline": raw[:-1], "two-final-newlines": raw + b"\n",
+           "crlf": raw.replace(b"\n", b"\r\n"), "trailing-space": raw.replace(b"{\n", b"{ \n", 1),
+           "compact": raw.replace(b"\n", b"").replace(b"  ", b"")}[change]
+    assert new != raw and json.loads(new) == json.loads(raw)
+    (root / "provenance.lock").write_bytes(new)
+    with pytest.raises(LockFormatError, match="not in canonical form"):
+        load_package(root)
+
+
+# -------------------------------------------------------------------------------- evidence reading
+@pytest.mark.parametrize("name", ["x/../rows.csv", "./rows.csv", "rows.csv/.", "a//rows.csv"])
+def test_a_lock_naming_a_dotted_path_is_refused(tmp_path: Path, name: str) -> None:
+    # Plant: `any(part in ("..",) ...)` only for a leading part -> x/../rows.csv verified rows.csv twice.
+    root = copy_handmade(tmp_path / "p")
+    files = json.loads((root / "provenance.lock").read_text())["files"]
+    files[name] = files["rows.csv"]
+    (root / "provenance.lock").write_text(json.dumps({"algorithm": "sha256", "files": dict(sorted(files.items()))},
+                                                     indent=2, sort_keys=True) + "\n")
+    with pytest.raises(LockFormatError, match="plain relative path"):
+        read_lock(root)
+
+
+def test_verify_of_the_handmade_package_still_passes() -> None:
+    """Guard for the fixtures above: the untouched hand-made package verifies."""
+    from evidence_support import HANDMADE
+
+    verify_files(HANDMADE)
+
+
+CLI_TIMEOUT_S = 120
+
+
+def _lock_with(root: Path, extra: dict[str, str]) -> None:
+    """Rewrite the (canonical) lock of ``root`` with ``extra`` names added, as a stranger could."""
+    files = json.loads((root / "provenance.lock").read_text())["files"]
+    files.update(extra)
+    (root / "provenance.lock").write_bytes(canonical_lock_bytes(files))
+
+
+def _cli_fails_cleanly(*args: str, expect: str) -> str:
+    """Run generate.py (bounded); it must exit 1 with an ``error:`` first line, no traceback."""
+    try:
+        r = run_cli(*args)
+    except subprocess.TimeoutExpired:  # pragma: no cover - the regression this test exists for
+        pytest.fail(f"generate.py {' '.join(args)} hung (> {CLI_TIMEOUT_S}s)")
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert "Traceback" not in r.stderr, r.stderr[-3000:]
+    assert r.stderr.startswith("error: "), r.stderr[:500]
+    assert expect in r.stderr, r.stderr[:2000]
+    return r.stderr
+
+
+# ------------------------------------------------------------------ unsafe file access
+@pytest.fixture()
+def pkg(tmp_path: Path) -> Path:
+    return copy_handmade(tmp_path / "pkg")
+
+
+def test_a_locked_fifo_is_refused_by_verify_and_the_build_without_hanging(pkg: Path, tmp_path: Path) -> None:
+    os.mkfifo(pkg / "pipe")
+    _lock_with(pkg, {"pipe": "0" * 64})
+    _cli_fails_cleanly("verify", str(pkg), expect="FIFO")
+    _cli_fails_cleanly("--evidence", str(pkg), "--out", str(tmp_path / "out"), expect="FIFO")
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(UnsafeFileError) as info:
+        package_key(pkg)
+    assert info.value.file == "pipe"
+
+
+@pytest.mark.parametrize("name", ["/dev/zero", "../../../dev/stdin", "a/../../x"])
+def test_lock_names_outside_the_package_are_refused_before_anything_is_read(pkg: Path, tmp_path: Path,
+                                                                              name: str) -> None:
+    _lock_with(pkg, {name: "0" * 64})
+    _cli_fails_cleanly("verify", str(pkg), expect="plain relative path inside the package")
+    _cli_fails_cleanly("--evidence", str(pkg), "--out", str(tmp_path / "out"),
+                       expect="plain relative path inside the package")
+    with pytest.raises(LockFormatError):
+        package_key(pkg)
+
+
+def test_a_symlink_loop_is_a_named_error(pkg: Path) -> None:
+    (pkg / "loop1").symlink_to("loop2")
+    (pkg / "loop2").symlink_to("loop1")
+    _lock_with(pkg, {"loop1": "0" * 64})
+    _cli_fails_cleanly("verify", str(pkg), expect="symbolic link loop")
+    _cli_fails_cleanly("lock", str(pkg), "--files", "loop2", expect="symbolic link loop")
+
+
+def test_the_lock_as_a_link_to_dev_zero_is_refused(pkg: Path, tmp_path: Path) -> None:
+    (pkg / "provenance.lock").unlink()
+    (pkg / "provenance.lock").symlink_to("/dev/zero")
+    _cli_fails_cleanly("verify", str(pkg), expect="leads outside the package")
+    _cli_fails_cleanly("--evidence", str(pkg), "--out", str(tmp_path / "out"), expect="leads outside the package")
+
+
+def test_the_lock_as_a_fifo_inside_the_package_is_refused(pkg: Path) -> None:
+    (pkg / "provenance.lock").unlink()
+    os.mkfifo(pkg / "provenance.lock")
+    _cli_fails_cleanly("verify", str(pkg), expect="FIFO")
+
+
+@pytest.mark.parametrize("name, size", [("provenance.lock", 8 << 30), ("study.toml", 3 << 20),
+                                        ("rows.csv", (1 << 30) + 1)])
+def test_sparse_or_huge_files_are_refused_by_size_before_reading(pkg: Path, name: str, size: int) -> None:
+    with open(pkg / name, "r+b") as fh:  # sparse: no disk used, nothing to read but zeros
+        fh.truncate(size)
+    with pytest.raises(UnsafeFileError) as info:
+        load_package(pkg)
+    assert info.value.problems[0].file == name and "above the limit" in str(info.value)
+
+
+def test_a_device_inside_the_package_is_refused(pkg: Path) -> None:
+    try:
+        os.mknod(pkg / "null", 0o600 | stat.S_IFCHR, os.makedev(1, 3))
+    except (PermissionError, OSError):
+        pytest.skip("cannot create a device node here")
+    _lock_with(pkg, {"null": "0" * 64})
+    with pytest.raises(UnsafeFileError, match="a device"):
+        verify_package(pkg)
+    with pytest.raises(UnsafeFileError, match="a device"):
+        write_lock(pkg, ["null"])
+
+
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
+def test_lock_files_refuses_links_out_fifos_and_links_to_devices(pkg: Path) -> None:
+    (pkg / "passwd").symlink_to("/etc/passwd")
+    (pkg / "zero").symlink_to("/dev/zero")
+    os.mkfifo(pkg / "pipe")
+    before = (pkg / "provenance.lock").read_bytes()
+    for name, expect in (("passwd", "leads outside"), ("zero", "leads outside"), ("pipe", "FIFO")):
+        _cli_fails_cleanly("lock", str(pkg), "--files", name, expect=expect)
+    assert (pkg / "provenance.lock").read_bytes() == before  # a refused lock leaves the old one
+    (pkg / "inside.txt").write_text("pinned\n")
+    (pkg / "link-inside").symlink_to("inside.txt")  # a link that stays inside is fine
+    doc = write_lock(pkg, ["link-inside"])
+    assert doc["files"]["link-inside"] == sha256_bytes(b"pinned\n")
+
+
+def test_the_lock_is_written_atomically_and_never_through_a_link(pkg: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "victim.txt"
+    outside.write_text("do not overwrite\n")
+    (pkg / "provenance.lock").unlink()
+    (pkg / "provenance.lock").symlink_to(outside)
+    write_lock(pkg)
+    assert outside.read_text() == "do not overwrite\n"
+    assert not (pkg / "provenance.lock").is_symlink()
+    assert sorted(p.name for p in pkg.iterdir()) == sorted(["checks.csv", "datapackage.json", "provenance.lock",
+                                                            "rows.csv", "study.toml"])
+    verify_package(pkg)
+
+
+def test_package_key_changes_with_any_locked_byte_and_needs_a_valid_lock(pkg: Path) -> None:
+    first = package_key(pkg)
+    edit(pkg, "rows.csv", "a1-j,", "a1-J,", relock=False)
+    assert package_key(pkg) != first
+    (pkg / "provenance.lock").write_text('{"files": 1}')
+    with pytest.raises(LockFormatError):
+        package_key(pkg)
+
+
+def test_a_lone_surrogate_in_the_lock_is_a_lock_format_error(tmp_path: Path) -> None:
+    from analysis.evidence import LockFormatError
+
+    root = copy_handmade(tmp_path / "p")
+    text = (root / "provenance.lock").read_text(encoding="utf-8")
+    (root / "provenance.lock").write_text(text.replace('"rows.csv"', '"rows\\ud800.csv"'), encoding="utf-8")
+    with pytest.raises(LockFormatError, match="lone surrogate"):
+        load_package(root)
+    proc = run_cli("verify", str(root))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+

@@ -25,9 +25,9 @@ from analysis.evidence import load_package
 from analysis.evidence.tokens import contains_token
 from analysis.params import DEFAULT_PARAMS
 from analysis.viewer.trajectories import trajectory_data, trajectory_page
+from support.paths import REPO
 from survival_support import CLIPPED, DROPPED, NEVER, XSS
 
-REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
 # marked `browser` (deselect with -m "not browser") and skipped where Chromium is missing
 _needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(),

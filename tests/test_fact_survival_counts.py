@@ -28,9 +28,8 @@ from analysis.evidence import load_package
 from analysis.params import DEFAULT_PARAMS
 from analysis.pipeline import build
 from report_support import unspanned
+from support.paths import REPO
 from survival_support import CLIPPED, DROPPED, NEVER, write_scenario
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")

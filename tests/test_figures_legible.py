@@ -158,3 +158,23 @@ def test_the_plan_figures_design_labels_clear_every_star_and_each_other() -> Non
     for i, a in enumerate(boxes):
         for b in boxes[i + 1:]:
             assert not a.overlaps(b), [t.get_text() for t in labels]
+
+
+# ------------------------------------------------------------------ many folds stay linear
+
+def test_a_million_folds_draw_with_capped_ticks() -> None:
+    import time
+
+    from analysis.figures.common import new_figure
+    from analysis.figures.survival import MAX_FOLD_TICKS, set_fold_ticks
+
+    fig, (ax,) = new_figure(1)
+    t0 = time.perf_counter()
+    ax.set_xlim(-0.1, 1_000_000.1)
+    set_fold_ticks(ax, 1_000_000)
+    fig.canvas.draw()
+    assert time.perf_counter() - t0 < 5 and len(ax.get_xticks()) <= MAX_FOLD_TICKS + 2
+    _fig2, (bx,) = new_figure(1)
+    set_fold_ticks(bx, 5)
+    assert list(bx.get_xticks()) == [0, 1, 2, 3, 4, 5]  # a short row keeps one tick per fold
+

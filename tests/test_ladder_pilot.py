@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import tomllib
-from pathlib import Path
 
 import polars as pl
 
@@ -20,8 +19,9 @@ from analysis.estimators.survival_results import package_survival
 from analysis.evidence import load_package
 from analysis.evidence.schema import extra_column
 from analysis.params import DEFAULT_PARAMS
+from support.paths import REPO
 
-PILOT = Path(__file__).resolve().parents[1] / "data" / "v2" / "ladder-pilot"
+PILOT = REPO / "data" / "v2" / "ladder-pilot"
 
 
 def test_the_ladder_pilot_is_a_verified_embedded_pilot_of_the_easy_end() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import REPO as ROOT
 
 
 def _run(tool: str, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:

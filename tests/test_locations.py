@@ -8,8 +8,7 @@ import pytest
 
 from analysis import cli, locations
 from analysis.runner import pinning
-
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import REPO as ROOT
 
 
 def test_checkout_root_is_the_repository() -> None:

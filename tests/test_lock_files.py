@@ -14,8 +14,11 @@ import pytest
 from analysis import outdir
 from analysis.outdir import BuildLock
 from analysis.runner.cli import RUNNER_LOCK
+from analysis.runner.cli import main as runner_main
+from analysis.runner.named_fixtures import load_fixture_arg
 from analysis.safeio.lock import DirLock, LockFileError
 from evidence_support import HANDMADE, run_cli
+from support.scripted_server import MemorizingModel, ScriptedServer
 
 USER_BYTES = b"a user's thesis, irreplaceable\n" * 10
 
@@ -61,3 +64,27 @@ def test_build_cli_refuses_a_hard_linked_lock_in_one_line(tmp_path: Path) -> Non
     assert "hard links" in proc.stderr
     assert user.read_bytes() == USER_BYTES
     assert not (out / "results.json").exists()
+
+
+# ------------------------------------------------------------------ a sweep against a scripted server
+
+def _sweep(url: str, out: Path, *extra: str) -> list[str]:
+    return ["sweep", "--base-url", url, "--model", "scripted/model-1", "--published", "2026-03-01",
+            "--family", "test", "--arms", "j", "--repeats", "1", "--out", str(out), "--quiet", "--backoff", "0",
+            "--backoff-cap", "0", "--timeout", "20", "--api-key-env", "", "--no-probe",
+            "--structured-mode", "json_schema", "--max-attempts", "3", *extra]
+
+
+# ------------------------------------------------------------------ one runner per --out
+
+def test_a_second_runner_into_the_same_out_is_refused_before_any_request(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    fx = load_fixture_arg("small")
+    with ScriptedServer(MemorizingModel(fx)) as srv, DirLock(out / RUNNER_LOCK):  # another runner holds it
+        rc = runner_main(_sweep(srv.base_url, out))
+        sent = len(srv.requests)
+    err = capsys.readouterr().err
+    assert rc == 2 and "another runner" in err and sent == 0, err
+

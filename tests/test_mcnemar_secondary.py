@@ -1,16 +1,13 @@
 """Secondary McNemar comparisons: missing-partner variants only over runs where both arms were planned."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import polars as pl
 import pytest
 
 from analysis.estimators import exact
 from analysis.evidence import load_package
 from analysis.params import DEFAULT_PARAMS
-
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import REPO as ROOT
 
 
 def _rows(spec):

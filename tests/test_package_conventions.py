@@ -2,13 +2,11 @@
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
 
 import yaml
 
 import analysis
-
-REPO = Path(__file__).resolve().parents[1]
+from support.paths import REPO
 
 
 def test_version_has_one_source() -> None:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -22,10 +25,9 @@ from analysis.plan.cost import (
     row_cost,
 )
 from analysis.plan.run import design_json, make_design, power_figure
+from support.paths import HANDMADE, REPO
 
-REPO = Path(__file__).resolve().parents[1]
 V1 = REPO / "data" / "v1"
-HANDMADE = REPO / "tests" / "fixtures" / "handmade"
 
 
 def test_plan_on_v1_writes_design_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -166,9 +168,52 @@ def test_design_from_v1_is_labelled_a_reconstruction(tmp_path: Path, capsys: pyt
 
 
 def test_design_from_a_simulated_package_says_planted_truth(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    sim = Path(__file__).resolve().parents[1] / "data" / "v2" / "simulated-ladder"
+    sim = REPO / "data" / "v2" / "simulated-ladder"
     rc = main(["plan", "--evidence", str(sim), "--out", str(tmp_path), "--configurations", "4",
                "--repeats", "1", "--effect", "0", "--sims", "20"])
     assert rc == 0 and "simulated, planted truth" in capsys.readouterr().err
     assert json.loads((tmp_path / "design.json").read_text())["evidence"]["kind"] == "simulation"
     assert "simulated, planted truth" in (tmp_path / "design.md").read_text().split("## ")[0]  # at the top
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), **extra)
+
+
+def _generate(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(REPO / "generate.py"), *args], cwd=REPO, env=_env(**env),
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_hostile_design_json_and_stamp_are_ignored_not_a_traceback(tmp_path: Path) -> None:
+    from analysis.pipeline import _read_stamp
+    from analysis.plan.report_blocks import design_block
+
+    (tmp_path / "design.json").write_text('{"version": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    (tmp_path / ".build-stamp.json").symlink_to("/dev/zero")
+    assert design_block(tmp_path) is None and _read_stamp(tmp_path) == {}
+
+
+# ------------------------------------------------------------------ plan arguments
+
+@pytest.mark.parametrize("args", [["--seed", "-1"], ["--cost-ratio", "inf"], ["--cost-ratio", "nan"],
+                                  ["--cost-ratio", "1e308"], ["--configurations", str(10**12)],
+                                  ["--sims", "0"], ["--alpha", "1.5"], ["--repeats", "0"]])
+def test_plan_arguments_out_of_range_exit_2_with_a_message(tmp_path: Path, args: list[str]) -> None:
+    r = _generate("plan", "--out", str(tmp_path / "o"), *args)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and args[0] in r.stderr, r.stderr[-600:]
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_price_table_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    from analysis.plan.cost import PriceTableError, load_price_table
+
+    p = tmp_path / "prices.csv"
+    p.write_bytes(b"endpoint,input_per_million,output_per_million\n\xff,1,2\n")
+    with pytest.raises(PriceTableError, match="not UTF-8"):
+        load_price_table(p)
+    p = tmp_path / "prices.toml"
+    p.write_text("x = " + "[" * 100_000 + "]" * 100_000)
+    with pytest.raises(PriceTableError, match="nested deeper"):
+        load_price_table(p)
+

@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 import datetime
+import datetime as dt
+from types import MappingProxyType
 
 import numpy as np
 import polars as pl
 import pytest
 
 from analysis.estimators.common import Contrast
-from analysis.estimators.variance_components import variance_components
+from analysis.estimators.variance_components import ArmMissing, VarianceComponents, variance_components
+from analysis.params import DEFAULT_PLAN_PARAMS
+from analysis.plan.design import simulate_grid
 from analysis.plan.simulate import study_frames
 
 C = Contrast("j", "q", "S5")
@@ -32,3 +36,41 @@ def test_control_and_treatment_missing_rates_are_kept_apart() -> None:
     by_arm = {m.arm: m for m in vc.missing}
     assert (by_arm["j"].invalid, by_arm["j"].absent) == (1, 0)
     assert (by_arm["q"].invalid, by_arm["q"].absent) == (0, 3)
+
+
+TAU2, S2 = 0.0757, 0.0659  # data/v1's components (docs/PREREGISTRATION.md); any positive pair would do
+
+
+def _components(missing_control: float = 0.0, missing_treatment: float = 0.0) -> VarianceComponents:
+    return VarianceComponents(
+        contrast=C, checks_total=14, configurations=20, pairs=80, pairs_per_configuration=(4,) * 20,
+        within_df=60, grand_mean=0.0, panel_mean=0.0, msb=0.0, msw=S2, n0=4.0, tau2_untruncated=TAU2,
+        tau2=TAU2, tau2_truncated=False, sigma2_within=S2, icc=0.7, design_effect=10.0, icc_rows=160,
+        missing=(ArmMissing("j", 80, 80, 0, 0, missing_control), ArmMissing("q", 80, 80, 0, 0, missing_treatment)),
+        method="m", reasons=MappingProxyType({}))
+
+
+# ------------------------------------------------------------------------------ missingness
+def test_the_treatment_arms_missingness_is_its_own() -> None:
+    # Plants: simulate_grid building SimModel with `miss.get(comps.contrast.control)` for the treatment too,
+    # or _mask drawing the treatment's rows with `model.missing_control` -> no row ever missing here, so the
+    # mean panel size stayed 2 instead of 2 x 0.1; _arm_missing counting `contrast.control` rows for both
+    # arms -> q's rate 0 instead of 3/8.
+    # (1) the estimator: K = 2, R = 4, three treatment rows invalid (study_frames writes a non-present
+    #     repeat as an invalid treatment row) -> j 0/8 missing, q 3/8.
+    present = np.array([[True, False, True, True], [False, True, False, True]])
+    rows, runs = study_frames(np.zeros((2, 4)), present, 14)
+    comps = variance_components(rows, runs, C, recency_cutoff=dt.date(2025, 1, 1))
+    assert comps.missing_rate() == {"j": 0.0, "q": pytest.approx(3 / 8)}
+    # (2) the simulation: control never missing, treatment missing with probability 0.9; K = 2, R = 1, so a
+    #     configuration is in the panel with probability 0.1 and the mean panel size is 2 x 0.1 = 0.2
+    #     (sd of the mean over 4000 studies: sqrt(2 x 0.1 x 0.9 / 4000) = 0.0067; the bound is 7.5 sd).
+    plan = DEFAULT_PLAN_PARAMS.replace(configurations=(2,), repeats=(1,), effects=(0.0,), sims=4000)
+    grid, _ = simulate_grid(_components(0.0, 0.9), [], plan, np.random.Generator(np.random.PCG64(5)),
+                            resampling=False, signflip=False)
+    assert grid["panel_configurations_mean"][0] == pytest.approx(0.2, abs=0.05)
+    # and the other way round (control 0.9, treatment 0): the same 0.2, each arm with its own rate
+    grid, _ = simulate_grid(_components(0.9, 0.0), [], plan, np.random.Generator(np.random.PCG64(6)),
+                            resampling=False, signflip=False)
+    assert grid["panel_configurations_mean"][0] == pytest.approx(0.2, abs=0.05)
+

@@ -158,3 +158,20 @@ def test_shifted_analysis_equals_one_analysis_per_effect() -> None:
             np.testing.assert_array_equal(got.reject_t(), want.reject_t())
             np.testing.assert_allclose(got.mean, want.mean, atol=1e-12)
             np.testing.assert_allclose(got.lo, want.lo, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------ Monte Carlo p
+def test_the_monte_carlo_sign_flip_p_value_carries_its_plus_one() -> None:
+    # Plant: `p = hits / m` whatever `exact` (or `(hits) / (1 + m)`) -> 2/4 = 0.5 (or 0.4) instead of 0.6.
+    # Hand: K = 3 configurations with effects 1, 1, 1 (one repeat each): observed |sum| = 3.
+    # Four random patterns: (+,+,+) -> 3 (hit), (-,-,-) -> 3 (hit), (+,-,+) -> 1, (+,+,-) -> 1.
+    # Monte Carlo: p = (1 + 2) / (1 + 4) = 0.6. The same patterns as an exact enumeration: 2 / 4 = 0.5.
+    d = np.ones((1, 3, 1))
+    present = np.ones((1, 3, 1), dtype=bool)
+    patterns = np.array([[1, 1, 1], [-1, -1, -1], [1, -1, 1], [1, 1, -1]], dtype=float)
+    assert analyse_simulated(d, present, 0.05, patterns, exact=False).p_signflip[0] == pytest.approx(3 / 5)
+    assert analyse_simulated(d, present, 0.05, patterns, exact=True).p_signflip[0] == pytest.approx(2 / 4)
+    # above signflip_exact_max the patterns are random and flagged as not exact, so the +1 applies
+    _pats, exact = sign_patterns(13, 12, 99, np.random.Generator(np.random.PCG64(1)))
+    assert exact is False
+

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
+import subprocess
+import sys
 import tomllib
 import warnings
 from pathlib import Path
 
 import pytest
 
-from analysis.evidence import load_package
+from analysis.evidence import EvidenceError, load_package, write_lock
 from analysis.params import DEFAULT_PARAMS
 from analysis.runner.cli import main as runner_main
 from analysis.runner.named_fixtures import load_fixture_arg
@@ -21,8 +25,11 @@ from analysis.runner.prereg import (
     fixture_digest,
     load_plan,
     params_digest,
+    read_plan_lock,
     seal_plan,
 )
+from evidence_support import copy_handmade
+from support.paths import REPO
 from support.scripted_server import MemorizingModel, ScriptedServer
 
 
@@ -172,7 +179,7 @@ def test_sealed_plan_round_trips_into_a_report_with_a_deviation(tmp_path: Path) 
 def test_unplanned_package_says_not_preregistered() -> None:
     from analysis.plan.report_blocks import preregistration_block
 
-    pkg = load_package(Path(__file__).resolve().parents[1] / "data" / "v1")
+    pkg = load_package(REPO / "data" / "v1")
     block = preregistration_block(pkg, DEFAULT_PARAMS, 20)
     assert block["present"] is False and "no sealed plan" in block["statement"]
 
@@ -186,3 +193,109 @@ def test_check_prints_current_digests_for_an_unfinished_plan(tmp_path: Path,
     out = capsys.readouterr().out
     assert f"current fixture digest: {fixture_digest('small')}" in out
     assert f"current arms digest: {arms_digest(['j', 'q'])}" in out and "problem:" in out
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""), **extra)
+
+
+def _generate(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(REPO / "generate.py"), *args], cwd=REPO, env=_env(**env),
+                          capture_output=True, text=True, timeout=300)
+
+
+# ------------------------------------------------------------------ a sweep against a scripted server
+
+def _sweep(url: str, out: Path, *extra: str) -> list[str]:
+    return ["sweep", "--base-url", url, "--model", "scripted/model-1", "--published", "2026-03-01",
+            "--family", "test", "--arms", "j", "--repeats", "1", "--out", str(out), "--quiet", "--backoff", "0",
+            "--backoff-cap", "0", "--timeout", "20", "--api-key-env", "", "--no-probe",
+            "--structured-mode", "json_schema", "--max-attempts", "3", *extra]
+
+
+# ------------------------------------------------------------------ plan files
+
+def _plan_dir(tmp_path: Path, text: str) -> Path:
+    return write_plan(tmp_path, plan_text() if text == "" else text)
+
+
+# ------------------------------------------------------------------ only locked names are read
+
+@pytest.mark.parametrize("name", ["/etc/passwd", "../outside.json", "preregistration.json"])
+def test_a_preregistration_file_the_lock_does_not_pin_is_refused_at_verify(tmp_path: Path, name: str) -> None:
+    pkg = copy_handmade(tmp_path / "pkg")
+    (tmp_path / "outside.json").write_text("{}")
+    with (pkg / "study.toml").open("a", encoding="utf-8") as fh:
+        fh.write(f'\n[preregistration]\nfile = "{name}"\nplan_digest = "{"0" * 64}"\n')
+    write_lock(pkg)
+    with pytest.raises(EvidenceError) as info:
+        load_package(pkg)
+    assert "preregistration.file" in str(info.value) and "not a file the provenance lock pins" in str(info.value)
+
+
+def test_seal_refuses_a_symlinked_plan_lock_even_dangling(tmp_path: Path) -> None:
+    d = _plan_dir(tmp_path, "")
+    (d / "plan.lock").symlink_to(tmp_path / "elsewhere.lock")
+    with pytest.raises(PlanError, match="symbolic link"):
+        seal_plan(d)
+    assert not (tmp_path / "elsewhere.lock").exists()
+
+
+@pytest.mark.parametrize("sealed_at", ["whenever", "2999-01-01T00:00:00.000000Z", "2026-01-01T00:00:00+02:00"])
+def test_check_validates_sealed_at_as_a_past_utc_time(tmp_path: Path, sealed_at: str) -> None:
+    d = _plan_dir(tmp_path, "")
+    lock = seal_plan(d)
+    (d / "plan.lock").write_text(json.dumps({**lock, "sealed_at": sealed_at}))
+    status = check_plan(d)
+    assert not status.intact and "sealed_at" in " ".join(status.problems)
+    good = read_plan_lock(json.dumps(lock), "plan.lock", now=dt.datetime.now(dt.UTC))
+    assert good["sealed_at"] == lock["sealed_at"]
+
+
+@pytest.mark.parametrize(("old", "new", "needle"), [
+    ("repeats = 1", "repeats = 1000000000000", "the runner runs at most"),
+    ("configurations = 2", f"configurations = {2**70}", "64-bit"),
+])
+def test_seal_refuses_what_the_runner_would_refuse(tmp_path: Path, old: str, new: str, needle: str) -> None:
+    from test_plan_prereg import plan_text
+    d = _plan_dir(tmp_path, plan_text().replace(old, new))
+    with pytest.raises(PlanError, match=needle):
+        seal_plan(d)
+    assert not (d / "plan.lock").exists()
+
+
+def test_the_runner_refuses_a_seed_toml_cannot_hold(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc = runner_main(_sweep("http://127.0.0.1:9/v1", tmp_path / "o", "--seed", str(2**70)))
+    assert rc == 2 and "--seed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("what", ["fifo", "zero", "deep", "keys"])
+def test_hostile_plan_toml_is_one_line_exit_1(tmp_path: Path, what: str) -> None:
+    d = tmp_path / "plan"
+    d.mkdir()
+    if what == "fifo":
+        os.mkfifo(d / "plan.toml")
+    elif what == "zero":
+        (d / "plan.toml").symlink_to("/dev/zero")
+    elif what == "deep":
+        (d / "plan.toml").write_text("x = " + "[" * 100_000 + "]" * 100_000)
+    else:
+        (d / "plan.toml").write_text("[" + ".".join(["a"] * 100_000) + "]\n")
+    for sub in ("seal", "check"):
+        r = _generate("plan", sub, str(d))
+        assert r.returncode == 1 and "Traceback" not in r.stderr and r.stderr.count("\n") <= 3, r.stderr[-800:]
+
+
+@pytest.mark.parametrize(("what", "needle"), [("deep", "nested deeper"), ("fifo", "FIFO")])
+def test_a_hostile_runner_plan_toml_is_a_named_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     what: str, needle: str) -> None:
+    plan = tmp_path / "targets.toml"
+    if what == "fifo":
+        os.mkfifo(plan)
+    else:
+        plan.write_text("x = " + "[" * 100_000 + "]" * 100_000)
+    rc = runner_main(["sweep", "--plan", str(plan), "--out", str(tmp_path / "o"), "--no-probe", "--api-key-env", "",
+                      "--structured-mode", "json_schema", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and needle in err and "Traceback" not in err
+

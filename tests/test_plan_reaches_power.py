@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,8 +25,9 @@ from analysis.plan.simulate import (
     sign_patterns,
 )
 from analysis.plan.summary import summary_lines
+from support.paths import REPO
 
-V1 = Path(__file__).resolve().parents[1] / "data" / "v1"
+V1 = REPO / "data" / "v1"
 MISSING = (0.048077, 0.028846)   # data/v1's j and q missing-or-invalid rates (5/104, 3/104)
 
 

@@ -4,7 +4,6 @@ tau2 profile interval, and sigma2_within / tau2 under each pairing of j and q ro
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,8 +18,9 @@ from analysis.estimators.variance_uncertainty import (
     variance_pairing_range_outcomes,
 )
 from analysis.evidence import load_package
+from support.paths import REPO
 
-V1 = Path(__file__).resolve().parents[1] / "data" / "v1"
+V1 = REPO / "data" / "v1"
 
 
 def _groups(seed: int) -> list[np.ndarray]:

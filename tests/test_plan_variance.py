@@ -15,6 +15,7 @@ from analysis.estimators.variance_components import (
     variance_components,
 )
 from analysis.plan.simulate import study_frames
+from support.paths import REPO
 
 C = Contrast("j", "q", "S5")
 CUT = datetime.date(2025, 1, 1)
@@ -115,12 +116,11 @@ def test_unbalanced_close_to_mixedlm_reml() -> None:
 
 
 def test_v1_reconstruction_components() -> None:
-    from pathlib import Path
 
     from analysis.estimators.common import contrast_of, runs_frame
     from analysis.evidence import load_package
 
-    pkg = load_package(Path(__file__).resolve().parents[1] / "data" / "v1")
+    pkg = load_package(REPO / "data" / "v1")
     vc = variance_components(pkg.rows, runs_frame(pkg.study), contrast_of(pkg.study),
                              recency_cutoff=pkg.study.recency_cutoff, checks=pkg.checks)
     assert vc.configurations == 20                        # the paper's primary panel

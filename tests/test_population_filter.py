@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import ast
 from fractions import Fraction
-from pathlib import Path
 
 import polars as pl
 import pytest
 
 from analysis.estimators.common import ROW_COLUMNS, MissingColumnError, valid_outcome_rows
+from support.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "analysis"
+PACKAGE = REPO / "analysis"
 HOME = "analysis/estimators/common.py"
 """The module of the one filter."""
 
@@ -48,7 +47,7 @@ def _copies() -> dict[str, list[int]]:
     """Module -> lines of every outcome test in ``analysis``."""
     found: dict[str, list[int]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
-        rel = path.relative_to(ROOT).as_posix()
+        rel = path.relative_to(REPO).as_posix()
         tree = ast.parse(path.read_text(encoding="utf-8"), rel)
         lines = [n.lineno for n in ast.walk(tree) if _is_outcome_test(n)]
         if lines:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -10,8 +9,8 @@ from audit_support import published_claims
 
 from analysis.evidence import load_package
 from analysis.reconstruct.build import build_reconstruction, reconstruct
+from support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = ROOT / "data" / "published" / "claims.yaml"
 
 

@@ -1,13 +1,17 @@
 """The claims loader accepts the transcription and rejects bad files with a message saying the fix."""
 from __future__ import annotations
 
-from pathlib import Path
+import math
+from decimal import ROUND_HALF_DOWN, ROUND_HALF_UP, Decimal
+from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from analysis.reconstruct.claims import ClaimsError, load_claims, matches_printed, parse_claims
+from support.paths import REPO
 
-CLAIMS = Path(__file__).resolve().parents[1] / "data" / "published" / "claims.yaml"
+CLAIMS = REPO / "data" / "published" / "claims.yaml"
 
 GOOD = """claims:
 - id: a.b
@@ -74,3 +78,43 @@ def test_matches_printed_is_exact_half_unit():
     assert not matches_printed(Fraction(53, 56), 0.947, 3)
     assert matches_printed(Fraction(9465, 10000), 0.947, 3)
     assert matches_printed(Fraction(-1, 42), -0.024, 3)  # -0.0238095...
+
+
+# ---------------------------------------------------------------------------- the half-unit tolerance
+def _printed_by_some_rounding(x: Fraction, value: str, decimals: int) -> bool:
+    # Oracle: decimal rounding. x is "printed as value" when rounding x to `decimals` places, half up
+    # or half down (a tie may be printed either way), gives value. x has a power-of-ten denominator
+    # here, so Decimal represents it exactly.
+    q = Decimal(1).scaleb(-decimals)
+    d = Decimal(x.numerator) / Decimal(x.denominator)
+    return Decimal(value) in (d.quantize(q, ROUND_HALF_UP), d.quantize(q, ROUND_HALF_DOWN))
+
+
+@pytest.mark.parametrize(("value", "decimals"), [("0.947", 3), ("-0.024", 3), ("0.5", 1), ("12", 0),
+                                                 ("0.00", 2)])
+def test_half_unit_tolerance_matches_decimal_rounding(value: str, decimals: int) -> None:
+    # Every x on a grid 10x finer than the printed unit, within two units of value (ties included).
+    unit = Fraction(1, 10**decimals)
+    center = Fraction(value)
+    checked = 0
+    for k in range(-20, 21):
+        x = center + k * unit / 10
+        want = _printed_by_some_rounding(x, value, decimals)
+        num = float(value) if decimals else int(value)
+        assert matches_printed(x, num, decimals) is want, (x, value)
+        checked += want
+    assert checked == 11  # k = -5 .. 5: the two ties and the nine points strictly inside
+
+
+def test_half_unit_tolerance_hand_values() -> None:
+    # Hand values. 1/3 printed "0.33": |1/3 - 0.33| = 1/300 < 1/200 -> yes; printed "0.3" (1 decimal):
+    # 1/30 < 1/20 -> yes; printed "0.34": 1/150 > 1/200 -> no. 2/3 printed "0.667": 1/3000 -> yes.
+    # 0.0245 printed "0.024" and "0.025": a tie, accepted both ways; 0.02451 only as "0.025".
+    assert matches_printed(Fraction(1, 3), 0.33, 2) and matches_printed(Fraction(1, 3), 0.3, 1)
+    assert not matches_printed(Fraction(1, 3), 0.34, 2)
+    assert matches_printed(Fraction(2, 3), 0.667, 3)
+    assert matches_printed(Fraction(245, 10000), 0.024, 3) and matches_printed(Fraction(245, 10000), 0.025, 3)
+    assert not matches_printed(Fraction(2451, 100000), 0.024, 3)
+    assert not matches_printed(math.nan, 0.5, 1)
+    assert matches_printed(np.float64(0.125), 0.13, 2) and matches_printed(np.float64(0.125), 0.12, 2)
+

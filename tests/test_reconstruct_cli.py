@@ -1,13 +1,10 @@
 """python -m analysis.reconstruct: help, build, and a clean error for a bad claims file."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from analysis.reconstruct.__main__ import main
-
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import REPO as ROOT
 
 
 def test_help_names_the_command(capsys):

@@ -27,8 +27,8 @@ import pytest
 
 from analysis.reconstruct.claims import Claims, load_claims
 from analysis.reconstruct.rules import RULES, Rule, resolve_rules
+from support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 CLAIMS = load_claims(ROOT / "data" / "published" / "claims.yaml")
 TOKEN = re.compile(r"(?<![\w.:-])(-?\d+(?::\d\d)?(?:\.\d+)?)(?:\s+([A-Za-z]+))?(?![\w.:-])")
 WORD = re.compile(r"[A-Za-z]+")

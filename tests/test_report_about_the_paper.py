@@ -15,8 +15,8 @@ from analysis.params import DEFAULT_PARAMS
 from analysis.pipeline import build
 from analysis.report.numbers import NumberTrace
 from analysis.report.render import _env
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 LADDER = REPO / "data" / "v2" / "ladder-pilot"
 
 

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from prebuilt_support import Prebuilt
 
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import REPO as ROOT
+
 V1 = ROOT / "data" / "v1"
 
 

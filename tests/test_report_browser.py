@@ -17,6 +17,7 @@ import pytest
 from prebuilt_support import Prebuilt
 
 from report_support import HANDMADE
+from support.paths import REPO
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = [pytest.mark.browser,
@@ -85,6 +86,6 @@ def test_screenshot(out: Path, tmp_path: Path) -> None:
                      (out / "report" / "index.html").as_uri())
     assert shot.is_file(), done.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
-    keep = Path(__file__).resolve().parents[1] / ".pytest_cache" / "report-screenshot.png"
+    keep = REPO / ".pytest_cache" / "report-screenshot.png"
     keep.parent.mkdir(exist_ok=True)
     shutil.copyfile(shot, keep)

@@ -12,8 +12,8 @@ import pytest
 from nbclient import NotebookClient
 
 import analysis
+from support.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 DEFAULT_EVIDENCE = {"fact_survival.ipynb": ROOT / "data" / "v2" / "pilot"}
 """The package each notebook runs on in the tests (default data/v1)."""

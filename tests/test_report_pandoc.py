@@ -28,10 +28,10 @@ from analysis.report.pandoc_render import (
     render_html,
 )
 from analysis.report.render import float_id
-from report_hostile_support import visible_text
+from escape_support import visible_text
 from report_support import HANDMADE
+from support.paths import REPO
 
-REPO = HANDMADE.parents[2]
 V1 = REPO / "data" / "v1"
 PILOT = REPO / "data" / "v2" / "pilot"
 PACKAGES = [
@@ -308,3 +308,30 @@ def test_a_pandoc_failure_is_one_line_from_the_cli(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(pr, "PANDOC_ARGS", (*pr.PANDOC_ARGS, "--no-such-option"))
     with pytest.raises(ReportRenderError, match="Pandoc failed"):
         render_html("---\ntitle: t\n---\n\ntext\n", tmp_path, tmp_path)
+
+
+# -------------------------------------------------------------------------------- cross-references
+def _render_body(tmp_path: Path, body: str) -> None:
+    render_html(body, tmp_path, tmp_path)
+
+
+def test_crossref_fails_on_a_duplicate_identifier(tmp_path: Path) -> None:
+    # Plant: register() without the `if labels[id]` check -> two "Table 1"s and a link to the first.
+    table = "| a |\n|---|\n| 1 |\n\nCaption.\n"
+    body = f"::: {{#tbl-x}}\n{table}:::\n\n::: {{#tbl-x}}\n{table}:::\n\nSee @tbl-x.\n"
+    with pytest.raises(ReportRenderError, match="duplicate identifier #tbl-x"):
+        _render_body(tmp_path, body)
+
+
+def test_crossref_fails_on_two_tables_in_one_float(tmp_path: Path) -> None:
+    # Plant: `if #tables < 1` in number_table -> the second table lost its number silently.
+    body = "::: {#tbl-x}\n| a |\n|---|\n| 1 |\n\n| b |\n|---|\n| 2 |\n\nCaption.\n:::\n\nSee @tbl-x.\n"
+    with pytest.raises(ReportRenderError, match="must hold exactly one table, found 2"):
+        _render_body(tmp_path, body)
+
+
+def test_crossref_numbers_a_well_formed_table(tmp_path: Path) -> None:
+    """The two failures above are about the fault, not about any table: one table renders."""
+    render = render_html("::: {#tbl-x}\n| a |\n|---|\n| 1 |\n\nCaption.\n:::\n\nSee @tbl-x.\n", tmp_path, tmp_path)
+    assert "Table\u00a01" in render.html
+

@@ -19,9 +19,8 @@ from analysis.report import render
 from analysis.report.render import TEMPLATES, ReportError, float_id, placed_by_name, render_report
 from analysis.tables.declare import SECTIONS, declaration
 from analysis.tables.registry import TABLE_ORDER
+from support.paths import HANDMADE
 
-REPO = Path(__file__).resolve().parents[1]
-HANDMADE = REPO / "tests" / "fixtures" / "handmade"
 EVIDENCE = {"path": "evidence", "kind": "study", "study_name": "s", "rows": 1, "valid_rows": 1, "checks": 1,
             "configurations": 1}
 

@@ -26,8 +26,8 @@ from prebuilt_support import Prebuilt
 from reader_support import CHROMIUM, QUARTO_COLUMN_PX, read_page, reader_problems
 
 from report_support import HANDMADE
+from support.paths import REPO
 
-REPO = HANDMADE.parents[2]
 V1 = REPO / "data" / "v1"
 PILOT = REPO / "data" / "v2" / "pilot"
 LADDER_PILOT = REPO / "data" / "v2" / "ladder-pilot"

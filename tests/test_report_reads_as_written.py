@@ -25,6 +25,7 @@ from analysis.tables.failures import _meaning
 from analysis.tables.render import atom, column_weight, numeric_column, to_markdown
 from analysis.tables.spec import TableSpec, counted, if_marked, plural_noun, without_zero_columns
 from report_support import HANDMADE
+from support.paths import REPO
 
 PILOT = HANDMADE.parents[2] / "data" / "v2" / "pilot"
 needs_pilot = pytest.mark.skipif(not (PILOT / "provenance.lock").is_file(), reason="data/v2/pilot not present")
@@ -184,7 +185,7 @@ def test_plural_helper_agrees_with_its_count() -> None:
 
 
 def test_no_template_writes_a_noun_with_s_in_parentheses() -> None:
-    root = Path(__file__).resolve().parents[1] / "analysis"
+    root = REPO / "analysis"
     for path in [*root.glob("report/templates/*.j2"), *root.glob("tables/*.py")]:
         # "run(s) were" in words, not a call such as runs_frame(s).filter
         assert not re.search(r"[a-z]\(s\)(?: [a-z]|[,;:]|\.\s)", path.read_text(encoding="utf-8")), path
@@ -284,7 +285,7 @@ def test_the_audit_headline_is_said_once(beside: Path) -> None:
 def test_the_key_results_audit_counts_add_up_to_the_printed_cell_claims() -> None:
     """On the committed v1 report: the box lists every printed-cell status, so its counts sum to the total
     (a box that named three fixed statuses dropped the 'implied' one and said 79 + 7 + 0 of 87)."""
-    repo = Path(__file__).resolve().parents[1]
+    repo = REPO
     audit = json.loads((repo / "results.json").read_text(encoding="utf-8"))["claims_audit"]
     qmd = (repo / "report" / "index.qmd").read_text(encoding="utf-8")
     box = " ".join(qmd.split(":::", 2)[1].split())

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import REPO as ROOT
+
 V1 = ROOT / "data" / "v1"
 CHROMIUM = Path("/usr/bin/chromium")
 

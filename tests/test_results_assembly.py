@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from analysis.params import DEFAULT_PARAMS
-from analysis.results import build_results, write_results
+from analysis.results import build_results, registry, write_results
 from est_loader_support import load_handmade
 
 # The required keys of docs/RESULTS_CONTRACT.md (contract version 1), block by block.
@@ -125,3 +125,14 @@ def test_secondary_mcnemar(results):
     # No t rows at all: j vs t has no complete block -> null p with a reason.
     j_t = results["mcnemar_secondary"]["j_vs_t"]["full"]["complete"]
     assert j_t["pairs"] == 0 and j_t["p_value"] is None and j_t["reason"]
+
+
+# -------------------------------------------------------------------------------- results registry
+def test_the_registry_duplicate_key_check_fires(monkeypatch) -> None:
+    # Plant: check_registry without the duplicate-key line -> a second block under an existing key
+    # silently replaced the first in results.json.
+    first = registry.RESULTS_BLOCKS[0]
+    monkeypatch.setattr(registry, "RESULTS_BLOCKS", (*registry.RESULTS_BLOCKS, first))
+    problems = registry.check_registry({})
+    assert f"key {first.key!r} registered twice" in problems
+

@@ -44,9 +44,8 @@ from analysis.results.registry import (
 )
 from analysis.tables.declare import DeclarationError, declaration
 from analysis.tables.registry import TABLE_ORDER
+from support.paths import HANDMADE, REPO
 
-REPO = Path(__file__).resolve().parents[1]
-HANDMADE = REPO / "tests" / "fixtures" / "handmade"
 CONTRACT = ("evidence", "panel", "sparse", "bounds", "families", "dependence", "headings")
 """The top-level keys of the results contract docs/RESULTS_CONTRACT.md (version 1), in its order."""
 

@@ -21,9 +21,12 @@ import polars as pl
 import pytest
 
 from analysis.evidence import load_package
+from analysis.evidence.schema import MAX_TOKENS
+from analysis.runner.cli import main
+from analysis.runner.cli import main as runner_main
 from support.fault_proxy import EchoUpstream, FaultProxy
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 KEY = "sk-PLANTED-cli-5f2e8a1b9c-do-not-log"
 OUTCOME_COLS = ["row_id", "scenario", "configuration", "execution_group", "repeat", "arm", "position", "valid",
                 "invalid_reason", "checks_total", "checks_passed", "parse_failures", "headings_carried",
@@ -225,3 +228,81 @@ def test_embedded_server_is_stopped_when_the_runner_is_interrupted(tmp_path: Pat
     assert b"re-run the same command to resume" in err
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"http://127.0.0.1:{port.group(1)}/v1/models", timeout=5)
+
+
+def _sweep(base_url: str, out: Path, *extra: str) -> list[str]:
+    return ["sweep", "--base-url", base_url, "--model", "m", "--published", "2026-03-01", "--family", "test",
+            "--arms", "j,q", "--repeats", "1", "--out", str(out), "--quiet", "--backoff", "0",
+            "--backoff-cap", "0", "--timeout", "5", *extra]
+
+
+# ------------------------------------------------------------------ arguments, before any request
+@pytest.mark.parametrize("extra,needle", [
+    (["--repeats", "0"], "--repeats"),
+    (["--concurrency", "0"], "--concurrency"),
+    (["--timeout", "0"], "--timeout"),
+    (["--timeout", "nan"], "--timeout"),
+    (["--max-attempts", "0"], "--max-attempts"),
+    (["--fixture", "/etc/hostname"], "--fixture"),
+    (["--fixture", "/nonexistent/f.json"], "--fixture"),
+    (["--recency-cutoff", "notadate"], "--recency-cutoff"),
+    (["--published", "2026-13-01"], "--published"),
+    (["--arms", "j,ԛ"], "--arms"),
+    (["--out", ""], "--out"),
+])
+def test_bad_arguments_are_refused_before_the_first_request(tmp_path: Path, extra: list[str], needle: str,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    with EchoUpstream() as up:
+        args = _sweep(up.url + "/v1", tmp_path / "o", "--api-key-env", "")
+        for i in range(0, len(extra), 2):  # later options override the defaults of _sweep
+            args += [extra[i], extra[i + 1]]
+        rc = main(args)
+        assert up.bodies == []
+    err = capsys.readouterr().err
+    assert rc == 2 and needle in err and "Traceback" not in err, err
+
+
+def test_out_naming_a_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "afile"
+    f.write_text("mine\n")
+    rc = main(_sweep("http://127.0.0.1:9/v1", f, "--api-key-env", ""))
+    err = capsys.readouterr().err
+    assert rc == 2 and "is a file" in err and f.read_text() == "mine\n"
+
+
+def test_embedded_arguments_are_checked_before_the_server_starts(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["embedded", "--out", str(tmp_path / "e"), "--repeats", "0"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "--repeats" in err and not (tmp_path / "e" / "llama_server.log").exists()
+
+
+CLI_TIMEOUT_S = 120
+
+
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
+def test_the_runner_refuses_a_bad_name_before_the_first_request(tmp_path: Path) -> None:
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for extra in (["--model", "<img src=x>"], ["--model", "m", "--configuration", "a b"],
+                  ["--model", "m", "--control", "q"]):
+        # port 9 (discard) on loopback: a request would fail loudly, a refusal comes first
+        r = subprocess.run([sys.executable, "-m", "analysis.runner", "sweep", "--base-url",
+                            "http://127.0.0.1:9/v1", "--published", "2026-03-01", "--api-key-env", "",
+                            "--out", str(tmp_path / "o"), *extra], cwd=REPO, env=env, capture_output=True,
+                           text=True, timeout=CLI_TIMEOUT_S)
+        assert r.returncode != 0 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr, r.stderr
+        assert "PreflightError" not in r.stderr  # the message, never the class name (issue 33)
+        assert not (tmp_path / "o" / "ledger.jsonl").exists()
+
+
+@pytest.mark.parametrize("flag", ["--fold-max-tokens", "--recall-max-tokens", "--context-length"])
+def test_token_counts_beyond_their_range_are_refused_before_a_sweep(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, flag: str) -> None:
+    rc = runner_main(["sweep", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--published",
+                      "2026-03-01", "--ladder", "g1-d0-c100-f1", "--out", str(tmp_path / "x"), "--quiet",
+                      "--api-key-env", "", "--no-probe", "--structured-mode", "json_schema",
+                      flag, str(10**24)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "out of range" in err and str(MAX_TOKENS) in err, err
+    assert not (tmp_path / "x").exists()
+

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import warnings
-from pathlib import Path
 
 import polars as pl
 
 from analysis.evidence import load_package
 from analysis.runner.arm_order import arm_order
+from support.paths import REPO
 
-PILOT = Path(__file__).resolve().parents[1] / "data" / "v2" / "pilot"
+PILOT = REPO / "data" / "v2" / "pilot"
 
 
 def test_pilot_package_verifies_and_keeps_the_planned_design() -> None:

@@ -13,7 +13,9 @@ from analysis.evidence import load_package
 from analysis.evidence.schema import extra_column
 from analysis.runner.cli import main
 from analysis.runner.client import CallResult
-from analysis.runner.pinning import Pin, audit_call, configuration_key
+from analysis.runner.pinning import Pin, _toml_value, audit_call, configuration_key
+from analysis.runner.probe import _context_from
+from analysis.safeio import SafeIOError
 from support.fault_proxy import EchoUpstream
 
 
@@ -127,3 +129,12 @@ def test_seed_per_repeat_pairs_arms_and_separates_blocks(tmp_path: Path) -> None
             assert r["body"]["temperature"] == 0.7
     assert seeds[(1, "j")] == seeds[(1, "q")] == {repeat_seed(5, 1)}
     assert seeds[(2, "j")] == seeds[(2, "q")] == {repeat_seed(5, 2)} != seeds[(1, "j")]
+
+
+def test_the_runner_never_writes_an_integer_toml_cannot_hold() -> None:
+    assert _context_from({"context_length": 10**30}) is None  # not a context: unknown, never recorded
+    assert _context_from({"context_length": 10**30, "max_model_len": 8192}) == 8192
+    with pytest.raises(SafeIOError, match="64-bit"):
+        _toml_value(10**30)
+    assert _toml_value(4096) == "4096"
+

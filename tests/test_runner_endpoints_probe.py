@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from analysis.runner.client import EndpointClient, EndpointConfig, describe_max_length
 from analysis.runner.probe import apply, probe
+from support.hostile_server import HostileServer
+from support.paths import REPO
 from support.scripted_server import Reply, ScriptedServer
 
 
@@ -177,3 +185,44 @@ def test_sweep_against_an_unreachable_endpoint_says_so(tmp_path, capsys: pytest.
     assert rc == 1 and f"probe unreachable: {url} did not answer" in err, err  # as probe: the endpoint failed
     assert "\nerror: probe unreachable" in err and "CheckError" not in err and "CliError" not in err  # no class name
     assert "seed_accepted" not in err
+
+
+# ------------------------------------------------------------------ time bounds
+def _run(argv: list[str], timeout: float) -> tuple[subprocess.CompletedProcess[str], float]:
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "analysis.runner", *argv], cwd=REPO, env=env, capture_output=True,
+                       check=False, text=True, timeout=timeout)
+    return r, time.monotonic() - t0
+
+
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
+def test_timeout_bounds_a_slow_drip_endpoint(tmp_path: Path) -> None:
+    with HostileServer("drip", drip_s=1.0) as srv:
+        r, wall = _run(["sweep", "--base-url", srv.base_url, "--model", "m", "--published", "2026-03-01",
+                        "--arms", "j", "--repeats", "1", "--out", str(tmp_path / "o"), "--quiet",
+                        "--api-key-env", "", "--no-probe", "--structured-mode", "json_schema",
+                        "--timeout", "3", "--max-attempts", "2", "--backoff", "0"], timeout=90)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert wall < 30, f"two 3 s attempts took {wall:.0f}s"
+    ledger = (tmp_path / "o" / "ledger.jsonl").read_text()
+    assert ledger.count('"fault":"timeout"') >= 2 and "total deadline" in ledger
+
+
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
+def test_probe_of_a_slow_drip_endpoint_is_bounded_and_exits_1() -> None:
+    with HostileServer("drip", drip_s=1.0) as srv:
+        r, wall = _run(["probe", "--base-url", srv.base_url, "--model", "m", "--api-key-env", "",
+                        "--timeout", "2"], timeout=90)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert wall < 30
+
+
+def test_probe_exits_1_for_an_unreachable_endpoint() -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r, _ = _run(["probe", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m", "--api-key-env", "",
+                 "--timeout", "5"], timeout=90)
+    assert r.returncode == 1 and "not usable" in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+

@@ -18,7 +18,8 @@ import pytest
 from analysis.evidence import load_package
 from analysis.evidence.model import Configuration, PartitionRun, Study
 from analysis.runner.arm_order import arm_order
-from analysis.runner.client import EndpointClient, EndpointConfig, InfraFault
+from analysis.runner.cli import main as runner_main
+from analysis.runner.client import ClientConfigError, EndpointClient, EndpointConfig, InfraFault
 from analysis.runner.ledger import LEDGER_VERSION, Ledger, evidence_rows, read_records, write_evidence
 from analysis.runner.pinning import Pin
 from analysis.runner.sweep import Outcome, RetryPolicy, SweepSpec, plan_slots, run_sweep
@@ -266,3 +267,24 @@ def test_progress_line_reports_rows_valid_failed_and_eta(tmp_path: Path, capsys:
     err = capsys.readouterr().err.strip().splitlines()
     assert err[0].startswith("rows 0/2  valid 0  failed-attempts 0") and "eta ?" in err[0]
     assert err[-1].startswith("rows 2/2  valid 2  failed-attempts 0") and "eta 0s" in err[-1]
+
+
+CREDENTIAL = "sk-ISSUE20-credential-never-write-me"
+
+
+# ------------------------------------------------------------------ credentials in the base URL
+
+@pytest.mark.parametrize("url", [f"http://user:{CREDENTIAL}@127.0.0.1:9/v1", f"http://127.0.0.1:9/v1?api_key={CREDENTIAL}",
+                                 "http://127.0.0.1:9/v1?x=1"])
+def test_a_base_url_with_credentials_or_a_query_is_refused(url: str, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ClientConfigError) as info:
+        EndpointConfig(base_url=url, model="m")
+    assert ("--api-key-env" in str(info.value)) == ("x=1" not in url)
+    rc = runner_main(["sweep", "--base-url", url, "--model", "m", "--published", "2026-03-01", "--arms", "j",
+                      "--repeats", "1", "--out", str(tmp_path / "o"), "--api-key-env", "", "--no-probe",
+                      "--structured-mode", "json_schema", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err and CREDENTIAL not in err
+    assert not any(CREDENTIAL.encode() in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+

@@ -25,9 +25,9 @@ import pytest
 
 from analysis.evidence import load_package
 from analysis.runner.named_fixtures import load_fixture_arg
+from support.paths import REPO
 from support.scripted_server import MemorizingModel, Reply, ScriptedServer
 
-REPO = Path(__file__).resolve().parents[1]
 SEEDS = range(20)
 OUTCOME_COLS = ["row_id", "scenario", "configuration", "execution_group", "repeat", "arm", "position", "valid",
                 "invalid_reason", "checks_total", "checks_passed", "parse_failures", "headings_carried",

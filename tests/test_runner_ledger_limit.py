@@ -11,16 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_runner_endpoints_sweep import _package, _run, _spec, echo_trajectory
 
 from analysis.runner import ledger as ledger_mod
 from analysis.runner import sweep as sweep_mod
+from analysis.runner.cli import main as runner_main
 from analysis.runner.ledger import RECORD_LIMIT, Ledger, RecordTooLong, evidence_rows, read_records
+from analysis.runner.named_fixtures import load_fixture_arg
 from analysis.safeio.read import LINE_LIMIT
 from support.fault_proxy import EchoUpstream
+from support.scripted_server import MemorizingModel, ScriptedServer
 
 START = {"kind": "attempt_start", "slot": "s1", "attempt": 1, "scenario": "S5", "configuration": "m",
          "execution_group": "g", "repeat": 1, "arm": "j", "position": 1}
@@ -98,3 +103,48 @@ def test_a_request_longer_than_a_ledger_line_is_never_sent(tmp_path: Path, monke
 
     asyncio.run(go())
     assert sent == [] and json.loads((tmp_path / "ledger.jsonl").read_bytes() or b"null") is None
+
+
+def _strict(line: bytes) -> Any:
+    def refuse(name: str) -> Any:
+        raise ValueError(name)
+    line.decode("utf-8")  # strict: no lone surrogate's bytes
+    return json.loads(line, parse_constant=refuse)
+
+
+# ------------------------------------------------------------------ a sweep against a scripted server
+
+def _sweep(url: str, out: Path, *extra: str) -> list[str]:
+    return ["sweep", "--base-url", url, "--model", "scripted/model-1", "--published", "2026-03-01",
+            "--family", "test", "--arms", "j", "--repeats", "1", "--out", str(out), "--quiet", "--backoff", "0",
+            "--backoff-cap", "0", "--timeout", "20", "--api-key-env", "", "--no-probe",
+            "--structured-mode", "json_schema", "--max-attempts", "3", *extra]
+
+
+# ------------------------------------------------------------------ a full disk under the runner
+
+def test_a_full_disk_under_the_runner_is_one_line_and_the_ledger_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import errno
+
+    real = os.write
+    calls = {"n": 0}
+
+    def filling(fd: int, data: Any) -> int:
+        calls["n"] += 1
+        if calls["n"] > 6:  # the disk fills after a few records
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, data)
+
+    fx = load_fixture_arg("small")
+    with ScriptedServer(MemorizingModel(fx)) as srv:
+        monkeypatch.setattr(os, "write", filling)
+        rc = runner_main(_sweep(srv.base_url, tmp_path / "o"))
+        monkeypatch.undo()
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert rc == 1 and "Traceback" not in err and len(errors) == 1 and "disk is full" in errors[0], err
+    assert "kept" in errors[0]
+    kept = (tmp_path / "o" / "ledger.jsonl").read_bytes().splitlines()
+    assert kept and all(_strict(x) for x in kept[:-1])  # every acknowledged record is intact
+

@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_runner_endpoints_sweep import _package, _run, _spec
 
-from analysis.runner.ledger import Ledger, LedgerError, evidence_rows, read_records, slot_states
+from analysis.runner.cli import main
+from analysis.runner.cli import main as runner_main
+from analysis.runner.ledger import LEDGER_VERSION, Ledger, LedgerError, evidence_rows, read_records, slot_states
+from analysis.runner.named_fixtures import load_fixture_arg
 from analysis.runner.sweep import is_retryable
 from support.fault_proxy import EchoUpstream
+from support.scripted_server import MemorizingModel, ScriptedServer
 
 START = {"scenario": "S5", "configuration": "m", "execution_group": "g", "repeat": 1, "arm": "j", "position": 1}
 SESSION = {"kind": "session", "identity": "i", "probes": {}}
@@ -254,3 +259,79 @@ def test_the_side_file_keeps_the_ledgers_file_mode(tmp_path: Path) -> None:
     with Ledger(path, say=_quiet) as led:
         led.append_sync(SESSION)
     assert (tmp_path / "ledger.torn-1").stat().st_mode & 0o777 == 0o600  # before: always 0o644
+
+
+def _strict(line: bytes) -> Any:
+    def refuse(name: str) -> Any:
+        raise ValueError(name)
+    line.decode("utf-8")  # strict: no lone surrogate's bytes
+    return json.loads(line, parse_constant=refuse)
+
+
+# ------------------------------------------------------------------ ledger version and record shape
+
+def _ledger(tmp_path: Path, *records: dict[str, Any]) -> Path:
+    path = tmp_path / "ledger.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+ATTEMPT_START = {"kind": "attempt_start", "slot": "s", "attempt": 1, "scenario": "S5", "configuration": "c",
+         "execution_group": "g", "repeat": 1, "arm": "j", "position": 0}
+
+
+# ------------------------------------------------------------------ a sweep against a scripted server
+
+def _sweep(url: str, out: Path, *extra: str) -> list[str]:
+    return ["sweep", "--base-url", url, "--model", "scripted/model-1", "--published", "2026-03-01",
+            "--family", "test", "--arms", "j", "--repeats", "1", "--out", str(out), "--quiet", "--backoff", "0",
+            "--backoff-cap", "0", "--timeout", "20", "--api-key-env", "", "--no-probe",
+            "--structured-mode", "json_schema", "--max-attempts", "3", *extra]
+
+
+@pytest.mark.parametrize(("end", "needle"), [
+    ({"kind": "attempt_end", "slot": "s", "attempt": 1, "valid": True, "row": {"folds": 3}}, "lacks checks_total"),
+    ({"kind": "attempt_end", "slot": "s", "attempt": 1, "valid": True,
+      "row": {"checks_total": 1, "checks_passed": 1, "parse_failures": 0, "folds": "five"}}, "'folds' is 'five'"),
+    ({"kind": "attempt_end", "slot": "s", "attempt": 1, "valid": True, "checks": "x"}, "checks"),
+    ({"kind": "attempt_end", "slot": "s", "attempt": 1, "valid": True, "v": 2}, "format version 2"),
+])
+def test_resume_refuses_records_of_another_shape_or_version(tmp_path: Path, end: dict[str, Any], needle: str) -> None:
+    with pytest.raises(LedgerError) as info:
+        read_records(_ledger(tmp_path, ATTEMPT_START, end))
+    assert needle in str(info.value) and "line 2" in str(info.value)
+
+
+def test_records_carry_the_ledger_version(tmp_path: Path) -> None:
+    fx = load_fixture_arg("small")
+    with ScriptedServer(MemorizingModel(fx)) as srv:
+        assert runner_main(_sweep(srv.base_url, tmp_path / "o")) == 0
+    lines = (tmp_path / "o" / "ledger.jsonl").read_bytes().splitlines()
+    assert lines and all(_strict(x)["v"] == LEDGER_VERSION for x in lines)
+
+
+def _hostile_sweep(base_url: str, out: Path, *extra: str) -> list[str]:
+    return ["sweep", "--base-url", base_url, "--model", "m", "--published", "2026-03-01", "--family", "test",
+            "--arms", "j,q", "--repeats", "1", "--out", str(out), "--quiet", "--backoff", "0",
+            "--backoff-cap", "0", "--timeout", "5", *extra]
+
+
+# ------------------------------------------------------------------ the ledger
+@pytest.mark.parametrize("damage", [b"garbage{\n", b"[1]\n", b'{"kind": "attempt_start", "slot": 5}\n'])
+def test_a_corrupt_ledger_line_stops_the_resume_naming_the_line(tmp_path: Path, damage: bytes,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    with EchoUpstream() as up:
+        args = _hostile_sweep(up.url + "/v1", tmp_path / "o", "--api-key-env", "", "--no-probe",
+                      "--structured-mode", "json_schema")
+        assert main(args) == 0
+        ledger = tmp_path / "o" / "ledger.jsonl"
+        lines = ledger.read_bytes().splitlines(keepends=True)
+        lines[2] = damage
+        ledger.write_bytes(b"".join(lines))
+        n = len(up.bodies)
+        rc = main(args)
+        assert len(up.bodies) == n  # nothing sent
+    err = capsys.readouterr().err
+    assert rc == 1 and "line 3" in err and "Traceback" not in err, err
+    assert "LedgerError" not in err  # the message, never the class name (issue 33)
+

@@ -10,14 +10,17 @@ reason, and the probe goes on.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
+from analysis.runner.cli import main
 from analysis.runner.client import EndpointConfig
 from analysis.runner.probe import _models
+from support.hostile_server import HostileServer
 from support.loopback import LoopbackServer
 
 
@@ -135,3 +138,20 @@ def test_models_keeps_only_string_ids_within_bounds_and_counts_the_rest(monkeypa
     # six ids that are not usable strings, and 1,001 past the cap
     assert verdict.verdict == "models_malformed" and "1007 model id(s) dropped" in verdict.detail
     assert parses == [1]  # the body is parsed once (the transport's own JSON check is off here)
+
+
+# ------------------------------------------------------------------ /models of any shape
+@pytest.mark.parametrize("models", [[1], {"data": [5]}, {"data": [{"id": "m", "meta": "str"}]}, "text",
+                                    {"data": {"id": "m"}}, {"data": [{"id": "m", "context_length": "big"}]}])
+def test_malformed_models_listing_is_a_verdict_not_a_traceback(models: object,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    with HostileServer("ok", models=models) as srv:
+        rc = main(["probe", "--base-url", srv.base_url, "--model", "m", "--api-key-env", ""])
+    cap = capsys.readouterr()
+    assert rc == 0 and "Traceback" not in cap.err, cap.err
+    report = json.loads(cap.out)
+    verdict = report["verdicts"][0]
+    assert verdict["step"] == "models" and verdict["verdict"] in ("models_malformed", "models_listed")
+    if models != {"data": [{"id": "m", "meta": "str"}]} and not isinstance(models, dict):
+        assert verdict["verdict"] == "models_malformed"
+

@@ -25,6 +25,7 @@ class SlowModel(MemorizingModel):
         return super().__call__(body, index)
 
 
+@pytest.mark.slow  # issue 32: over 5 s in a profile of the fast subset (2 busy cores); the full suite runs it
 def test_sweep_prints_every_fold_with_an_eta_then_a_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fx = load_fixture_arg("small")
     out = tmp_path / "o"

@@ -6,7 +6,6 @@ import hashlib
 import json
 import re
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -20,8 +19,9 @@ from analysis.runner.fixture import (
     load_fixture,
 )
 from analysis.runner.sizing import estimate_tokens
+from support.paths import REPO
 
-FIXTURE_DIR = Path(__file__).resolve().parents[1] / "analysis" / "runner" / "fixture_files"
+FIXTURE_DIR = REPO / "analysis" / "runner" / "fixture_files"
 GRADED_CLASSES = ["port", "port", "path", "count", "uuid", "timestamp", "timestamp", "timestamp", "url",
                   "dns_zone", "key_id", "handle", "release_tag", "department_cyrillic"]
 

@@ -147,3 +147,94 @@ def test_whole_token_matches_exactly_when_boundaries_are_clean(left, right):
     after_ok = not right or (not word(right[0]) and not (right[0] in "-./:" and len(right) > 1 and word(right[1])))
     # the alphabet has no 2, 3 or 4, so the value occurs exactly once in ``text``
     assert contains_token(text, "41432") == (before_ok and after_ok)
+
+
+# ---------------------------------------------------------------------------- labels are whole words
+# Mistake caught: line_identifies matching the label as a plain substring (dropping the `(?<!\w)` or
+# `(?!\w)` guard), so "export: 47311" names the label "port". The rule (graders.py module note): the
+# label must appear as a phrase bounded by non-word characters. "export" has the word character "x"
+# before "port", "portal" and "ports" have "a" / "s" after it, "sport_port" becomes "sport port"
+# after `_` is replaced by a space, so there the second "port" stands alone.
+@pytest.mark.parametrize(("line", "label", "expected"), [
+    ("export: 47311", "port", False),            # word character before the label
+    ("portal: 47311", "port", False),            # word character after the label
+    ("ports: 47311", "port", False),
+    ("telemetry relay portal: 30116", "relay port", False),
+    ("export relay port: 30116", "relay port", True),  # the phrase itself is bounded
+    ("port: 47311", "port", True),
+    ("sport_port: 47311", "port", True),         # `_` is label punctuation -> "sport port"
+])
+def test_label_inside_another_word_does_not_identify_the_line(line, label, expected) -> None:
+    assert line_identifies(line, label) is expected
+
+
+def test_label_inside_another_word_fails_the_check() -> None:
+    # End to end: the only line with the value names "export", not "port" -> not passed, although the
+    # presence grader (no label rule) finds the value.
+    (r,) = grade_answer("export: 47311", (GradedCheck("port", "47311"),))
+    assert (r.passed, r.passed_presence) == (False, True)
+
+
+# ---------------------------------------------------------------------------- in_carrier honours case
+# Mistake caught: grade_answer auditing the carrier with `contains_token(carrier, expected)` and so
+# ignoring the check's case_sensitive=False. The carrier below holds "helix-ops" in lower case; the
+# planted value is "Helix-Ops". Declared case-insensitive, the value is in the carrier (True); the
+# same check left case-sensitive (the default) is not (False). Both outcomes are fixed by hand from
+# the module note: case is preserved unless the check declares otherwise.
+def test_in_carrier_honours_case_insensitive_checks() -> None:
+    carrier = "owning team: helix-ops (paged at 02:10 UTC)"
+    relaxed = GradedCheck("owning team", "Helix-Ops", case_sensitive=False)
+    strict = GradedCheck("owning team", "Helix-Ops")
+    (r,) = grade_answer("", (relaxed,), carrier=carrier)
+    assert r.in_carrier is True
+    (s,) = grade_answer("", (strict,), carrier=carrier)
+    assert s.in_carrier is False
+
+
+# ---------------------------------------------------------------------------- grader case rule
+def test_case_rule_on_latin_values_answer_and_carrier() -> None:
+    # Second test of the case rule (the first uses a Cyrillic name): a Latin host name. Case is
+    # preserved by default, so "ACME-Prod-7" does not match "acme-prod-7" in the answer, the presence
+    # grader or the carrier; declared case-insensitive, all three match. Hand-derived from the rule.
+    answer = "deploy target: acme-prod-7"
+    strict = GradedCheck("deploy target", "ACME-Prod-7")
+    relaxed = GradedCheck("deploy target", "ACME-Prod-7", case_sensitive=False)
+    (s,) = grade_answer(answer, (strict,), carrier=answer)
+    (r,) = grade_answer(answer, (relaxed,), carrier=answer)
+    assert (s.passed, s.passed_presence, s.in_carrier) == (False, False, False)
+    assert (r.passed, r.passed_presence, r.in_carrier) == (True, True, True)
+    # Case folding never relaxes the whole-token rule: "acme-prod-70" still fails.
+    assert not contains_token("acme-prod-70", "ACME-Prod-7", case_sensitive=False)
+
+
+# ---------------------------------------------------------------------------- grader punctuation rules
+@pytest.mark.parametrize(("text", "expected"), [
+    # Value "47311". Before: a non-word character, or a joiner (-_./@+) not preceded by a word
+    # character; ":" is not a joiner before the value. After: a non-word character, or a joiner
+    # (-_./@:+) not followed by a word character.
+    ("port=47311;", True),        # '=' and ';' are not word characters
+    ("'47311'", True),
+    ("[47311]", True),
+    ("47311, then", True),
+    ("port:47311", True),         # ':' before is allowed even after a word
+    ("-47311", True),             # joiner at the start of the text, nothing before it
+    ("47311:", True),             # joiner at the end of the text, nothing after it
+    ("47311:x", False),           # joiner followed by a word character
+    ("a/47311", False),           # joiner preceded by a word character
+    ("47311_", False),            # '_' is a word character
+    ("47311é", False),            # Unicode letters are word characters
+])
+def test_whole_token_punctuation_by_hand(text: str, expected: bool) -> None:
+    assert contains_token(text, "47311") is expected
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("- `Telemetry_Relay-Port`: 30116", True),   # `, _ and - become spaces, case folded
+    ("TELEMETRY  RELAY\tPORT = 30116", True),    # runs of spaces and tabs collapse
+    ("*telemetry* *relay* *port*: 30116", True),
+    ("telemetry.relay.port: 30116", False),      # '.' is not label punctuation: no phrase
+    ("telemetry relayport: 30116", False),
+])
+def test_label_punctuation_by_hand(line: str, expected: bool) -> None:
+    assert line_identifies(line, "telemetry relay port") is expected
+

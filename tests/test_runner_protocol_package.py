@@ -7,7 +7,6 @@ import datetime as dt
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -18,9 +17,9 @@ from analysis.runner.arms import load_arms
 from analysis.runner.fixture import DEFAULT_SPECS, build_fixture
 from analysis.runner.package import PackageError, RowMeta, row_record, write_package, write_records
 from analysis.runner.protocol import RunSettings, run_trajectory
+from support.paths import REPO
 from support.scripted_server import MemorizingModel, OpenAIBackend, Reply, ScriptedServer
 
-REPO = Path(__file__).resolve().parents[1]
 ARMS = load_arms()
 S5 = build_fixture(DEFAULT_SPECS[2])
 

@@ -11,6 +11,7 @@ from analysis.runner.arms import load_arms
 from analysis.runner.fixture import DEFAULT_SPECS, build_fixture
 from analysis.runner.protocol import RunSettings, derive_carrier, run_trajectory
 from analysis.runner.sizing import estimate_tokens
+from support.paths import REPO
 from support.scripted_server import InProcessBackend, MemorizingModel, Reply
 
 ARMS = load_arms()
@@ -87,5 +88,5 @@ def test_the_protocol_library_has_no_network_client():
     code = ("import sys, analysis.runner.protocol, analysis.runner.package, analysis.runner.fixture; "
             "print(sorted(m for m in ('openai', 'httpx', 'requests', 'aiohttp') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=__import__("pathlib").Path(__file__).resolve().parents[1]).stdout.strip()
+                         cwd=REPO).stdout.strip()
     assert out == "[]"

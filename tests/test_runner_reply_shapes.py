@@ -9,6 +9,7 @@ row naming the field; the sweep goes on.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import math
 from pathlib import Path
@@ -22,6 +23,7 @@ from openai import AsyncOpenAI
 from analysis.runner.arm_order import arm_order
 from analysis.runner.arms import load_arms
 from analysis.runner.bounded_http import BoundedTransport, http
+from analysis.runner.cli import main as runner_main
 from analysis.runner.client import CallResult, EndpointClient, EndpointConfig, InfraFault
 from analysis.runner.ledger import Ledger, evidence_rows, read_records
 from analysis.runner.named_fixtures import load_fixture_arg
@@ -181,3 +183,104 @@ def test_reasoning_as_a_string_is_counted() -> None:
     canned.body = json.dumps({**GOOD, "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}).encode()
     body = canned.client.request_body([{"role": "user", "content": "x"}], max_tokens=8)
     assert asyncio.run(canned.client.send(body)).reasoning_chars == 4
+
+
+def _strict(line: bytes) -> Any:
+    def refuse(name: str) -> Any:
+        raise ValueError(name)
+    line.decode("utf-8")  # strict: no lone surrogate's bytes
+    return json.loads(line, parse_constant=refuse)
+
+
+# ------------------------------------------------------------------ the server's replies
+
+def _sweep(url: str, out: Path, *extra: str) -> list[str]:
+    return ["sweep", "--base-url", url, "--model", "scripted/model-1", "--published", "2026-03-01",
+            "--family", "test", "--arms", "j", "--repeats", "1", "--out", str(out), "--quiet", "--backoff", "0",
+            "--backoff-cap", "0", "--timeout", "20", "--api-key-env", "", "--no-probe",
+            "--structured-mode", "json_schema", "--max-attempts", "3", *extra]
+
+
+def _reply(content: Any, usage: str = '{"prompt_tokens": 1, "completion_tokens": 1}') -> bytes:
+    return (b'{"id": "x", "object": "chat.completion", "created": 1, "model": "scripted/model-1", '
+            b'"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": '
+            + content + b'}}], "usage": ' + usage.encode() + b"}")
+
+
+BAD_REPLIES = {
+    "nan usage": (_reply(b'"ok"', '{"prompt_tokens": NaN, "completion_tokens": Infinity}'), (), "not a JSON number"),
+    "content list": (_reply(b'["a", "b"]'), (), "not a string"),
+    "lone surrogate": (_reply(b'"\\ud800"'), (), "lone surrogate"),
+    "deep reply": (b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", (), "nested deeper"),
+    "gzip bomb": (gzip.compress(b" " * (80 << 20), 9), (("Content-Encoding", "gzip"),), "when decompressed"),
+    "redirect": (b"{}", (("Location", "http://elsewhere.example/v1"),), "redirect"),
+}
+
+
+# ------------------------------------------------------------------ every wrong type in a reply
+
+SHAPES = {  # the fault names the field and its JSON type (issue 31: JSON's names, not Python's)
+    b'{"choices": "x"}': "no choices",
+    b'{"choices": [null]}': "choice is a JSON null",
+    b'{"choices": [{"message": "str", "finish_reason": "stop"}]}': "message is a JSON string",
+    b'{"choices": [{"message": {"content": ["a"]}, "finish_reason": "stop"}]}': "content is a JSON array",
+    b'{"choices": [{"message": {"content": "ok"}, "finish_reason": 3}]}': "finish_reason is a JSON number",
+    b'{"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}], "model": 5}': "model is a JSON number",
+    b"[1, 2]": "no choices",
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_REPLIES))
+def test_a_bad_reply_is_an_infrastructure_fault_and_never_reaches_the_files(tmp_path: Path, case: str) -> None:
+    body, headers, needle = BAD_REPLIES[case]
+    model = MemorizingModel(load_fixture_arg("small"))
+
+    def responder(req: dict[str, Any], index: int) -> Reply:
+        if index == 0:
+            return Reply(raw_body=body, headers=headers, status=307 if case == "redirect" else 200)
+        return model(req, index)
+
+    with ScriptedServer(responder) as srv:
+        rc = runner_main(_sweep(srv.base_url, tmp_path / "o"))
+    assert rc == 0
+    ledger = (tmp_path / "o" / "ledger.jsonl").read_bytes()
+    records = [_strict(x) for x in ledger.splitlines()]
+    assert needle in ledger.decode() and any(r.get("kind") == "attempt_end" and not r["valid"] for r in records)
+    for line in (tmp_path / "o" / "evidence" / "folds.jsonl").read_bytes().splitlines():
+        _strict(line)
+
+
+def test_the_body_limit_is_in_the_help() -> None:
+    from analysis.runner.arguments import build_runner_parser
+    from analysis.runner.bounded_http import MAX_BODY_BYTES
+
+    sub = build_runner_parser()._subparsers._group_actions[0].choices["sweep"]  # type: ignore[union-attr]
+    assert f"{MAX_BODY_BYTES >> 20} MiB" in " ".join(sub.format_help().split())
+
+
+def test_each_wrong_type_in_a_reply_is_a_named_fault() -> None:
+    import asyncio
+
+    from analysis.runner.client import EndpointClient, InfraFault
+
+    bodies = list(SHAPES)
+
+    async def ask(url: str) -> list[str]:
+        client = EndpointClient(EndpointConfig(base_url=url, model="m"))
+        found = []
+        try:
+            for _ in bodies:
+                try:
+                    await client.chat([{"role": "user", "content": "hi"}], max_tokens=5)
+                    found.append("accepted")
+                except InfraFault as exc:
+                    found.append(exc.detail)
+        finally:
+            await client.aclose()
+        return found
+
+    with ScriptedServer(lambda _body, index: Reply(raw_body=bodies[index])) as srv:
+        details = asyncio.run(ask(srv.base_url))
+    for body, detail in zip(bodies, details, strict=True):
+        assert SHAPES[body] in detail, (body, detail)
+

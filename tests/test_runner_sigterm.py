@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from analysis.runner.named_fixtures import load_fixture_arg
+from support.paths import REPO
 from support.scripted_server import MemorizingModel, Reply, ScriptedServer
 
-REPO = Path(__file__).resolve().parents[1]
 INTERRUPTED = "interrupted; re-run the same command to resume from the ledger"
 
 

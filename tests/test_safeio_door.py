@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from support.paths import REPO as ROOT
+
 PACKAGE = ROOT / "analysis"
 DOOR = PACKAGE / "safeio"
 

@@ -13,8 +13,8 @@ from analysis.runner.arms import load_arms
 from analysis.runner.cli import main as runner_main
 from analysis.runner.ladder import rung_fixture
 from analysis.runner.simulate.summariser import SimulatedSummariser
+from support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 CLEAR = REPO / "docs" / "truth" / "clear-effect.toml"
 ARMS = "[arms.j]\ncapture = 1\nkeep = 1\nrecall = 1\n[arms.q]\ncapture = 1\nkeep = 1\nrecall = 1\n"
 

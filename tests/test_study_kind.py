@@ -15,9 +15,7 @@ from analysis.evidence.describe import evidence_kind
 from analysis.params import DEFAULT_PARAMS
 from analysis.pipeline import build
 from analysis.pipeline.inputs import CompanionError
-
-REPO = Path(__file__).resolve().parents[1]
-HANDMADE = REPO / "tests" / "fixtures" / "handmade"
+from support.paths import HANDMADE
 
 
 def _with_kind(src: Path, dst: Path, line: str | None) -> Path:

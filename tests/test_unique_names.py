@@ -23,7 +23,9 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "analysis"
+from support.paths import REPO
+
+PACKAGE = REPO / "analysis"
 
 ALLOWED: dict[str, tuple[frozenset[str], str]] = {
     "main": (frozenset({"analysis.cli", "analysis.runner.cli", "analysis.audit.__main__",

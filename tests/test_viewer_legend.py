@@ -8,6 +8,7 @@ sees that no value was ever lost after capture. A package without folds.jsonl ge
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import tempfile
@@ -17,8 +18,9 @@ import pytest
 from prebuilt_support import Prebuilt
 
 from report_support import HANDMADE
+from support.paths import REPO
 
-TEMPLATE = Path(__file__).resolve().parents[1] / "analysis" / "viewer" / "trajectories.html"
+TEMPLATE = REPO / "analysis" / "viewer" / "trajectories.html"
 PILOT = HANDMADE.parents[2] / "data" / "v2" / "pilot"
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -80,3 +82,25 @@ def test_the_unparsed_marker_says_what_the_protocol_carries() -> None:
     assert derive_carrier(load_arms()["j"], reply) == (reply.strip(), False)
     entry = _legend(TEMPLATE.read_text(encoding="utf-8")).split('data-legend="unparsed">', 1)[1].split("</dd>", 1)[0]
     assert "carried, raw" in entry and "previous carrier was kept" not in entry
+
+
+# ------------------------------------------------------------------ the viewer's names
+
+def test_the_viewer_lists_names_that_shadow_object_members() -> None:
+    """The viewer's uniq() (run by node) with __proto__, constructor and hasOwnProperty as names."""
+    import re
+    import shutil
+
+    page = (REPO / "analysis" / "viewer" / "trajectories.html").read_text(encoding="utf-8")
+    assert ".hasOwnProperty(" not in page and "seen = {}" not in page
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the uniq() call is checked textually only")
+    body = re.search(r"function uniq\(list\) \{.*?\n  \}", page, re.S)
+    assert body is not None
+    names = ["__proto__", "constructor", "hasOwnProperty", "toString", "a", "__proto__"]
+    script = body.group(0) + f"\nconsole.log(JSON.stringify(uniq({json.dumps(names)})));\n"
+    done = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert sorted(json.loads(done.stdout)) == sorted(set(names))
+

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from analysis.runner.named_fixtures import load_fixture_arg
+from support.paths import REPO as ROOT
 from support.scripted_server import MemorizingModel, ScriptedServer
 
-ROOT = Path(__file__).resolve().parents[1]
 BUILD_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "analysis",
                 "data/published/claims.yaml", "docs")
 """What the wheel is built from (pyproject.toml, setup.py's copies of the claims file and the docs); nothing

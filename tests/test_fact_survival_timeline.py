@@ -1,5 +1,6 @@
-"""Fact survival and timeline promises that planted one-line faults showed no test pinned
-(issue 21, "Promises no test pins": fact survival and timeline).
+"""The fact timeline and survival rules on a small hand-drawn frame: entry folds, losses, invalid rows,
+the risk set and the hazard, each pinned by a test that fails when its rule breaks (issue 21 planted a
+one-line fault for each).
 
 The estimators are called directly on a small hand-written folds/facts frame (no scripted
 server, no build). Every expected number is derived by hand in the comments from that frame;

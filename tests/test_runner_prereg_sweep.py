@@ -1,5 +1,5 @@
-"""Preregistration promises that planted one-line faults showed no test pinned (issue 21, "Promises
-no test pins": preregistration).
+"""The runner's side of a sealed preregistration: a plan edited after sealing, digests, typed repeats,
+the first ledger record's time, one-configuration plans (issue 21 planted a one-line fault for each).
 
 The runner's side (analysis.runner.prereg, analysis.runner.prereg_sweep) is called directly, with the
 runner's own argument parser; no endpoint is started. Each test names the one-line fault it catches
