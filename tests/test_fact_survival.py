@@ -216,7 +216,10 @@ def test_report_section_without_folds_says_not_in_this_evidence() -> None:
     from analysis.report.render import _env
 
     block = survival_block(load_package(REPO / "data" / "v1"), DEFAULT_PARAMS)
-    text = _env(NumberTrace()).get_template("_survival.qmd.j2").render(r={"fact_survival": block}, pilot=None)
+    # The section is included by index.qmd.j2, whose context gives it section_end (the tables and figures
+    # declared for the section); rendered alone, it gets one that places nothing.
+    text = _env(NumberTrace()).get_template("_survival.qmd.j2").render(r={"fact_survival": block}, pilot=None,
+                                                                       section_end=lambda _section: "")
     assert "## Where graded values are lost across folds" in text
     assert "Not in this evidence: not in this evidence: the package has no folds.jsonl" not in text
     assert "Not in this evidence: the package has no folds.jsonl" in text
