@@ -155,10 +155,12 @@ def _embedded_available() -> str | None:
 @pytest.mark.skipif(_embedded_available() is not None, reason=str(_embedded_available()))
 def test_embedded_runs_one_real_trajectory(tmp_path: Path) -> None:
     t0 = time.monotonic()
-    # a whole trajectory of the small fixture (every fold, the recall turn) under the ladder pilot's reply
-    # budgets: uncapped, the 135M model runs each fold to the 2,400-token budget (about 8 minutes of CI)
+    # a whole trajectory of the small fixture (every fold, the recall turn) under half the ladder pilot's reply
+    # budgets: uncapped, the 135M model runs each fold to the 2,400-token budget (about 8 minutes of CI); at
+    # 192/128 tokens it took about 170 CPU-seconds, at 96/64 about 90 (2 cores, idle), and what is pinned is the
+    # same: a real model through every fold and the recall turn into a package the loader accepts
     r = subprocess.run([sys.executable, "-m", "analysis.runner", "embedded", "--arms", "m", "--repeats", "1",
-                        "--fold-max-tokens", "192", "--recall-max-tokens", "128",
+                        "--fold-max-tokens", "96", "--recall-max-tokens", "64",
                         "--out", str(tmp_path / "e"), "--quiet"], cwd=REPO, env=_env(), capture_output=True,
                        text=True, timeout=1500)
     assert r.returncode == 0, r.stderr[-3000:]
