@@ -8,8 +8,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from analysis.plan.advice import search_bounds
-
 POWER_LEGEND = {
     "configurations": "K, configurations in each simulated study",
     "repeats": "R, paired repeats per configuration (one row of each arm)",
@@ -88,6 +86,8 @@ def _power(design: Any) -> list[str]:
                    + (", resampling " + "..".join(f"{x:.3f}" for x in t1["resampling"]) if t1.get("resampling")
                       else "")
                    + f" (alpha {t1['alpha']:g}, MC s.e. up to {num(t1['parametric_mcse'], '.3f')})")
+    from analysis.plan.advice import search_bounds  # scipy: imported when a design is summarised, not by --help
+
     top = max(design.plan.configurations)
     for effect, per_r in design.required.items():
         if float(effect) == 0:
