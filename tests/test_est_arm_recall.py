@@ -1,6 +1,6 @@
 """Per-arm recall with its Clopper–Pearson interval (analysis.estimators.arm_recall) against independent
-oracles: R's binom.test, the Beta quantiles of scipy (not statsmodels, which the estimator calls) and the
-closed form of the interval's bounds at 0 and n successes."""
+oracles: R's binom.test, the Beta quantiles of scipy (the estimator's engine, scipy's binomtest, finds the
+bounds by root-finding on the binomial tails instead) and the closed form of the bounds at 0 and n successes."""
 
 from __future__ import annotations
 

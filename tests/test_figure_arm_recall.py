@@ -1,6 +1,6 @@
 """The figure arm_recall on the hand-made package: the dots and bars drawn, read back from the axes, against
-a hand count of tests/fixtures/handmade/rows.csv (csv module) and scipy's Beta quantiles (the estimator calls
-statsmodels); and the empty case."""
+a hand count of tests/fixtures/handmade/rows.csv (csv module) and scipy's Beta quantiles (the estimator
+root-finds on the binomial tails with scipy's binomtest); and the empty case."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The table t_arm_recall on the hand-made package against a hand count of tests/fixtures/handmade/rows.csv
 (read with the csv module, not the estimators' polars filter) and the Beta quantiles of scipy (the estimator
-calls statsmodels)."""
+root-finds on the binomial tails with scipy's binomtest)."""
 
 from __future__ import annotations
 
