@@ -35,11 +35,30 @@ def edit(root: Path, name: str, old: bytes | str, new: bytes | str, *, relock: b
         write_lock(root)
 
 
+CLI_TIMEOUT_S = 120
+"""How long a generate.py run of a test may take before it counts as hung."""
+
+
 def run_cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     """Run ``python generate.py ARGS`` in a subprocess and capture its output."""
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run([sys.executable, str(REPO / "generate.py"), *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=CLI_TIMEOUT_S)
+
+
+def cli_fails_cleanly(*args: str, expect: str) -> str:
+    """Run generate.py (bounded); it must exit 1 with an ``error:`` first line holding ``expect``, no traceback."""
+    import pytest
+
+    try:
+        r = run_cli(*args)
+    except subprocess.TimeoutExpired:  # pragma: no cover - the regression this helper exists for
+        pytest.fail(f"generate.py {' '.join(args)} hung (> {CLI_TIMEOUT_S}s)")
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert "Traceback" not in r.stderr, r.stderr[-3000:]
+    assert r.stderr.startswith("error: "), r.stderr[:500]
+    assert expect in r.stderr, r.stderr[:2000]
+    return r.stderr
 
 
 def where(err: Exception) -> set[tuple[str, int | None, str | None]]:

@@ -8,7 +8,6 @@ line 3 and the first configuration's `published` on line 10.
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from analysis.evidence import (
 from analysis.evidence.schema import ARM_PATTERN, IDENTIFIER_PATTERN, MAX_COUNT, MAX_TOKENS, charset_problem
 from analysis.safeio import SafeIOError
 from evidence_support import HANDMADE, REPO, copy_handmade, edit, run_cli, where
+from evidence_support import cli_fails_cleanly as _cli_fails_cleanly
 
 A1J = "a1-j,S5,acme/alpha-1,g1,1,j,1,true,,14,14,0,5,8200,9600,5,0,5,0,21000,all recalled"
 A1Q = "a1-q,S5,acme/alpha-1,g1,1,q,2,true,,14,14,0,5,6100,9600,5,0,5,0,19000,all recalled"
@@ -144,22 +144,6 @@ def test_bad_input_is_named_and_located(case: Case, tmp_path) -> None:
     assert (f"{file}:{line}" if line else file) in proc.stderr
     assert (column or "") in proc.stderr
     assert proc.stdout == ""
-
-
-CLI_TIMEOUT_S = 120
-
-
-def _cli_fails_cleanly(*args: str, expect: str) -> str:
-    """Run generate.py (bounded); it must exit 1 with an ``error:`` first line, no traceback."""
-    try:
-        r = run_cli(*args)
-    except subprocess.TimeoutExpired:  # pragma: no cover - the regression this test exists for
-        pytest.fail(f"generate.py {' '.join(args)} hung (> {CLI_TIMEOUT_S}s)")
-    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
-    assert "Traceback" not in r.stderr, r.stderr[-3000:]
-    assert r.stderr.startswith("error: "), r.stderr[:500]
-    assert expect in r.stderr, r.stderr[:2000]
-    return r.stderr
 
 
 # ------------------------------------------------------------------ a copy of the hand-made package per test

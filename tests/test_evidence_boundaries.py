@@ -6,7 +6,6 @@ that fault planted by hand and to pass on the code as it is.
 from __future__ import annotations
 
 import json
-import subprocess
 import warnings
 from pathlib import Path
 
@@ -20,7 +19,8 @@ from analysis.evidence.folds import FOLD_FIELDS, FOLDS_FILE, parse_folds
 from analysis.evidence.provenance import read_lock
 from analysis.evidence.schema import MAX_COUNT
 from analysis.evidence.study import parse_study
-from evidence_support import copy_handmade, edit, run_cli, where
+from evidence_support import cli_fails_cleanly as _cli_fails_cleanly
+from evidence_support import copy_handmade, edit, where
 
 
 # ------------------------------------------------------------------------------- locked names
@@ -101,22 +101,6 @@ def test_depth_limits_hold_exactly_at_the_boundary(tmp_path: Path) -> None:
         with pytest.raises(LockFormatError) as info:
             read_lock(root)
         assert ("nested deeper" in str(info.value)) is deeper
-
-
-CLI_TIMEOUT_S = 120
-
-
-def _cli_fails_cleanly(*args: str, expect: str) -> str:
-    """Run generate.py (bounded); it must exit 1 with an ``error:`` first line, no traceback."""
-    try:
-        r = run_cli(*args)
-    except subprocess.TimeoutExpired:  # pragma: no cover - the regression this test exists for
-        pytest.fail(f"generate.py {' '.join(args)} hung (> {CLI_TIMEOUT_S}s)")
-    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
-    assert "Traceback" not in r.stderr, r.stderr[-3000:]
-    assert r.stderr.startswith("error: "), r.stderr[:500]
-    assert expect in r.stderr, r.stderr[:2000]
-    return r.stderr
 
 
 # ------------------------------------------------------------------ a copy of the hand-made package per test

@@ -5,7 +5,6 @@ import hashlib
 import json
 import os
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,7 @@ from analysis.evidence import (
 from analysis.evidence import package as package_mod
 from analysis.evidence.provenance import canonical_lock_bytes, read_lock, sha256_bytes
 from evidence_support import HANDMADE, PACKAGE_FILES, copy_handmade, edit, run_cli
+from evidence_support import cli_fails_cleanly as _cli_fails_cleanly
 
 
 def sha(data: bytes) -> str:
@@ -286,27 +286,11 @@ def test_verify_of_the_handmade_package_still_passes() -> None:
     verify_files(HANDMADE)
 
 
-CLI_TIMEOUT_S = 120
-
-
 def _lock_with(root: Path, extra: dict[str, str]) -> None:
     """Rewrite the (canonical) lock of ``root`` with ``extra`` names added, as a stranger could."""
     files = json.loads((root / "provenance.lock").read_text())["files"]
     files.update(extra)
     (root / "provenance.lock").write_bytes(canonical_lock_bytes(files))
-
-
-def _cli_fails_cleanly(*args: str, expect: str) -> str:
-    """Run generate.py (bounded); it must exit 1 with an ``error:`` first line, no traceback."""
-    try:
-        r = run_cli(*args)
-    except subprocess.TimeoutExpired:  # pragma: no cover - the regression this test exists for
-        pytest.fail(f"generate.py {' '.join(args)} hung (> {CLI_TIMEOUT_S}s)")
-    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
-    assert "Traceback" not in r.stderr, r.stderr[-3000:]
-    assert r.stderr.startswith("error: "), r.stderr[:500]
-    assert expect in r.stderr, r.stderr[:2000]
-    return r.stderr
 
 
 # ------------------------------------------------------------------ unsafe file access
