@@ -19,6 +19,7 @@ from analysis.runner.named_fixtures import load_fixture_arg
 from analysis.safeio.lock import DirLock, LockFileError
 from evidence_support import HANDMADE, run_cli
 from support.scripted_server import MemorizingModel, ScriptedServer
+from support.sweep_args import sweep_args as _sweep
 
 USER_BYTES = b"a user's thesis, irreplaceable\n" * 10
 
@@ -68,11 +69,6 @@ def test_build_cli_refuses_a_hard_linked_lock_in_one_line(tmp_path: Path) -> Non
 
 # ------------------------------------------------------------------ a sweep against a scripted server
 
-def _sweep(url: str, out: Path, *extra: str) -> list[str]:
-    return ["sweep", "--base-url", url, "--model", "scripted/model-1", "--published", "2026-03-01",
-            "--family", "test", "--arms", "j", "--repeats", "1", "--out", str(out), "--quiet", "--backoff", "0",
-            "--backoff-cap", "0", "--timeout", "20", "--api-key-env", "", "--no-probe",
-            "--structured-mode", "json_schema", "--max-attempts", "3", *extra]
 
 
 # ------------------------------------------------------------------ one runner per --out

@@ -9,16 +9,15 @@ import dataclasses
 import json
 import math
 from pathlib import Path
-from types import MappingProxyType, SimpleNamespace
+from types import SimpleNamespace
 
 import numpy as np
 import polars as pl
 import pytest
 
 from analysis.cli import main
-from analysis.estimators.common import Contrast, contrast_of, runs_frame
+from analysis.estimators.common import contrast_of, runs_frame
 from analysis.estimators.paired import panel
-from analysis.estimators.variance_components import ArmMissing, VarianceComponents
 from analysis.evidence import load_package
 from analysis.params import DEFAULT_PARAMS, DEFAULT_PLAN_PARAMS
 from analysis.plan.advice import CostModel, cheapest_design, cost_model, optimal_repeats, recommend, smallest_k
@@ -28,6 +27,8 @@ from analysis.plan.run import make_design
 from analysis.plan.simulate import closed_form
 from analysis.plan.summary import POWER_LEGEND, summary_lines
 from support.paths import HANDMADE, REPO
+from support.plan_components import S2, TAU2
+from support.plan_components import planned_components as _components
 
 V1 = REPO / "data" / "v1"
 SMALL = DEFAULT_PLAN_PARAMS.replace(configurations=(10, 40), repeats=(2, 8), effects=(0.0, 0.1), sims=60)
@@ -260,19 +261,8 @@ def test_report_of_an_undefined_design_has_no_dash_and_no_empty_table(tmp_path: 
     assert "not computed (tau2, reason below)" in section
 
 
-C = Contrast("j", "q", "S5")
 
 
-TAU2, S2 = 0.0757, 0.0659  # data/v1's components (docs/PREREGISTRATION.md); any positive pair would do
-
-
-def _components(missing_control: float = 0.0, missing_treatment: float = 0.0) -> VarianceComponents:
-    return VarianceComponents(
-        contrast=C, checks_total=14, configurations=20, pairs=80, pairs_per_configuration=(4,) * 20,
-        within_df=60, grand_mean=0.0, panel_mean=0.0, msb=0.0, msw=S2, n0=4.0, tau2_untruncated=TAU2,
-        tau2=TAU2, tau2_truncated=False, sigma2_within=S2, icc=0.7, design_effect=10.0, icc_rows=160,
-        missing=(ArmMissing("j", 80, 80, 0, 0, missing_control), ArmMissing("q", 80, 80, 0, 0, missing_treatment)),
-        method="m", reasons=MappingProxyType({}))
 
 
 # ------------------------------------------------------------------------------ required K

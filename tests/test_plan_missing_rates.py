@@ -3,19 +3,17 @@ from __future__ import annotations
 
 import datetime
 import datetime as dt
-from types import MappingProxyType
 
 import numpy as np
 import polars as pl
 import pytest
 
-from analysis.estimators.common import Contrast
-from analysis.estimators.variance_components import ArmMissing, VarianceComponents, variance_components
+from analysis.estimators.variance_components import variance_components
 from analysis.params import DEFAULT_PLAN_PARAMS
 from analysis.plan.design import simulate_grid
 from analysis.plan.simulate import study_frames
-
-C = Contrast("j", "q", "S5")
+from support.plan_components import C
+from support.plan_components import planned_components as _components
 
 
 def test_control_and_treatment_missing_rates_are_kept_apart() -> None:
@@ -38,16 +36,6 @@ def test_control_and_treatment_missing_rates_are_kept_apart() -> None:
     assert (by_arm["q"].invalid, by_arm["q"].absent) == (0, 3)
 
 
-TAU2, S2 = 0.0757, 0.0659  # data/v1's components (docs/PREREGISTRATION.md); any positive pair would do
-
-
-def _components(missing_control: float = 0.0, missing_treatment: float = 0.0) -> VarianceComponents:
-    return VarianceComponents(
-        contrast=C, checks_total=14, configurations=20, pairs=80, pairs_per_configuration=(4,) * 20,
-        within_df=60, grand_mean=0.0, panel_mean=0.0, msb=0.0, msw=S2, n0=4.0, tau2_untruncated=TAU2,
-        tau2=TAU2, tau2_truncated=False, sigma2_within=S2, icc=0.7, design_effect=10.0, icc_rows=160,
-        missing=(ArmMissing("j", 80, 80, 0, 0, missing_control), ArmMissing("q", 80, 80, 0, 0, missing_treatment)),
-        method="m", reasons=MappingProxyType({}))
 
 
 # ------------------------------------------------------------------------------ missingness

@@ -31,6 +31,7 @@ from analysis.runner.prereg import (
 from evidence_support import copy_handmade
 from support.paths import REPO
 from support.scripted_server import MemorizingModel, ScriptedServer
+from support.sweep_args import sweep_args as _sweep
 
 
 def plan_text(*, arms: str = '["j", "q"]', repeats: int = 1, fixture: str = "small", extra: str = "",
@@ -206,11 +207,6 @@ def _generate(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 # ------------------------------------------------------------------ a sweep against a scripted server
 
-def _sweep(url: str, out: Path, *extra: str) -> list[str]:
-    return ["sweep", "--base-url", url, "--model", "scripted/model-1", "--published", "2026-03-01",
-            "--family", "test", "--arms", "j", "--repeats", "1", "--out", str(out), "--quiet", "--backoff", "0",
-            "--backoff-cap", "0", "--timeout", "20", "--api-key-env", "", "--no-probe",
-            "--structured-mode", "json_schema", "--max-attempts", "3", *extra]
 
 
 # ------------------------------------------------------------------ plan files

@@ -26,6 +26,8 @@ from analysis.runner.named_fixtures import load_fixture_arg
 from analysis.safeio.read import LINE_LIMIT
 from support.fault_proxy import EchoUpstream
 from support.scripted_server import MemorizingModel, ScriptedServer
+from support.sweep_args import strict_json_line as _strict
+from support.sweep_args import sweep_args as _sweep
 
 START = {"kind": "attempt_start", "slot": "s1", "attempt": 1, "scenario": "S5", "configuration": "m",
          "execution_group": "g", "repeat": 1, "arm": "j", "position": 1}
@@ -105,20 +107,10 @@ def test_a_request_longer_than_a_ledger_line_is_never_sent(tmp_path: Path, monke
     assert sent == [] and json.loads((tmp_path / "ledger.jsonl").read_bytes() or b"null") is None
 
 
-def _strict(line: bytes) -> Any:
-    def refuse(name: str) -> Any:
-        raise ValueError(name)
-    line.decode("utf-8")  # strict: no lone surrogate's bytes
-    return json.loads(line, parse_constant=refuse)
 
 
 # ------------------------------------------------------------------ a sweep against a scripted server
 
-def _sweep(url: str, out: Path, *extra: str) -> list[str]:
-    return ["sweep", "--base-url", url, "--model", "scripted/model-1", "--published", "2026-03-01",
-            "--family", "test", "--arms", "j", "--repeats", "1", "--out", str(out), "--quiet", "--backoff", "0",
-            "--backoff-cap", "0", "--timeout", "20", "--api-key-env", "", "--no-probe",
-            "--structured-mode", "json_schema", "--max-attempts", "3", *extra]
 
 
 # ------------------------------------------------------------------ a full disk under the runner

@@ -24,6 +24,8 @@ from analysis.runner.named_fixtures import load_fixture_arg
 from analysis.runner.sweep import is_retryable
 from support.fault_proxy import EchoUpstream
 from support.scripted_server import MemorizingModel, ScriptedServer
+from support.sweep_args import strict_json_line as _strict
+from support.sweep_args import sweep_args as _sweep
 
 START = {"scenario": "S5", "configuration": "m", "execution_group": "g", "repeat": 1, "arm": "j", "position": 1}
 SESSION = {"kind": "session", "identity": "i", "probes": {}}
@@ -261,11 +263,6 @@ def test_the_side_file_keeps_the_ledgers_file_mode(tmp_path: Path) -> None:
     assert (tmp_path / "ledger.torn-1").stat().st_mode & 0o777 == 0o600  # before: always 0o644
 
 
-def _strict(line: bytes) -> Any:
-    def refuse(name: str) -> Any:
-        raise ValueError(name)
-    line.decode("utf-8")  # strict: no lone surrogate's bytes
-    return json.loads(line, parse_constant=refuse)
 
 
 # ------------------------------------------------------------------ ledger version and record shape
@@ -282,11 +279,6 @@ ATTEMPT_START = {"kind": "attempt_start", "slot": "s", "attempt": 1, "scenario":
 
 # ------------------------------------------------------------------ a sweep against a scripted server
 
-def _sweep(url: str, out: Path, *extra: str) -> list[str]:
-    return ["sweep", "--base-url", url, "--model", "scripted/model-1", "--published", "2026-03-01",
-            "--family", "test", "--arms", "j", "--repeats", "1", "--out", str(out), "--quiet", "--backoff", "0",
-            "--backoff-cap", "0", "--timeout", "20", "--api-key-env", "", "--no-probe",
-            "--structured-mode", "json_schema", "--max-attempts", "3", *extra]
 
 
 @pytest.mark.parametrize(("end", "needle"), [

@@ -31,6 +31,8 @@ from analysis.runner.pinning import Pin
 from analysis.runner.protocol import ChatReply, InfrastructureFault, RunSettings, checked_reply, run_trajectory
 from analysis.runner.sweep import SweepSpec, plan_slots, protocol_trajectory, run_sweep
 from support.scripted_server import MemorizingModel, Reply, ScriptedServer
+from support.sweep_args import strict_json_line as _strict
+from support.sweep_args import sweep_args as _sweep
 
 FIXTURE = load_fixture_arg("small")
 ARMS = load_arms()
@@ -185,20 +187,10 @@ def test_reasoning_as_a_string_is_counted() -> None:
     assert asyncio.run(canned.client.send(body)).reasoning_chars == 4
 
 
-def _strict(line: bytes) -> Any:
-    def refuse(name: str) -> Any:
-        raise ValueError(name)
-    line.decode("utf-8")  # strict: no lone surrogate's bytes
-    return json.loads(line, parse_constant=refuse)
 
 
 # ------------------------------------------------------------------ the server's replies
 
-def _sweep(url: str, out: Path, *extra: str) -> list[str]:
-    return ["sweep", "--base-url", url, "--model", "scripted/model-1", "--published", "2026-03-01",
-            "--family", "test", "--arms", "j", "--repeats", "1", "--out", str(out), "--quiet", "--backoff", "0",
-            "--backoff-cap", "0", "--timeout", "20", "--api-key-env", "", "--no-probe",
-            "--structured-mode", "json_schema", "--max-attempts", "3", *extra]
 
 
 def _reply(content: Any, usage: str = '{"prompt_tokens": 1, "completion_tokens": 1}') -> bytes:
